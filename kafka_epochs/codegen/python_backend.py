@@ -1,0 +1,700 @@
+"""Spec model -> one Python module of fast encoder/decoder classes per message spec.
+
+The emitted code is straight-line CPython: each run of fixed-width fields is one precompiled
+``struct`` call, one-byte varints and empty tag sections are inlined, nested structs and arrays
+are unrolled into the caller (no call per element), and only the versions a field really has get
+code. Versions whose layouts are identical share one function. Validation that costs time on
+every message (UTF-8, exact bounds) is left to a final position check plus the checked reader in
+:mod:`kafka_epochs.wire.checked`, which explains any failure with offset and field path.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+import uuid
+from dataclasses import dataclass, field
+
+from kafka_epochs.codegen.naming import attribute_name
+from kafka_epochs.codegen.source import Source
+from kafka_epochs.spec.model import (
+    FIXED_FORMATS,
+    FieldSpec,
+    Kind,
+    MessageSpec,
+    StructDefault,
+    StructSpec,
+)
+from kafka_epochs.spec.versions import Versions
+
+GENERATOR_VERSION = 1
+_FIXED_SIZES = {"?": 1, "b": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
+_FORMAT_NAMES = {"?": "o", "16s": "u"}
+_PY_TYPES = {
+    Kind.BOOL: "bool", Kind.INT8: "int", Kind.INT16: "int", Kind.UINT16: "int", Kind.INT32: "int",
+    Kind.UINT32: "int", Kind.INT64: "int", Kind.FLOAT64: "float", Kind.STRING: "str",
+    Kind.BYTES: "bytes", Kind.RECORDS: "bytes", Kind.UUID: "_UUID",
+}
+
+
+def generate_module(spec: MessageSpec) -> str:
+    """The source of the module for one spec."""
+    return _ModuleWriter(spec).render()
+
+
+def _range(v: Versions) -> tuple[int, int]:
+    return (v.low, v.high) if not v.empty else (1, 0)
+
+
+def _fmt_name(fmt: str) -> str:
+    return "".join(_FORMAT_NAMES.get(c, c) for c in _split_fmt(fmt))
+
+
+def _split_fmt(fmt: str) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(fmt):
+        if fmt.startswith("16s", i):
+            out.append("16s")
+            i += 3
+        else:
+            out.append(fmt[i])
+            i += 1
+    return out
+
+
+@dataclass
+class _Function:
+    prefix: str
+    body: list[str]
+    name: str = ""
+
+
+@dataclass
+class _ModuleWriter:
+    spec: MessageSpec
+    formats: set[str] = field(default_factory=set)
+    uuid_constants: dict[int, str] = field(default_factory=dict)
+    functions: list[_Function] = field(default_factory=list)
+    _by_body: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def attr(self, f: FieldSpec) -> str:
+        return attribute_name(f.name)
+
+    def fixed(self, fmt: str) -> str:
+        self.formats.add(fmt)
+        return _fmt_name(fmt)
+
+    def flexible(self, version: int) -> bool:
+        return self.spec.is_flexible(version)
+
+    def has_tag_slot(self) -> bool:
+        return not self.spec.flexible_versions.empty
+
+    def add_function(self, prefix: str, body: list[str], preferred: str) -> str:
+        """Register a function body; identical bodies (e.g. versions with one layout) are shared."""
+        key = (prefix, tuple(body))
+        existing = self._by_body.get(key)
+        if existing is not None:
+            return existing
+        self.functions.append(_Function(prefix, body, preferred))
+        self._by_body[key] = preferred
+        return preferred
+
+    def default_expr(self, f: FieldSpec) -> str:
+        d = f.default
+        if d is StructDefault.EMPTY_ARRAY:
+            return "[]"
+        if d is StructDefault.EMPTY_STRUCT:
+            assert f.struct is not None
+            return f"{f.struct.name}()"
+        if isinstance(d, uuid.UUID):
+            return self.uuid_const(d)
+        if isinstance(d, float) and not math.isfinite(d):
+            return f"float({str(d)!r})"
+        return repr(d)
+
+    def uuid_const(self, u: uuid.UUID) -> str:
+        name = self.uuid_constants.get(u.int)
+        if name is None:
+            name = "_ZERO_UUID" if u.int == 0 else f"_UUID_{len(self.uuid_constants)}"
+            self.uuid_constants[u.int] = name
+        return name
+
+    def nondefault(self, f: FieldSpec, expr: str) -> str:
+        """A condition that holds when ``expr`` differs from the field's default (Kafka's rule)."""
+        d = f.default
+        kind = f.type.kind
+        if d is None:
+            return f"{expr} is not None"
+        if d is StructDefault.EMPTY_ARRAY or kind in (Kind.BYTES, Kind.RECORDS):
+            if f.nullable_versions.empty:
+                return f"len({expr}) != 0"
+            return f"{expr} is None or len({expr}) != 0"
+        if kind is Kind.BOOL:
+            return f"not {expr}" if d else f"{expr}"
+        return f"{expr} != {self.default_expr(f)}"
+
+    # -- module ---------------------------------------------------------------------------------
+
+    def render(self) -> str:
+        spec = self.spec
+        structs = list(spec.structs())
+        decoders: dict[int, str] = {}
+        encoders: dict[int, str] = {}
+        for v in spec.versions:
+            decoders[v] = self.decoder(v)
+            encoders[v] = self.encoder(v)
+        for struct in structs:  # register uuid default constants before the module header is laid out
+            for f in struct.fields:
+                self.default_expr(f)
+        # The bodies above registered formats and uuid constants: now the module can be laid out.
+        src = Source()
+        src(f"# Generated by kafka-epochs (generator v{GENERATOR_VERSION}) from {spec.source}. Do not edit:")
+        src("# change the spec or the generator and regenerate.")
+        src(f'"""{spec.name}: generated encoder and decoder for versions {spec.valid_versions}."""')
+        src()
+        src("from __future__ import annotations")
+        src()
+        src("import struct as _struct")
+        src("from typing import Any")
+        src("from uuid import UUID as _UUID")
+        src()
+        src("from kafka_epochs.wire.message import Message as _Message")
+        src("from kafka_epochs.wire.message import Struct as _Struct")
+        src("from kafka_epochs.wire.primitives import UVARINT1 as _UV1")
+        src("from kafka_epochs.wire.primitives import Malformed as _Malformed")
+        src("from kafka_epochs.wire.primitives import fixed_array as _fixed_array")
+        src("from kafka_epochs.wire.primitives import fixed_array_pack as _fixed_array_pack")
+        src("from kafka_epochs.wire.primitives import read_uvarint as _uvarint")
+        src("from kafka_epochs.wire.primitives import read_unknown_tags as _read_unknown_tags")
+        src("from kafka_epochs.wire.primitives import uuid_from_bytes as _uuid")
+        src("from kafka_epochs.wire.primitives import uvarint as _to_uvarint")
+        src("from kafka_epochs.wire.primitives import write_tags as _write_tags")
+        src("from kafka_epochs.wire.schema import EMPTY_ARRAY as _EMPTY_ARRAY")
+        src("from kafka_epochs.wire.schema import EMPTY_STRUCT as _EMPTY_STRUCT")
+        src("from kafka_epochs.wire.schema import FieldInfo as _F")
+        src("from kafka_epochs.wire.support import missing_field as _missing")
+        src("from kafka_epochs.wire.support import string_length as _string_length")
+        src()
+        src("_new = object.__new__")
+        for fmt in sorted(self.formats):
+            name = _fmt_name(fmt)
+            src(f"_S_{name} = _struct.Struct('>{fmt}')")
+            src(f"_U_{name} = _S_{name}.unpack_from")
+            src(f"_P_{name} = _S_{name}.pack")
+        for value, name in sorted(self.uuid_constants.items(), key=lambda kv: kv[1]):
+            src(f"{name} = _UUID(int={value:#x})")
+        src("_ = (Any, _EMPTY_ARRAY, _EMPTY_STRUCT, _fixed_array, _fixed_array_pack, _missing, _string_length,")
+        src("     _to_uvarint, _uuid, _UV1, _Malformed, _read_unknown_tags, _uvarint, _write_tags)")
+        for struct in reversed(structs):
+            src()
+            src()
+            self.class_source(src, struct, is_message=struct is spec.struct)
+        for fn in self.functions:
+            src()
+            src()
+            src(fn.prefix.format(name=fn.name))
+            for line in fn.body:
+                src(f"    {line}" if line else "")
+        src()
+        src()
+        for struct in structs:
+            self.fields_table(src, struct)
+        msg = spec.name
+        src(f"{msg}._DECODERS = {{{', '.join(f'{v}: {n}' for v, n in decoders.items())}}}")
+        src(f"{msg}._ENCODERS = {{{', '.join(f'{v}: {n}' for v, n in encoders.items())}}}")
+        src()
+        src(f"__all__ = [{', '.join(repr(s.name) for s in sorted(structs, key=lambda s: s.name))}]")
+        return src.text()
+
+    def class_source(self, src: Source, struct: StructSpec, is_message: bool) -> None:
+        spec = self.spec
+        base = "_Message" if is_message else "_Struct"
+        with src.block(f"class {struct.name}({base}):"):
+            src('"""' + self.class_doc(struct, is_message).replace("\\", "\\\\") + '"""')
+            src()
+            slots = [self.attr(f) for f in struct.fields]
+            if self.has_tag_slot():
+                slots.append("_unknown_tags")
+            src(f"__slots__ = ({''.join(repr(s) + ', ' for s in slots)})")
+            if is_message:
+                valid, flex = spec.valid_versions, spec.flexible_versions
+                src(f"API_KEY = {spec.api_key!r}")
+                src(f"MESSAGE_TYPE = {spec.type.value!r}")
+                src(f"VALID_VERSIONS = range({valid.low}, {valid.high + 1})")
+                src(f"FLEXIBLE_VERSIONS = range({flex.low}, {min(flex.high, valid.high) + 1})"
+                    if not flex.empty and flex.low <= valid.high else "FLEXIBLE_VERSIONS = range(0)")
+                dep = spec.deprecated_versions
+                src(f"DEPRECATED_VERSIONS = range({dep.low}, {min(dep.high, valid.high) + 1})"
+                    if not dep.empty else "DEPRECATED_VERSIONS = range(0)")
+                src(f"LATEST_VERSION_UNSTABLE = {spec.latest_version_unstable}")
+            src()
+            params = []
+            assigns = []
+            for f in struct.fields:
+                a = self.attr(f)
+                hint = self.type_hint(f)
+                d = f.default
+                if d is StructDefault.EMPTY_ARRAY or d is StructDefault.EMPTY_STRUCT:
+                    fresh = "[]" if d is StructDefault.EMPTY_ARRAY else f"{f.struct.name}()"  # type: ignore[union-attr]
+                    if f.nullable_versions.empty:
+                        params.append(f"{a}: {hint} | None = None")
+                        assigns.append(f"self.{a} = {fresh} if {a} is None else {a}")
+                    else:
+                        params.append(f"{a}: Any = _EMPTY_ARRAY")
+                        assigns.append(f"self.{a} = {fresh} if {a} is _EMPTY_ARRAY else {a}")
+                else:
+                    params.append(f"{a}: {hint} = {self.default_expr(f)}")
+                    assigns.append(f"self.{a} = {a}")
+            if self.has_tag_slot():
+                assigns.append("self._unknown_tags: dict[int, bytes] | None = None")
+            if params:
+                src("def __init__(")
+                src("    self,")
+                src("    *,")
+                for p in params:
+                    src(f"    {p},")
+                src(") -> None:")
+            else:
+                src("def __init__(self) -> None:")
+            src.depth += 1
+            for line in assigns or ["pass"]:
+                src(line)
+            src.depth -= 1
+
+    def type_hint(self, f: FieldSpec) -> str:
+        t = f.type
+        if t.kind is Kind.ARRAY:
+            assert t.element is not None
+            inner = t.element.struct_name if t.element.kind is Kind.STRUCT else _PY_TYPES[t.element.kind]
+            hint = f"list[{inner}]"
+        elif t.kind is Kind.STRUCT:
+            hint = str(t.struct_name)
+        else:
+            hint = _PY_TYPES[t.kind]
+        if not f.nullable_versions.empty or f.default is None:
+            hint += " | None"
+        return hint
+
+    def class_doc(self, struct: StructSpec, is_message: bool) -> str:
+        spec = self.spec
+        if is_message:
+            head = f"{spec.name}: {spec.type.value}"
+            if spec.api_key is not None:
+                head += f" of api key {spec.api_key}"
+            head += f", versions {spec.valid_versions}"
+            if not spec.flexible_versions.empty:
+                head += f" (flexible from {spec.flexible_versions.low})"
+            head += "."
+        else:
+            head = f"{struct.name}: {'common struct' if struct.is_common else 'struct'}, versions {struct.versions}."
+        lines = [head, "", "Attributes:"]
+        for f in struct.fields:
+            notes = [f"{f.type}", f"v{f.versions}"]
+            if not f.nullable_versions.empty:
+                notes.append(f"nullable v{f.nullable_versions}")
+            if f.tag is not None:
+                notes.append(f"tag {f.tag} in v{f.tagged_versions}")
+            if f.ignorable:
+                notes.append("ignorable")
+            text = f"{self.attr(f)} ({', '.join(notes)}): {f.about}".rstrip()
+            lines.extend(textwrap.wrap(text, 96, initial_indent="    ", subsequent_indent="        ")
+                         or ["    " + text])
+        return "\n    ".join(lines).replace('"""', "'''") + "\n    "
+
+    def fields_table(self, src: Source, struct: StructSpec) -> None:
+        flex = self.spec.flexible_versions
+        rows = []
+        for f in struct.fields:
+            t = f.type
+            kind = "array" if t.kind is Kind.ARRAY else t.kind.value
+            args = [repr(self.attr(f)), repr(f.name), repr(kind), repr(_range(f.versions))]
+            if t.kind is Kind.ARRAY:
+                assert t.element is not None
+                args.append(f"element={t.element.kind.value!r}")
+            if f.struct is not None:
+                args.append(f"struct={f.struct.name}")
+            if not f.nullable_versions.empty:
+                args.append(f"nullable={_range(f.nullable_versions)!r}")
+            if f.tag is not None:
+                args.append(f"tagged={_range(f.tagged_versions)!r}, tag={f.tag}")
+            if f.flexible_versions is not None and f.flexible_versions != flex:
+                args.append(f"compact={_range(f.flexible_versions)!r}")
+            d = f.default
+            if d is StructDefault.EMPTY_ARRAY:
+                args.append("default=_EMPTY_ARRAY")
+            elif d is StructDefault.EMPTY_STRUCT:
+                args.append("default=_EMPTY_STRUCT")
+            elif d is not None:
+                args.append(f"default={self.default_expr(f)}")
+            if f.ignorable:
+                args.append("ignorable=True")
+            rows.append(f"    _F({', '.join(args)}),")
+        src(f"{struct.name}._FIELDS = (")
+        for row in rows:
+            src(row)
+        src(")")
+
+    # -- decoding -------------------------------------------------------------------------------
+
+    def decoder(self, version: int) -> str:
+        body = Source()
+        _Decode(self, version, body).struct(self.spec.struct, "o", 0, "end")
+        body("return o, pos")
+        return self.add_function("def {name}(data, pos, end):", body.lines, f"_read_v{version}")
+
+    def encoder(self, version: int) -> str:
+        body = Source()
+        _Encode(self, version, body).struct(self.spec.struct, "o", 0, "out")
+        if not body.lines:
+            body("pass")  # every field of this version is absent or ignorable: nothing to write
+        return self.add_function("def {name}(o, out):", body.lines, f"_write_v{version}")
+
+
+def _runs(fields: list[FieldSpec]) -> list[list[FieldSpec]]:
+    """Group consecutive fixed-width fields so each group is one ``struct`` call."""
+    groups: list[list[FieldSpec]] = []
+    for f in fields:
+        if f.type.is_fixed and groups and groups[-1][0].type.is_fixed:
+            groups[-1].append(f)
+        else:
+            groups.append([f])
+    return groups
+
+
+class _Decode:
+    def __init__(self, gen: _ModuleWriter, version: int, src: Source) -> None:
+        self.gen = gen
+        self.v = version
+        self.src = src
+        self.flexible = gen.flexible(version)
+
+    def struct(self, struct: StructSpec, var: str, depth: int, end: str) -> None:
+        src, v, gen = self.src, self.v, self.gen
+        src(f"{var} = _new({struct.name})")
+        if gen.has_tag_slot():
+            src(f"{var}._unknown_tags = None")
+        regular = []
+        for f in struct.fields:
+            if f.present_in(v) and not f.tagged_in(v):
+                regular.append(f)
+            else:
+                src(f"{var}.{gen.attr(f)} = {gen.default_expr(f)}")
+        for run in _runs(regular):
+            if run[0].type.is_fixed:
+                self.fixed_run(run, var)
+            else:
+                self.value(run[0], f"{var}.{gen.attr(run[0])}", depth, end)
+        if self.flexible:
+            with src.block("if data[pos] == 0:"):
+                src("pos += 1")
+            with src.block("else:"):
+                if any(f.tag is not None for f in struct.fields):
+                    fn = self.tag_function(struct)
+                    src(f"pos = {fn}({var}, data, pos, {end})")
+                else:
+                    src(f"{var}._unknown_tags, pos = _read_unknown_tags(data, pos, {end})")
+
+    def fixed_run(self, run: list[FieldSpec], var: str) -> None:
+        src, gen = self.src, self.gen
+        fmt = "".join(FIXED_FORMATS[f.type.kind] for f in run)
+        name = gen.fixed(fmt)
+        targets = [f"{var}.{gen.attr(f)}" for f in run]
+        lhs = ", ".join(targets) + ("," if len(targets) == 1 else "")
+        src(f"{lhs} = _U_{name}(data, pos)")
+        src(f"pos += {sum(_FIXED_SIZES[c] for c in _split_fmt(fmt))}")
+        for f, target in zip(run, targets, strict=True):
+            if f.type.kind is Kind.UUID:
+                src(f"{target} = _uuid({target})")
+
+    def length(self, compact: bool, wide: bool, string: bool) -> None:
+        """Leave a length or count in ``n`` (``-1`` for null) and advance ``pos``."""
+        src = self.src
+        if compact:
+            src("n = data[pos]")
+            with src.block("if n < 0x80:"):
+                src("pos += 1")
+            with src.block("else:"):
+                src("n, pos = _uvarint(data, pos)")
+                if string:
+                    with src.block("if n > 0x8000:"):
+                        src("raise _Malformed")
+            src("n -= 1")
+        else:
+            src(f"n = _U_{self.gen.fixed('i' if wide else 'h')}(data, pos)[0]")
+            src(f"pos += {4 if wide else 2}")
+
+    def null_or(self, nullable: bool, compact: bool, target: str) -> None:
+        """Handle a negative length: null when allowed, otherwise an error. Opens an else block."""
+        src = self.src
+        if nullable:
+            src("if n < 0:")
+            src.depth += 1
+            if not compact:
+                with src.block("if n != -1:"):
+                    src("raise _Malformed")
+            src(f"{target} = None")
+            src.depth -= 1
+            src("else:")
+            src.depth += 1
+        else:
+            with src.block("if n < 0:"):
+                src("raise _Malformed")
+
+    def value(self, f: FieldSpec, target: str, depth: int, end: str) -> None:
+        src, v = self.src, self.v
+        kind = f.type.kind
+        nullable = f.nullable_in(v)
+        if f.type.is_fixed:
+            # Fixed-width fields only reach here one at a time, as tagged fields: ``target`` is
+            # then always ``<object>.<attribute>``.
+            self.fixed_run([f], target.rpartition(".")[0])
+            return
+        if kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):
+            compact = f.compact_in(v, self.gen.spec.flexible_versions)
+            opened = src.depth
+            self.length(compact, wide=kind is not Kind.STRING, string=kind is Kind.STRING)
+            self.null_or(nullable, compact, target)
+            self.take(kind, target)
+            src.depth = opened
+        elif kind is Kind.ARRAY:
+            opened = src.depth
+            self.length(self.flexible, wide=True, string=False)
+            self.null_or(nullable, self.flexible, target)
+            self.array_items(f, target, depth + 1, end)
+            src.depth = opened
+        elif kind is Kind.STRUCT:
+            assert f.struct is not None
+            inner = f"o{depth + 1}"
+            if nullable:
+                with src.block("if data[pos] >= 0x80:"):
+                    src("pos += 1")
+                    src(f"{target} = None")
+                src("else:")
+                src.depth += 1
+                src("pos += 1")
+            self.struct(f.struct, inner, depth + 1, end)
+            src(f"{target} = {inner}")
+            if nullable:
+                src.depth -= 1
+        else:  # pragma: no cover - every kind is handled
+            raise AssertionError(kind)
+
+    def take(self, kind: Kind, target: str) -> None:
+        if kind is Kind.STRING:
+            self.src(f"{target} = data[pos:pos + n].decode()")
+        else:
+            self.src(f"{target} = data[pos:pos + n]")
+        self.src("pos += n")
+
+    def array_items(self, f: FieldSpec, target: str, depth: int, end: str) -> None:
+        src = self.src
+        element = f.type.element
+        assert element is not None
+        with src.block(f"if n > {end} - pos:"):
+            src("raise _Malformed")
+        if element.is_fixed and element.kind is not Kind.UUID:
+            code = FIXED_FORMATS[element.kind]
+            src(f"{target} = list(_fixed_array({code!r}, n)(data, pos))")
+            src(f"pos += {_FIXED_SIZES[code]} * n")
+            return
+        items = f"l{depth}"
+        src(f"{items} = []")
+        with src.block("for _ in range(n):"):
+            if element.kind is Kind.STRUCT:
+                assert f.struct is not None
+                self.struct(f.struct, f"o{depth}", depth, end)
+                src(f"{items}.append(o{depth})")
+            elif element.kind is Kind.UUID:
+                src(f"{items}.append(_uuid(data[pos:pos + 16]))")
+                src("pos += 16")
+            else:
+                compact = f.compact_in(self.v, self.gen.spec.flexible_versions)
+                self.length(compact, wide=element.kind is not Kind.STRING, string=element.kind is Kind.STRING)
+                self.null_or(False, compact, "")
+                self.take(element.kind, f"v{depth}")
+                src(f"{items}.append(v{depth})")
+        src(f"{target} = {items}")
+
+    def tag_function(self, struct: StructSpec) -> str:
+        v, gen = self.v, self.gen
+        body = Source()
+        sub = _Decode(gen, v, body)
+        body("count, pos = _uvarint(data, pos)")
+        with body.block("if count > end - pos:"):
+            body("raise _Malformed")
+        body("unknown = None")
+        known = [f for f in struct.fields if f.tag is not None and f.present_in(v) and f.tagged_in(v)]
+        invalid = sorted(f.tag for f in struct.fields if f.tag is not None and f not in known)  # type: ignore[misc]
+        with body.block("for _ in range(count):"):
+            body("tag, pos = _uvarint(data, pos)")
+            body("size, pos = _uvarint(data, pos)")
+            body("stop = pos + size")
+            with body.block("if stop > end:"):
+                body("raise _Malformed")
+            keyword = "if"
+            for f in sorted(known, key=lambda f: f.tag or 0):
+                with body.block(f"{keyword} tag == {f.tag}:"):
+                    sub.value(f, f"o.{gen.attr(f)}", 0, "stop")
+                    with body.block("if pos != stop:"):
+                        body("raise _Malformed")
+                keyword = "elif"
+            if invalid:
+                with body.block(f"{keyword} tag in {tuple(invalid)!r}:"):
+                    body("raise _Malformed")
+                keyword = "elif"
+            with body.block("else:" if keyword == "elif" else "if True:"):
+                with body.block("if unknown is None:"):
+                    body("unknown = {}")
+                body("unknown[tag] = data[pos:stop]")
+            body("pos = stop")
+        body("o._unknown_tags = unknown")
+        body("return pos")
+        return gen.add_function("def {name}(o, data, pos, end):", body.lines, f"_read_tags_{struct.name}_v{v}")
+
+
+class _Encode:
+    def __init__(self, gen: _ModuleWriter, version: int, src: Source) -> None:
+        self.gen = gen
+        self.v = version
+        self.src = src
+        self.flexible = gen.flexible(version)
+
+    def struct(self, struct: StructSpec, var: str, depth: int, out: str) -> None:
+        src, v, gen = self.src, self.v, self.gen
+        regular: list[FieldSpec] = []
+        for f in struct.fields:
+            if not f.present_in(v):
+                if not f.ignorable:
+                    with src.block(f"if {gen.nondefault(f, f'{var}.{gen.attr(f)}')}:"):
+                        src(f"raise _missing({struct.name!r}, {gen.attr(f)!r}, {v})")
+            elif not f.tagged_in(v):
+                regular.append(f)
+        for run in _runs(regular):
+            if run[0].type.is_fixed:
+                self.fixed_run(run, var, out)
+            else:
+                self.value(run[0], f"{var}.{gen.attr(run[0])}", depth, out)
+        if self.flexible:
+            self.tags(struct, var, depth, out)
+
+    def fixed_run(self, run: list[FieldSpec], var: str, out: str) -> None:
+        fmt = "".join(FIXED_FORMATS[f.type.kind] for f in run)
+        name = self.gen.fixed(fmt)
+        args = []
+        for f in run:
+            expr = f"{var}.{self.gen.attr(f)}"
+            args.append(f"{expr}.bytes" if f.type.kind is Kind.UUID else expr)
+        self.src(f"{out}.append(_P_{name}({', '.join(args)}))")
+
+    def length(self, compact: bool, wide: bool, string: bool, out: str) -> None:
+        """Write the length or count held in ``n``."""
+        if compact:
+            slow = "_string_length(n + 1)" if string else "_to_uvarint(n + 1)"
+            self.src(f"{out}.append(_UV1[n + 1] if n < 127 else {slow})")
+        else:
+            self.src(f"{out}.append(_P_{self.gen.fixed('i' if wide else 'h')}(n))")
+
+    def null(self, compact: bool, wide: bool, out: str) -> None:
+        marker = "b'\\x00'" if compact else ("b'\\xff\\xff\\xff\\xff'" if wide else "b'\\xff\\xff'")
+        self.src(f"{out}.append({marker})")
+
+    def value(self, f: FieldSpec, expr: str, depth: int, out: str) -> None:
+        src, v = self.src, self.v
+        kind = f.type.kind
+        nullable = f.nullable_in(v)
+        if f.type.is_fixed:
+            var, _, attr = expr.rpartition(".")
+            self.fixed_run([f], var, out)
+            return
+        opened = src.depth
+        if kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):
+            compact = f.compact_in(v, self.gen.spec.flexible_versions)
+            wide = kind is not Kind.STRING
+            src(f"s = {expr}.encode()" if kind is Kind.STRING and not nullable else f"s = {expr}")
+            if nullable:
+                with src.block("if s is None:"):
+                    self.null(compact, wide, out)
+                src("else:")
+                src.depth += 1
+            if kind is Kind.STRING and nullable:
+                src("s = s.encode()")
+            src("n = len(s)")
+            self.length(compact, wide, kind is Kind.STRING, out)
+            src(f"{out}.append(s)")
+        elif kind is Kind.ARRAY:
+            items = f"a{depth + 1}"
+            src(f"{items} = {expr}")
+            if nullable:
+                with src.block(f"if {items} is None:"):
+                    self.null(self.flexible, True, out)
+                src("else:")
+                src.depth += 1
+            src(f"n = len({items})")
+            self.length(self.flexible, True, False, out)
+            self.array_items(f, items, depth + 1, out)
+        elif kind is Kind.STRUCT:
+            assert f.struct is not None
+            inner = f"o{depth + 1}"
+            src(f"{inner} = {expr}")
+            if nullable:
+                with src.block(f"if {inner} is None:"):
+                    src(f"{out}.append(b'\\xff')")
+                src("else:")
+                src.depth += 1
+                src(f"{out}.append(b'\\x01')")
+            self.struct(f.struct, inner, depth + 1, out)
+        src.depth = opened
+
+    def array_items(self, f: FieldSpec, items: str, depth: int, out: str) -> None:
+        src = self.src
+        element = f.type.element
+        assert element is not None
+        if element.is_fixed and element.kind is not Kind.UUID:
+            src(f"{out}.append(_fixed_array_pack({FIXED_FORMATS[element.kind]!r}, n)(*{items}))")
+            return
+        item = f"o{depth}"
+        with src.block(f"for {item} in {items}:"):
+            if element.kind is Kind.STRUCT:
+                assert f.struct is not None
+                self.struct(f.struct, item, depth, out)
+            elif element.kind is Kind.UUID:
+                src(f"{out}.append({item}.bytes)")
+            else:
+                compact = f.compact_in(self.v, self.gen.spec.flexible_versions)
+                wide = element.kind is not Kind.STRING
+                if element.kind is Kind.STRING:
+                    src(f"s = {item}.encode()")
+                else:
+                    src(f"s = {item}")
+                src("n = len(s)")
+                self.length(compact, wide, element.kind is Kind.STRING, out)
+                src(f"{out}.append(s)")
+
+    def tags(self, struct: StructSpec, var: str, depth: int, out: str) -> None:
+        src, v, gen = self.src, self.v, self.gen
+        tagged = sorted((f for f in struct.fields if f.present_in(v) and f.tagged_in(v)), key=lambda f: f.tag or 0)
+        if not tagged:
+            with src.block(f"if {var}._unknown_tags:"):
+                src(f"_write_tags({out}, list({var}._unknown_tags.items()))")
+            with src.block("else:"):
+                src(f"{out}.append(b'\\x00')")
+            return
+        tags = f"t{depth}"
+        sub = f"b{depth}"
+        src(f"{tags} = []")
+        for f in tagged:
+            expr = f"{var}.{gen.attr(f)}"
+            with src.block(f"if {gen.nondefault(f, expr)}:"):
+                src(f"{sub} = []")
+                self.value(f, expr, depth, sub)
+                src(f"{tags}.append(({f.tag}, b''.join({sub})))")
+        with src.block(f"if {var}._unknown_tags:"):
+            src(f"{tags}.extend({var}._unknown_tags.items())")
+        with src.block(f"if {tags}:"):
+            src(f"_write_tags({out}, {tags})")
+        with src.block("else:"):
+            src(f"{out}.append(b'\\x00')")

@@ -1,0 +1,200 @@
+"""Base classes of the generated messages and structs, with their generic (non-hot) methods."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+from kafka_epochs.wire.errors import DecodeError, EncodeError, UnsupportedVersionError
+from kafka_epochs.wire.schema import FieldInfo
+
+T = TypeVar("T", bound="Struct")
+M = TypeVar("M", bound="Message")
+
+Decoder = Callable[[bytes, int, int], tuple[Any, int]]
+Encoder = Callable[[Any, list[bytes]], None]
+
+
+class Struct:
+    """A generated struct: ``__slots__`` for its fields, generic equality, repr and dict views."""
+
+    __slots__ = ()
+    _FIELDS: ClassVar[tuple[FieldInfo, ...]] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        for name in self.__slots__:
+            if getattr(self, name) != getattr(other, name):
+                return False
+        return True
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable like a list
+
+    def __repr__(self) -> str:
+        parts = [f"{f.attr}={getattr(self, f.attr)!r}" for f in self._FIELDS]
+        unknown = getattr(self, "_unknown_tags", None)
+        if unknown:
+            parts.append(f"_unknown_tags={unknown!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view: snake_case keys; bytes as base64, uuids as Kafka's base64url text."""
+        out: dict[str, Any] = {}
+        for f in self._FIELDS:
+            out[f.attr] = _to_plain(getattr(self, f.attr), f.kind, f.element)
+        unknown = getattr(self, "_unknown_tags", None)
+        if unknown:
+            out["_unknown_tags"] = {str(t): base64.b64encode(v).decode() for t, v in sorted(unknown.items())}
+        return out
+
+    @classmethod
+    def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+        """The inverse of :meth:`to_dict`; absent keys take the spec default."""
+        if not isinstance(data, dict):
+            raise TypeError(f"{cls.__name__}.from_dict needs a dict, not {type(data).__name__}")
+        known = {f.attr for f in cls._FIELDS}
+        extra = set(data) - known - {"_unknown_tags"}
+        if extra:
+            raise ValueError(f"{cls.__name__} has no field {sorted(extra)[0]!r}")
+        obj = cls()
+        for f in cls._FIELDS:
+            if f.attr in data:
+                setattr(obj, f.attr, _from_plain(data[f.attr], f))
+        if "_unknown_tags" in data and data["_unknown_tags"]:
+            if not hasattr(cls, "_unknown_tags"):
+                raise ValueError(f"{cls.__name__} is never flexible, so it has no tagged fields")
+            obj._unknown_tags = {  # type: ignore[attr-defined]
+                int(t): base64.b64decode(v) for t, v in data["_unknown_tags"].items()}
+        return obj
+
+
+class Message(Struct):
+    """A top-level generated message: versioned ``encode``/``decode`` entry points."""
+
+    __slots__ = ()
+    API_KEY: ClassVar[int | None] = None
+    MESSAGE_TYPE: ClassVar[str] = ""
+    VALID_VERSIONS: ClassVar[range] = range(0)
+    FLEXIBLE_VERSIONS: ClassVar[range] = range(0)
+    DEPRECATED_VERSIONS: ClassVar[range] = range(0)
+    LATEST_VERSION_UNSTABLE: ClassVar[bool] = False
+    _DECODERS: ClassVar[dict[int, Decoder]] = {}
+    _ENCODERS: ClassVar[dict[int, Encoder]] = {}
+
+    def encode(self, version: int) -> bytes:
+        """The body at ``version`` as bytes (no size prefix, no header)."""
+        out: list[bytes] = []
+        self.write(out, version)
+        return b"".join(out)
+
+    def write(self, out: list[bytes], version: int) -> None:
+        """Append the encoding at ``version`` to ``out`` (for framing without extra copies)."""
+        try:
+            encoder = self._ENCODERS[version]
+        except KeyError:
+            raise _unsupported(type(self), version) from None
+        try:
+            encoder(self, out)
+        except EncodeError:
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure is a value the version cannot hold
+            raise EncodeError(f"cannot encode {type(self).__name__} v{version}: {_describe(e)}") from e
+
+    @classmethod
+    def decode(cls: type[M], data: bytes | bytearray | memoryview, version: int) -> M:
+        """Decode exactly one body at ``version``; trailing bytes are an error."""
+        obj, pos = cls.read(data, 0, version)
+        if pos != len(data):
+            raise DecodeError(
+                f"{len(data) - pos} trailing bytes after the message", pos, "", f"{cls.__name__} v{version}")
+        return obj
+
+    @classmethod
+    def read(
+        cls: type[M], data: bytes | bytearray | memoryview, offset: int, version: int, end: int | None = None,
+    ) -> tuple[M, int]:
+        """Decode one body starting at ``offset``; returns the object and the offset after it.
+
+        Reads never go past ``end`` (default: the end of ``data``).
+        """
+        if type(data) is not bytes:
+            data = bytes(data)
+        if end is None:
+            end = len(data)
+        try:
+            decoder = cls._DECODERS[version]
+        except KeyError:
+            raise _unsupported(cls, version) from None
+        try:
+            obj, pos = decoder(data, offset, end)
+            if pos <= end:
+                return obj, pos
+        except Exception:  # noqa: BLE001, S110 - the checked reader below explains the failure
+            pass
+        from kafka_epochs.wire.checked import explain
+
+        raise explain(cls, data, offset, end, version)
+
+
+def _unsupported(cls: type, version: int) -> UnsupportedVersionError:
+    valid = getattr(cls, "VALID_VERSIONS", range(0))
+    return UnsupportedVersionError(
+        f"{cls.__name__} has no version {version} (valid: {valid.start}-{valid.stop - 1})")
+
+
+def _describe(e: Exception) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def uuid_text(value: uuid.UUID) -> str:
+    """Kafka's text form of a uuid: 22 characters of unpadded base64url."""
+    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
+def parse_uuid(text: str) -> uuid.UUID:
+    """Accept Kafka's base64url form or the canonical hyphenated form."""
+    if len(text) == 22:
+        try:
+            return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
+        except (binascii.Error, ValueError):
+            pass
+    return uuid.UUID(text)
+
+
+def _to_plain(value: Any, kind: str, element: str | None) -> Any:
+    if value is None:
+        return None
+    if kind == "array":
+        return [_to_plain(v, element or "", None) for v in value]
+    if kind == "struct":
+        return value.to_dict()
+    if kind in ("bytes", "records"):
+        return base64.b64encode(value).decode()
+    if kind == "uuid":
+        return uuid_text(value)
+    return value
+
+
+def _from_plain(value: Any, f: FieldInfo) -> Any:
+    if value is None:
+        return None
+    if f.kind == "array":
+        return [_element_from_plain(v, f) for v in value]
+    return _element_from_plain(value, f, f.kind)
+
+
+def _element_from_plain(value: Any, f: FieldInfo, kind: str | None = None) -> Any:
+    kind = kind or f.element
+    if value is None:
+        return None
+    if kind == "struct":
+        return f.struct.from_dict(value)
+    if kind in ("bytes", "records"):
+        return base64.b64decode(value) if isinstance(value, str) else bytes(value)
+    if kind == "uuid":
+        return value if isinstance(value, uuid.UUID) else parse_uuid(value)
+    return value

@@ -1,0 +1,58 @@
+"""Per-field metadata the generated classes carry, for the slow generic paths.
+
+The hot encode/decode paths are generated straight-line code; ``to_dict``, ``from_dict``,
+equality, ``repr`` and the checked (error-reporting) decoder walk these descriptors instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Marks a default that must be made fresh per object: an empty list, or a default struct.
+EMPTY_ARRAY: Any = type("EmptyArray", (), {"__repr__": lambda self: "[]"})()
+EMPTY_STRUCT: Any = type("EmptyStruct", (), {"__repr__": lambda self: "<default struct>"})()
+
+Range = tuple[int, int]  # inclusive (low, high); empty when low > high
+
+
+class FieldInfo:
+    """One field of a generated struct, as the spec describes it."""
+
+    __slots__ = (
+        "attr", "name", "kind", "element", "struct", "versions", "nullable", "tagged", "tag",
+        "compact", "default", "ignorable",
+    )
+
+    def __init__(
+        self, attr: str, name: str, kind: str, versions: Range, *, element: str | None = None,
+        struct: Any = None, nullable: Range = (1, 0), tagged: Range = (1, 0), tag: int = -1,
+        compact: Range | None = None, default: Any = None, ignorable: bool = False,
+    ) -> None:
+        self.attr = attr
+        self.name = name
+        self.kind = kind  # a spec type name ("int32", "string", ...), "struct" or "array"
+        self.element = element  # for arrays: the element's kind
+        self.struct = struct  # the class of a struct (or struct-array element)
+        self.versions = versions
+        self.nullable = nullable
+        self.tagged = tagged
+        self.tag = tag
+        self.compact = compact  # per-field flexibleVersions override, else None
+        self.default = default
+        self.ignorable = ignorable
+
+    def present(self, version: int) -> bool:
+        return self.versions[0] <= version <= self.versions[1]
+
+    def is_nullable(self, version: int) -> bool:
+        return self.nullable[0] <= version <= self.nullable[1]
+
+    def is_tagged(self, version: int) -> bool:
+        return self.tagged[0] <= version <= self.tagged[1]
+
+    def fresh_default(self) -> Any:
+        if self.default is EMPTY_ARRAY:
+            return []
+        if self.default is EMPTY_STRUCT:
+            return self.struct()
+        return self.default
