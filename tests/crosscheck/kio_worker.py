@@ -263,10 +263,16 @@ class KioCodec:
         return self._shape(self.entity_class(name, version), name)
 
     def _shape(self, cls: type, message: str) -> list[dict[str, Any]]:
+        from kio.serial._implicit_defaults import get_tagged_field_default
+
         out = []
-        for p in self._plan(cls, message):
+        for p, f in zip(self._plan(cls, message), dataclasses.fields(cls), strict=True):
             kind = "struct" if p.entity is not None else str(p.kafka_type)
             nullable = p.optional and kind not in ("uuid", "datetime_i64")
+            default = None
+            if p.tag is not None:
+                # the value kio compares against to decide whether to write the tag
+                default = self._from_kio(p, get_tagged_field_default(f), message)
             out.append(
                 {
                     "name": p.plain,
@@ -274,6 +280,7 @@ class KioCodec:
                     "array": p.array,
                     "nullable": nullable,
                     "tagged": p.tag is not None,
+                    "default": default,
                     "fields": [] if p.entity is None else self._shape(p.entity, message),
                 }
             )

@@ -1,0 +1,47 @@
+"""The ``kafka-epochs`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from kafka_epochs.wire.errors import KafkaEpochsError
+
+#: Where ``generate`` reads and writes by default: this checkout's bundled specs and package.
+_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SPECS = _ROOT / "messages"
+DEFAULT_OUT = Path(__file__).resolve().parent / "messages"
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from kafka_epochs.codegen.build import write_package
+
+    written = write_package(args.specs, args.out)
+    print(f"generated {len(written) - 2} message modules from {args.specs} into {args.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kafka-epochs", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    gen = commands.add_parser("generate", help="generate Python modules from a directory of JSON message specs")
+    gen.add_argument("--specs", type=Path, default=DEFAULT_SPECS, help="spec directory (default: messages/)")
+    gen.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output package directory")
+    gen.set_defaults(run=_generate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (KafkaEpochsError, OSError, ValueError) as e:
+        print(f"kafka-epochs: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Code generation: spec model -> Python modules (fast backend) and construct definitions."""
