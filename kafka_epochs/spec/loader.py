@@ -266,7 +266,9 @@ class _SpecBuilder:
                     where, f"tags are not contiguous: tag {expected} is unused but tag {max(tags)} is")
 
     def field(self, parent: str, raw: object, parent_versions: Versions, flexible: Versions) -> FieldSpec:
-        raw = self.check_keys(f"{parent}.<field>", raw, _FIELD_KEYS)
+        named = raw.get("name") if isinstance(raw, dict) else None
+        label = named if isinstance(named, str) and _FIELD_NAME.fullmatch(named) else "<field>"
+        raw = self.check_keys(f"{parent}.{label}", raw, _FIELD_KEYS)
         name = raw.get("name")
         if not isinstance(name, str) or not _FIELD_NAME.fullmatch(name):
             raise self.fail(f"{parent}.<field>", f"invalid field name {name!r}")

@@ -61,22 +61,23 @@ class _Reader:
         self.need(pos, s.size, path, kind, end)
         return s.unpack_from(self.data, pos)[0], pos + s.size
 
-    def uvarint(self, pos: int, path: str, end: int, what: str, max_bytes: int = 5) -> tuple[int, int]:
+    def uvarint(self, pos: int, path: str, end: int, what: str) -> tuple[int, int]:
+        """An unsigned 32-bit varint: at most 5 bytes, as Kafka reads lengths and tags."""
         start = pos
         value = 0
-        for i in range(max_bytes):
+        for i in range(5):
             if pos >= end:
                 raise _Fail(f"truncated: {what} varint runs past the end", start, path)
             b = self.data[pos]
             pos += 1
             value |= (b & 0x7F) << (7 * i)
             if b < 0x80:
-                if value > (1 << (7 * max_bytes if max_bytes < 5 else 32)) - 1:
+                if value > 0xFFFFFFFF:
                     raise _Fail(f"{what} varint does not fit in 32 bits", start, path)
                 return value, pos
-        raise _Fail(f"{what} varint is longer than {max_bytes} bytes", start, path)
+        raise _Fail(f"{what} varint is longer than 5 bytes", start, path)
 
-    def length(self, f: FieldInfo | None, pos: int, path: str, end: int, compact: bool, wide: bool) -> tuple[int, int]:
+    def length(self, pos: int, path: str, end: int, compact: bool, wide: bool) -> tuple[int, int]:
         """A length or count: compact (uvarint n+1) or int16/int32; -1 means null."""
         if compact:
             n, after = self.uvarint(pos, path, end, "length")
@@ -104,7 +105,7 @@ class _Reader:
             return self.fixed(kind, pos, path, end)[1]
         compact = self.compact_for(f)
         if kind in ("string", "bytes", "records"):
-            n, after = self.length(f, pos, path, end, compact, wide=kind != "string")
+            n, after = self.length(pos, path, end, compact, wide=kind != "string")
             if element and n == -1:
                 raise _Fail(f"null element in {f.name}", pos, path)
             if self.check_null(f, n, pos, path):
@@ -119,7 +120,7 @@ class _Reader:
                     raise _Fail(f"invalid UTF-8 in string: {e.reason}", after + e.start, path) from None
             return after + n
         if kind == "array":
-            n, after = self.length(f, pos, path, end, self.flexible, wide=True)
+            n, after = self.length(pos, path, end, self.flexible, wide=True)
             if self.check_null(f, n, pos, path):
                 return after
             if n > end - after:

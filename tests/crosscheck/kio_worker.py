@@ -27,6 +27,7 @@ import pickle
 import re
 import struct
 import sys
+import threading
 import types
 import typing
 import uuid
@@ -106,6 +107,11 @@ class KioCodec:
         self._plans: dict[type, tuple[_FieldPlan, ...]] = {}
 
     # -- discovery ---------------------------------------------------------
+
+    def preload(self) -> None:
+        """Import every schema module (what a sweep over all pairs will need)."""
+        for name, version in self.pairs():
+            self.entity_class(name, version)
 
     def pairs(self) -> list[tuple[str, int]]:
         return sorted(self._paths)
@@ -342,9 +348,13 @@ def read_frame(stream: typing.BinaryIO) -> Any:
     return pickle.loads(payload)
 
 
-def serve(stdin: typing.BinaryIO, stdout: typing.BinaryIO) -> None:
+def serve(stdin: typing.BinaryIO, stdout: typing.BinaryIO, preload: bool = False) -> None:
     codec = KioCodec()
     write_frame(stdout, ("hello", codec.kio_file, codec.kio_version, codec.pairs()))
+    if preload:
+        # Import the ~650 schema modules while the parent is busy with other peers;
+        # the import system's per-module locks make this safe alongside requests.
+        threading.Thread(target=codec.preload, daemon=True).start()
     operations: dict[str, Callable[..., Any]] = {
         "encode": codec.encode,
         "decode": codec.decode,
@@ -367,7 +377,7 @@ def serve(stdin: typing.BinaryIO, stdout: typing.BinaryIO) -> None:
 def main() -> None:
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # stray prints must not corrupt the frame stream
-    serve(sys.stdin.buffer, stdout)
+    serve(sys.stdin.buffer, stdout, preload="--preload" in sys.argv[1:])
 
 
 if __name__ == "__main__":

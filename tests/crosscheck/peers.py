@@ -107,6 +107,7 @@ import subprocess
 import sys
 import threading
 import uuid
+import warnings
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -300,7 +301,7 @@ class KioSubprocessPeer:
             env["PYTHONPATH"] = str(self.target)
             # -s/-S: no user or venv site-packages, so only PYTHONPATH provides kio.
             proc = subprocess.Popen(
-                [sys.executable, "-s", "-S", str(_WORKER_SCRIPT)],
+                [sys.executable, "-s", "-S", str(_WORKER_SCRIPT), "--preload"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=env,
@@ -405,19 +406,21 @@ class KafkaPythonPeer:
     def _load(self) -> dict[str, tuple[type, str]]:
         if self._classes is not None:
             return self._classes
-        import kafka
+        with warnings.catch_warnings():  # kafka-python's load_json uses deprecated importlib APIs
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import kafka
 
-        if kafka.__version__ != self.expected_version:
-            raise PeerUnavailable(f"expected kafka-python {self.expected_version}, found {kafka.__version__}")
-        from kafka.protocol.api_data import ApiData
-        from kafka.protocol.api_header import ApiHeader
-        from kafka.protocol.api_message import ApiMessage
+            if kafka.__version__ != self.expected_version:
+                raise PeerUnavailable(f"expected kafka-python {self.expected_version}, found {kafka.__version__}")
+            from kafka.protocol.api_data import ApiData
+            from kafka.protocol.api_header import ApiHeader
+            from kafka.protocol.api_message import ApiMessage
 
-        for sub in ("admin", "consumer", "metadata", "producer"):
-            package = importlib.import_module(f"kafka.protocol.{sub}")
-            for info in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
-                importlib.import_module(info.name)
-        importlib.import_module("kafka.protocol.sasl")
+            for sub in ("admin", "consumer", "metadata", "producer"):
+                package = importlib.import_module(f"kafka.protocol.{sub}")
+                for info in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+                    importlib.import_module(info.name)
+            importlib.import_module("kafka.protocol.sasl")
         resources = Path(importlib.import_module("kafka.protocol.schemas").__file__ or "").parent / "resources"
         classes: dict[str, tuple[type, str]] = {}
         for base, kind in ((ApiMessage, "message"), (ApiData, "data"), (ApiHeader, "header")):
@@ -451,7 +454,10 @@ class KafkaPythonPeer:
         if cls not in self._named:
             from kafka.protocol.schemas import load_json
 
-            self._name_fields(cls._struct._fields, load_json(cls.__name__)["fields"])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                spec = load_json(cls.__name__)
+            self._name_fields(cls._struct._fields, spec["fields"])
             self._named.add(cls)
         return cls, kind
 
