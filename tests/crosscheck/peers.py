@@ -289,6 +289,7 @@ class KioSubprocessPeer:
         self._pairs: frozenset[tuple[str, int]] = frozenset()
         self._lock = threading.Lock()
         self._broken: PeerUnavailable | None = None
+        self._shapes: dict[tuple[str, int], tuple[FieldShape, ...]] = {}  # saves round trips
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._broken is not None:
@@ -382,8 +383,13 @@ class KioSubprocessPeer:
         return plain
 
     def shape(self, message_name: str, version: int) -> tuple[FieldShape, ...]:
-        self._check(message_name, version)
-        return tuple(FieldShape.from_dict(d) for d in self._call("shape", message_name, version))
+        key = (message_name, version)
+        shape = self._shapes.get(key)
+        if shape is None:
+            self._check(message_name, version)
+            shape = tuple(FieldShape.from_dict(d) for d in self._call("shape", message_name, version))
+            self._shapes[key] = shape
+        return shape
 
 
 # -- kafka-python ------------------------------------------------------------------
