@@ -16,8 +16,16 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "messages"
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from kafka_epochs.codegen.build import write_package
+    from kafka_epochs.codegen.build import stale_files, write_package
 
+    if args.check:
+        stale = stale_files(args.specs, args.out)
+        if stale:
+            print(f"kafka-epochs: {len(stale)} generated files differ from {args.specs}: "
+                  f"{', '.join(sorted(stale)[:5])}; run kafka-epochs generate", file=sys.stderr)
+            return 1
+        print(f"{args.out} is up to date with {args.specs}")
+        return 0
     written = write_package(args.specs, args.out)
     print(f"generated {len(written) - 2} message modules from {args.specs} into {args.out}")
     return 0
@@ -29,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen = commands.add_parser("generate", help="generate Python modules from a directory of JSON message specs")
     gen.add_argument("--specs", type=Path, default=DEFAULT_SPECS, help="spec directory (default: messages/)")
     gen.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output package directory")
+    gen.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 if the output differs from what the specs generate")
     gen.set_defaults(run=_generate)
     return parser
 

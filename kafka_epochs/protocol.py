@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -63,17 +65,7 @@ class Protocol:
     @classmethod
     def bundled(cls) -> Protocol:
         """The protocol generated from this project's ``messages/`` specs (KIP epoch versions)."""
-        global _BUNDLED
-        if _BUNDLED is None:
-            from kafka_epochs.messages import _index
-
-            def load(name: str) -> ModuleType:
-                import importlib
-
-                return importlib.import_module(f"kafka_epochs.messages.{name}")
-
-            _BUNDLED = cls(_index.MESSAGES, load, "bundled messages/")
-        return _BUNDLED
+        return _bundled()
 
     @classmethod
     def from_specs(cls, spec_dir: str | Path, cache_dir: str | Path | None = None) -> Protocol:
@@ -162,7 +154,8 @@ class Protocol:
     ) -> bytes:
         """A size-prefixed request frame: header (version chosen by Kafka's rule) and body."""
         api_key = _api_key(body)
-        header = self.message("RequestHeader")(
+        header_cls: Any = self.message("RequestHeader")
+        header = header_cls(
             request_api_key=api_key, request_api_version=version, correlation_id=correlation_id,
             client_id=client_id,
         )
@@ -170,7 +163,8 @@ class Protocol:
 
     def encode_response(self, body: Message, version: int, correlation_id: int) -> bytes:
         """A size-prefixed response frame."""
-        header = self.message("ResponseHeader")(correlation_id=correlation_id)
+        header_cls: Any = self.message("ResponseHeader")
+        header = header_cls(correlation_id=correlation_id)
         return self._frame(header, self.response_header_version(_api_key(body), version), body, version)
 
     def _frame(self, header: Message, header_version: int, body: Message, version: int) -> bytes:
@@ -219,7 +213,14 @@ class Protocol:
         return cls
 
 
-_BUNDLED: Protocol | None = None
+@functools.cache
+def _bundled() -> Protocol:
+    index = importlib.import_module("kafka_epochs.messages._index")
+
+    def load(name: str) -> ModuleType:
+        return importlib.import_module(f"kafka_epochs.messages.{name}")
+
+    return Protocol(index.MESSAGES, load, "bundled messages/")
 
 
 def _api_key(body: Message) -> int:

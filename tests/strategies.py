@@ -48,7 +48,9 @@ def primitive(kind: str) -> st.SearchStrategy[Any]:
     raise AssertionError(kind)
 
 
-def value(f: FieldInfo, kind: str, version: int, flexible: bool, depth: int, element: bool = False) -> st.SearchStrategy[Any]:
+def value(
+    f: FieldInfo, kind: str, version: int, flexible: bool, depth: int, element: bool = False,
+) -> st.SearchStrategy[Any]:
     if kind == "array":
         items = st.lists(value(f, f.element or "", version, flexible, depth + 1, element=True), max_size=MAX_ITEMS)
         base: st.SearchStrategy[Any] = items

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import strategies
 from kafka_epochs import DecodeError
+
+import strategies
 
 
 @pytest.fixture(scope="module")

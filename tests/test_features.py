@@ -134,9 +134,9 @@ def test_known_tag_invalid_for_the_version_is_a_decode_error(tour) -> None:  # t
 
 def test_class_metadata(tour) -> None:  # type: ignore[no-untyped-def]
     assert tour.API_KEY == 9000
-    assert tour.VALID_VERSIONS == range(0, 4)
-    assert tour.FLEXIBLE_VERSIONS == range(2, 4)
-    assert tour.DEPRECATED_VERSIONS == range(0, 1)
+    assert range(0, 4) == tour.VALID_VERSIONS
+    assert range(2, 4) == tour.FLEXIBLE_VERSIONS
+    assert range(0, 1) == tour.DEPRECATED_VERSIONS
     assert tour.LATEST_VERSION_UNSTABLE is True
     assert "port" in tour.__slots__ and not hasattr(tour(), "__dict__")
 

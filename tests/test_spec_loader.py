@@ -143,12 +143,13 @@ def test_missing_required_key_and_bad_json(tmp_path: Path) -> None:
         parse_spec('{"name": "X", "type": "data", "flexibleVersions": "none", "fields": []}', "X.json")
     bad = tmp_path / "Bad.json"
     bad.write_text("{ not json")
-    with pytest.raises(SpecError, match="Bad.json: not valid JSON"):
+    with pytest.raises(SpecError, match=r"Bad\.json: not valid JSON"):
         load_spec(bad)
 
 
 def test_repeated_key_with_a_different_value_is_refused() -> None:
-    text = '{"name": "X", "type": "data", "validVersions": "0", "validVersions": "1", "flexibleVersions": "none", "fields": []}'
+    text = ('{"name": "X", "type": "data", "validVersions": "0", "validVersions": "1", '
+            '"flexibleVersions": "none", "fields": []}')
     with pytest.raises(SpecError, match="given twice with different values"):
         parse_spec(text, "X.json")
 

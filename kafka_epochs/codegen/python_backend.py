@@ -528,7 +528,7 @@ class _Decode:
             body("raise _Malformed")
         body("unknown = None")
         known = [f for f in struct.fields if f.tag is not None and f.present_in(v) and f.tagged_in(v)]
-        invalid = sorted(f.tag for f in struct.fields if f.tag is not None and f not in known)  # type: ignore[misc]
+        invalid = sorted(f.tag for f in struct.fields if f.tag is not None and f not in known)
         with body.block("for _ in range(count):"):
             body("tag, pos = _uvarint(data, pos)")
             body("size, pos = _uvarint(data, pos)")
@@ -607,8 +607,7 @@ class _Encode:
         kind = f.type.kind
         nullable = f.nullable_in(v)
         if f.type.is_fixed:
-            var, _, attr = expr.rpartition(".")
-            self.fixed_run([f], var, out)
+            self.fixed_run([f], expr.rpartition(".")[0], out)
             return
         opened = src.depth
         if kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):

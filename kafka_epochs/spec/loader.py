@@ -19,6 +19,7 @@ from typing import Any
 
 from kafka_epochs.spec.model import (
     ENTITY_TYPES,
+    ZERO_UUID,
     FieldSpec,
     FieldType,
     Kind,
@@ -26,7 +27,6 @@ from kafka_epochs.spec.model import (
     MessageType,
     StructDefault,
     StructSpec,
-    ZERO_UUID,
 )
 from kafka_epochs.spec.versions import NO_VERSIONS, Versions
 

@@ -27,10 +27,8 @@ class Struct:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        for name in self.__slots__:
-            if getattr(self, name) != getattr(other, name):
-                return False
-        return True
+        slots: tuple[str, ...] = self.__slots__  # the subclass's tuple
+        return all(getattr(self, name) == getattr(other, name) for name in slots)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable like a list
 
@@ -64,7 +62,7 @@ class Struct:
         for f in cls._FIELDS:
             if f.attr in data:
                 setattr(obj, f.attr, _from_plain(data[f.attr], f))
-        if "_unknown_tags" in data and data["_unknown_tags"]:
+        if data.get("_unknown_tags"):
             if not hasattr(cls, "_unknown_tags"):
                 raise ValueError(f"{cls.__name__} is never flexible, so it has no tagged fields")
             obj._unknown_tags = {  # type: ignore[attr-defined]
@@ -101,7 +99,7 @@ class Message(Struct):
             encoder(self, out)
         except EncodeError:
             raise
-        except Exception as e:  # noqa: BLE001 - any failure is a value the version cannot hold
+        except Exception as e:
             raise EncodeError(f"cannot encode {type(self).__name__} v{version}: {_describe(e)}") from e
 
     @classmethod
@@ -133,7 +131,7 @@ class Message(Struct):
             obj, pos = decoder(data, offset, end)
             if pos <= end:
                 return obj, pos
-        except Exception:  # noqa: BLE001, S110 - the checked reader below explains the failure
+        except Exception:
             pass
         from kafka_epochs.wire.checked import explain
 

@@ -10,6 +10,8 @@ import struct
 import uuid
 from collections.abc import Callable
 
+from kafka_epochs.wire.errors import EncodeError
+
 _UUID = uuid.UUID
 _SAFE_UNKNOWN = uuid.SafeUUID.unknown
 _new = object.__new__
@@ -121,8 +123,6 @@ def write_tags(out: list[bytes], tags: list[tuple[int, bytes]]) -> None:
     last = -1
     for tag, value in tags:
         if tag == last:
-            from kafka_epochs.wire.errors import EncodeError
-
             raise EncodeError(f"tag {tag} is written twice (a known field and an unknown tag?)")
         last = tag
         out.append(uvarint(tag))

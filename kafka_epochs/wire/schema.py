@@ -19,8 +19,18 @@ class FieldInfo:
     """One field of a generated struct, as the spec describes it."""
 
     __slots__ = (
-        "attr", "name", "kind", "element", "struct", "versions", "nullable", "tagged", "tag",
-        "compact", "default", "ignorable",
+        "attr",
+        "compact",
+        "default",
+        "element",
+        "ignorable",
+        "kind",
+        "name",
+        "nullable",
+        "struct",
+        "tag",
+        "tagged",
+        "versions",
     )
 
     def __init__(
