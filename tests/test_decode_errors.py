@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_epochs import DecodeError
+from kafka_epochs.wire.checked import check
 
 import strategies
 
@@ -163,6 +164,8 @@ def test_mutation_pairs(reference_protocol) -> None:  # type: ignore[no-untyped-
                 raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
         try:
             cls.decode(bytes(raw), version)
+            # Accepted by the fast decoder: the careful reader must agree, to the last byte.
+            assert check(cls, bytes(raw), 0, len(raw), version) == len(raw)
         except DecodeError as e:
             assert e.offset >= 0
             assert "decoder failed" not in e.reason, e  # the checked reader must explain every failure

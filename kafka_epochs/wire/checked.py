@@ -29,6 +29,15 @@ class _Fail(Exception):
         self.path = path
 
 
+def check(cls: Any, data: bytes, offset: int, end: int, version: int) -> int:
+    """Walk ``data[offset:end]`` with every rule checked; returns the end offset or raises DecodeError."""
+    label = f"{cls.__name__} v{version}"
+    try:
+        return _Reader(data, end, version, version in cls.FLEXIBLE_VERSIONS).struct(cls, offset, "")
+    except _Fail as f:
+        raise DecodeError(f.reason, f.offset, f.path, label) from None
+
+
 def explain(cls: Any, data: bytes, offset: int, end: int, version: int) -> DecodeError:
     """Decode ``data[offset:end]`` carefully and describe the first rule it breaks."""
     label = f"{cls.__name__} v{version}"

@@ -1,0 +1,24 @@
+"""design.md's layering, enforced: the contracts live in pyproject.toml ([tool.importlinter])."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_import_contracts_hold() -> None:
+    lint = Path(sys.executable).parent / "lint-imports"
+    result = subprocess.run([str(lint), "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 3 kept, 0 broken" in result.stdout
+
+
+def test_import_does_not_load_messages_or_codegen() -> None:
+    code = ("import sys, kafka_epochs; "
+            "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['kafka_epochs', 'kafka_epochs.wire', 'kafka_epochs.wire.errors']"
