@@ -5,9 +5,11 @@ same code serves two purposes:
 
 * ``tests.crosscheck.peers`` imports :class:`KioCodec` and runs it in-process
   against the kio installed in the venv (0.6.5);
-* ``python -s -S kio_worker.py`` (with ``PYTHONPATH`` pointing at a private
-  ``--target`` install of kio 0.5.0) serves :class:`KioCodec` over a pipe, because
-  two versions of the same top-level package cannot share one interpreter.
+* ``python -s -S kio_worker.py [--preload]`` (with ``PYTHONPATH`` pointing at a
+  private ``--target`` install of kio 0.5.0) serves :class:`KioCodec` over a pipe,
+  because two versions of the same top-level package cannot share one
+  interpreter. ``--preload`` imports every schema module in a background thread
+  after the handshake, overlapping that cost with the parent's own work.
 
 Wire format of the pipe (both directions): a 4-byte big-endian length, then a
 pickle of a tuple. The worker first sends ``("hello", kio.__file__,
@@ -31,7 +33,6 @@ import threading
 import types
 import typing
 import uuid
-
 from collections.abc import Callable
 from importlib import import_module
 from typing import Any
@@ -229,6 +230,7 @@ class KioCodec:
 
     def decode(self, name: str, version: int, data: bytes) -> dict[str, Any]:
         cls = self.entity_class(name, version)
+        entity: Any
         entity, size = self._reader(cls)(data, 0)
         if size != len(data):
             raise ValueError(f"{name} v{version}: {len(data) - size} trailing bytes")
@@ -236,10 +238,7 @@ class KioCodec:
         return result
 
     def _from_entity(self, cls: type, entity: Any, message: str) -> dict[str, Any]:
-        return {
-            p.plain: self._from_kio(p, getattr(entity, p.attr), message)
-            for p in self._plan(cls, message)
-        }
+        return {p.plain: self._from_kio(p, getattr(entity, p.attr), message) for p in self._plan(cls, message)}
 
     def _from_kio(self, p: _FieldPlan, value: Any, message: str) -> Any:
         if p.array:
@@ -328,13 +327,13 @@ def _native(value: Any) -> Any:
 _LENGTH = struct.Struct(">I")
 
 
-def write_frame(stream: typing.BinaryIO, obj: object) -> None:
+def write_frame(stream: typing.IO[bytes], obj: object) -> None:
     payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_LENGTH.pack(len(payload)) + payload)
     stream.flush()
 
 
-def read_frame(stream: typing.BinaryIO) -> Any:
+def read_frame(stream: typing.IO[bytes]) -> Any:
     """Next pickled frame, or ``EOFError`` at a clean end of stream."""
     head = stream.read(_LENGTH.size)
     if not head:
@@ -348,7 +347,7 @@ def read_frame(stream: typing.BinaryIO) -> Any:
     return pickle.loads(payload)
 
 
-def serve(stdin: typing.BinaryIO, stdout: typing.BinaryIO, preload: bool = False) -> None:
+def serve(stdin: typing.IO[bytes], stdout: typing.IO[bytes], preload: bool = False) -> None:
     codec = KioCodec()
     write_frame(stdout, ("hello", codec.kio_file, codec.kio_version, codec.pairs()))
     if preload:
