@@ -160,3 +160,23 @@ def test_repr_is_readable(tour) -> None:  # type: ignore[no-untyped-def]
     text = repr(tour(id=3))
     assert text.startswith("FeatureTourRequest(id=3, port=9092,")
     assert "owner=Person(name='', age=-1)" in text
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"port": 70000}, r"port: 70000 is out of range for uint16 \(0\.\.65535\)"),
+    ({"id": "7"}, r"id: expected an int for int32, got str"),
+    ({"legacy": None}, r"legacy: None is not allowed \(the field is not nullable in version 1\)"),
+    ({"legacy": "x" * 40000}, r"legacy: string of 40000 bytes is over Kafka's limit of 32767"),
+    ({"topic_id": "not-a-uuid"}, r"topic_id: expected a uuid.UUID, got str"),
+])
+def test_encode_errors_name_the_field(tour, change, message) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(EncodeError, match=message):
+        tour(**change).encode(1)
+
+
+def test_encode_error_path_inside_arrays(tour) -> None:  # type: ignore[no-untyped-def]
+    obj = tour(items=[tour.Item(key="a"), tour.Item(key="b", flags=[1, 99999])])
+    with pytest.raises(EncodeError, match=r"v2: items\[1\]\.flags\[1\]: 99999 is out of range for int16"):
+        obj.encode(2)
+    with pytest.raises(EncodeError, match=r"items\[0\]: None is not allowed"):
+        tour(items=[None]).encode(2)

@@ -99,8 +99,11 @@ class Message(Struct):
             encoder(self, out)
         except EncodeError:
             raise
-        except Exception as e:
-            raise EncodeError(f"cannot encode {type(self).__name__} v{version}: {_describe(e)}") from e
+        except Exception as e:  # any failure here is a value the version cannot hold
+            from kafka_epochs.wire.encode_check import find_bad_value
+
+            where = find_bad_value(self, version) or _describe(e)
+            raise EncodeError(f"cannot encode {type(self).__name__} v{version}: {where}") from e
 
     @classmethod
     def decode(cls: type[M], data: bytes | bytearray | memoryview, version: int) -> M:
