@@ -81,7 +81,7 @@ class _UVarInt(Construct):
     def _parse(self, stream: Any, context: Any, path: str) -> int:
         value = 0
         for i in range(_VARINT_MAX_BYTES):
-            byte = stream_read(stream, 1, path)[0]
+            byte: int = stream_read(stream, 1, path)[0]
             value |= (byte & 0x7F) << (7 * i)
             if byte < 0x80:
                 if value > _UINT32_MAX:
@@ -149,7 +149,8 @@ class Nullable(Subconstruct):
     """``subcon`` (which starts with ``lengthfield``), or ``None`` written as the length -1.
 
     Parsing peeks at the length: -1 gives ``None``; anything else rewinds and lets ``subcon`` read
-    the value whole, length included. Building ``None`` writes the length -1 alone.
+    the value whole, length included (so, like construct's ``Peek``, it needs a seekable stream;
+    ``parse`` of bytes always has one). Building ``None`` writes the length -1 alone.
     """
 
     def __init__(self, lengthfield: Any, subcon: Any) -> None:
@@ -251,9 +252,15 @@ class NullableStruct(Subconstruct):
 
 
 def same_value(a: Any, b: Any) -> bool:
-    """Deep equality that, unlike ``Container.__eq__``, also compares keys starting with ``_``."""
+    """Deep equality that, unlike ``Container.__eq__``, also compares keys starting with ``_``.
+
+    A struct without an ``_unknown_tags`` key counts as having ``None`` there.
+    """
     if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+        keys = a.keys() | b.keys()
+        if a.keys() - {UNKNOWN_TAGS} != b.keys() - {UNKNOWN_TAGS}:
+            return False
+        return all(same_value(a.get(k), b.get(k)) for k in keys)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
