@@ -16,8 +16,12 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "messages"
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from kafka_epochs.codegen.build import stale_files, write_package
+    from kafka_epochs.codegen.build import stale_files, write_construct_modules, write_package
 
+    if args.backend == "construct":
+        written = write_construct_modules(args.specs, args.out)
+        print(f"wrote construct definitions of {len(written)} messages from {args.specs} into {args.out}")
+        return 0
     if args.check:
         stale = stale_files(args.specs, args.out)
         if stale:
@@ -37,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen = commands.add_parser("generate", help="generate Python modules from a directory of JSON message specs")
     gen.add_argument("--specs", type=Path, default=DEFAULT_SPECS, help="spec directory (default: messages/)")
     gen.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output package directory")
+    gen.add_argument("--backend", choices=("python", "construct"), default="python",
+                     help="python: the fast classes (default); construct: readable construct definitions per version")
     gen.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 if the output differs from what the specs generate")
     gen.set_defaults(run=_generate)

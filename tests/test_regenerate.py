@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from kafka_epochs.codegen.build import package_files, stale_files, write_package
 from kafka_epochs.spec import load_specs
@@ -42,4 +43,20 @@ def test_readme_example_runs() -> None:
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert blocks
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own documentation
+        exec(compile(block, "README.md", "exec"), {})
+
+
+def test_generate_construct_backend(tmp_path: Path) -> None:
+    from kafka_epochs.cli import main
+
+    assert main(["generate", "--backend", "construct", "--specs", str(ROOT / "tests" / "specs" / "features"),
+                 "--out", str(tmp_path)]) == 0
+    namespace: dict[str, Any] = {}
+    exec((tmp_path / "FeatureTourRequest.py").read_text(), namespace)
+    # The same hand-written v0 bytes as tests/test_features.py::test_non_flexible_version_bytes.
+    data = bytes.fromhex("00000002" "0001" "0000000000000000" "0000" "0000" "00000000" "ffffffff"
+                         "0001" "61" "01" "00000001" "0001" "74" "00000000" "09" "01")
+    parsed = namespace["V0"].parse(data)
+    assert parsed["id"] == 2 and parsed["owner"]["name"] == "a" and parsed["kept"] is True
+    assert parsed["items"][0]["key"] == "t"
+    assert namespace["V0"].build(parsed) == data

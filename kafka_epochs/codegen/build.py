@@ -84,6 +84,20 @@ def write_package(spec_dir: str | Path, out_dir: str | Path, docstring: str | No
     return written
 
 
+def write_construct_modules(spec_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """Write one module of construct definitions (``V0``, ``V1``, ...) per spec: the debugging view."""
+    from kafka_epochs.codegen.construct_backend import construct_source
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for spec in load_specs(spec_dir):
+        path = out_dir / f"{spec.name}.py"
+        path.write_text(construct_source(spec), encoding="utf-8")
+        written.append(path)
+    return written
+
+
 def default_cache_dir() -> Path:
     env = os.environ.get("KAFKA_EPOCHS_CACHE")
     if env:
