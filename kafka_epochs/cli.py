@@ -16,6 +16,9 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "messages"
 
 
 def _generate(args: argparse.Namespace) -> int:
+    if not args.specs.is_dir():
+        print(f"kafka-epochs: spec directory {args.specs} does not exist (give --specs DIR)", file=sys.stderr)
+        return 2
     from kafka_epochs.codegen.build import stale_files, write_construct_modules, write_package
 
     if args.backend == "construct":

@@ -276,6 +276,10 @@ class _SpecBuilder:
         ftype = self.parse_type(where, raw.get("type"))
         tagged = self.versions(where, "taggedVersions", raw.get("taggedVersions"), NO_VERSIONS)
         versions = self.versions(where, "versions", raw.get("versions"), tagged if not tagged.empty else None)
+        if versions.intersect(parent_versions).empty:
+            # Kafka's generator lets this through, but such a field can never be on the wire:
+            # it is always a typo in a version range.
+            raise self.fail(where, f"versions {versions} never overlap its parent's versions {parent_versions}")
         nullable = self.versions(where, "nullableVersions", raw.get("nullableVersions"), NO_VERSIONS)
         if not nullable.empty and not ftype.can_be_nullable:
             raise self.fail(where, f"type {ftype} cannot be nullable")
