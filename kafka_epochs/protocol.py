@@ -38,6 +38,9 @@ class Decoded:
     api_key: int
     api_version: int
     header_version: int
+    #: Bytes after the body, when the caller allowed them (some clients send a few, and brokers
+    #: accept them); always 0 for an exact decode.
+    trailing: int = 0
 
     @property
     def correlation_id(self) -> int:
@@ -179,8 +182,12 @@ class Protocol:
         out.insert(0, _SIZE.pack(size))
         return b"".join(out)
 
-    def decode_request(self, frame: bytes | bytearray | memoryview) -> Decoded:
-        """Decode a size-prefixed request frame into its header and body."""
+    def decode_request(self, frame: bytes | bytearray | memoryview, *, allow_trailing: bool = False) -> Decoded:
+        """Decode a size-prefixed request frame into its header and body.
+
+        Bytes after the body are an error unless ``allow_trailing``; then their count is in
+        ``Decoded.trailing``.
+        """
         data = _checked_frame(frame)
         if len(data) < 8:
             raise DecodeError("truncated: a request header needs at least 4 bytes", len(data), "request_api_key")
@@ -188,17 +195,19 @@ class Protocol:
         body_cls = self._class_for(api_key, api_version, "request", 4)
         header_version = self.request_header_version(api_key, api_version)
         header, pos = self.message("RequestHeader").read(data, 4, header_version)
-        body = _read_exact(body_cls, data, pos, api_version)
-        return Decoded(header, body, api_key, api_version, header_version)
+        body, trailing = _read_body(body_cls, data, pos, api_version, allow_trailing)
+        return Decoded(header, body, api_key, api_version, header_version, trailing)
 
-    def decode_response(self, frame: bytes | bytearray | memoryview, api_key: int, api_version: int) -> Decoded:
+    def decode_response(
+        self, frame: bytes | bytearray | memoryview, api_key: int, api_version: int, *, allow_trailing: bool = False,
+    ) -> Decoded:
         """Decode a size-prefixed response frame; the api key and version come from its request."""
         data = _checked_frame(frame)
         body_cls = self._class_for(api_key, api_version, "response", -1)
         header_version = self.response_header_version(api_key, api_version)
         header, pos = self.message("ResponseHeader").read(data, 4, header_version)
-        body = _read_exact(body_cls, data, pos, api_version)
-        return Decoded(header, body, api_key, api_version, header_version)
+        body, trailing = _read_body(body_cls, data, pos, api_version, allow_trailing)
+        return Decoded(header, body, api_key, api_version, header_version, trailing)
 
     def _class_for(self, api_key: int, api_version: int, kind: str, offset: int) -> type[Message]:
         name = self._by_key.get((api_key, kind))
@@ -240,8 +249,9 @@ def _checked_frame(frame: bytes | bytearray | memoryview) -> bytes:
     return data
 
 
-def _read_exact(cls: type[Message], data: bytes, pos: int, version: int) -> Message:
+def _read_body(cls: type[Message], data: bytes, pos: int, version: int, allow_trailing: bool) -> tuple[Message, int]:
     body, end = cls.read(data, pos, version)
-    if end != len(data):
-        raise DecodeError(f"{len(data) - end} trailing bytes after the body", end, "", f"{cls.__name__} v{version}")
-    return body
+    trailing = len(data) - end
+    if trailing and not allow_trailing:
+        raise DecodeError(f"{trailing} trailing bytes after the body", end, "", f"{cls.__name__} v{version}")
+    return body, trailing

@@ -1,0 +1,324 @@
+"""Sans-IO framing: bytes in, Kafka frames and request/response pairs out.
+
+Nothing here owns a socket or a clock. A :class:`FrameBuffer` turns a byte stream into
+size-prefixed frames; a :class:`Connection` holds one buffer per direction of one client-broker
+connection and pairs every response with its request by correlation id, because a response
+cannot be decoded without its request's api key and version. Feed it bytes as they arrive, from
+a socket, a capture or a test, and read the events it returns::
+
+    conn = Connection(Protocol.bundled())
+    for event in conn.client_bytes(chunk):   # RequestEvent
+        ...
+    for event in conn.broker_bytes(chunk):   # ResponseEvent (event.request is its request)
+        ...
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_epochs.protocol import API_VERSIONS, Decoded, Protocol
+from kafka_epochs.wire.errors import DecodeError, KafkaEpochsError
+
+#: Kafka's default ``socket.request.max.bytes``: frames above this are refused, not buffered.
+DEFAULT_MAX_FRAME = 100 * 1024 * 1024
+#: Requests kept waiting for a response before the oldest are forgotten.
+DEFAULT_MAX_PENDING = 10_000
+UNSUPPORTED_VERSION = 35
+
+_INT32 = struct.Struct(">i")
+_REQUEST_PREFIX = struct.Struct(">ihhih")  # size, api key, api version, correlation id, client id length
+
+
+class FrameTooLarge(DecodeError):
+    """A size prefix over the limit (or negative): the stream cannot be trusted past it."""
+
+
+class FrameBuffer:
+    """Collects stream bytes and hands out whole size-prefixed frames (prefix included)."""
+
+    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME) -> None:
+        self.max_frame_size = max_frame_size
+        self._buffer = bytearray()
+        self._start = 0  # read position inside _buffer
+        self.offset = 0  # stream offset of _buffer[_start]
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received but not yet returned as a frame."""
+        return len(self._buffer) - self._start
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        if self._start and self._start * 2 >= len(self._buffer):
+            del self._buffer[:self._start]  # compact now and then, not on every frame
+            self._start = 0
+        self._buffer += data
+
+    def next_frame(self) -> bytes | None:
+        """The next complete frame, or None until more bytes arrive."""
+        start = self._start
+        if len(self._buffer) - start < 4:
+            return None
+        size = _INT32.unpack_from(self._buffer, start)[0]
+        if size < 0 or size > self.max_frame_size:
+            raise FrameTooLarge(
+                f"frame size {size} is outside 0..{self.max_frame_size} (the frame size limit)", self.offset, "size")
+        end = start + 4 + size
+        if len(self._buffer) < end:
+            return None
+        frame = bytes(self._buffer[start:end])
+        self._start = end
+        self.offset += 4 + size
+        return frame
+
+    def __iter__(self) -> Iterator[bytes]:
+        while (frame := self.next_frame()) is not None:
+            yield frame
+
+    def peek(self) -> bytes:
+        """The buffered bytes not yet framed (for resynchronising after a gap)."""
+        return bytes(self._buffer[self._start:])
+
+    def skip(self, count: int) -> None:
+        """Drop ``count`` buffered bytes (they belong to no frame we can read)."""
+        count = min(count, self.buffered)
+        self._start += count
+        self.offset += count
+
+    def discard(self, lost: int = 0) -> None:
+        """Forget everything buffered; ``lost`` more bytes are known to be missing from the stream."""
+        self.offset += self.buffered + lost
+        self._buffer.clear()
+        self._start = 0
+
+
+@dataclass(slots=True)
+class RequestEvent:
+    """A request frame seen from the client, decoded or carrying why it could not be."""
+
+    frame: bytes
+    stream_offset: int
+    timestamp_ns: int | None
+    api_key: int | None
+    api_version: int | None
+    correlation_id: int | None
+    decoded: Decoded | None = None
+    error: KafkaEpochsError | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def expects_response(self) -> bool:
+        # A Produce with acks=0 is never answered (KIP-98 keeps that rule for every version).
+        body = self.decoded.body if self.decoded is not None else None
+        return not (self.api_key == 0 and body is not None and getattr(body, "acks", 1) == 0)
+
+
+@dataclass(slots=True)
+class ResponseEvent:
+    """A response frame seen from the broker, paired with its request when there was one."""
+
+    frame: bytes
+    stream_offset: int
+    timestamp_ns: int | None
+    correlation_id: int | None
+    request: RequestEvent | None
+    decoded: Decoded | None = None
+    error: KafkaEpochsError | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StreamLost:
+    """A direction became unreadable (an oversized size prefix, or a gap the caller reported)."""
+
+    direction: str
+    stream_offset: int
+    reason: str
+
+
+Event = RequestEvent | ResponseEvent | StreamLost
+
+
+class Connection:
+    """One client-broker connection: frames both directions and pairs responses with requests."""
+
+    def __init__(
+        self, protocol: Protocol, *, max_frame_size: int = DEFAULT_MAX_FRAME, max_pending: int = DEFAULT_MAX_PENDING,
+    ) -> None:
+        self.protocol = protocol
+        self.max_pending = max_pending
+        self.client = FrameBuffer(max_frame_size)
+        self.broker = FrameBuffer(max_frame_size)
+        self.pending: dict[int, RequestEvent] = {}
+        self._resync = {"client": False, "broker": False}
+
+    # -- feeding ----------------------------------------------------------------------------
+
+    def client_bytes(self, data: bytes, timestamp_ns: int | None = None) -> list[RequestEvent | StreamLost]:
+        """Bytes the client sent; returns the requests they complete."""
+        self.client.feed(data)
+        if self._resync["client"] and not self._find_start("client"):
+            return []
+        out: list[RequestEvent | StreamLost] = []
+        try:
+            for frame in self.client:
+                out.append(self._request(frame, self.client.offset - len(frame), timestamp_ns))
+        except FrameTooLarge as e:
+            out.append(self._lose("client", e))
+        return out
+
+    def broker_bytes(self, data: bytes, timestamp_ns: int | None = None) -> list[ResponseEvent | StreamLost]:
+        """Bytes the broker sent; returns the responses they complete."""
+        self.broker.feed(data)
+        if self._resync["broker"] and not self._find_start("broker"):
+            return []
+        out: list[ResponseEvent | StreamLost] = []
+        try:
+            for frame in self.broker:
+                out.append(self._response(frame, self.broker.offset - len(frame), timestamp_ns))
+        except FrameTooLarge as e:
+            out.append(self._lose("broker", e))
+        return out
+
+    def gap(self, direction: str, lost: int = 0) -> None:
+        """Bytes of ``direction`` ("client" or "broker") were lost: drop the partial frame and
+        resynchronise on the next plausible frame start."""
+        buffer = self.client if direction == "client" else self.broker
+        buffer.discard(lost)
+        self._resync[direction] = True
+
+    def start_mid_stream(self) -> None:
+        """The first bytes fed may start inside a frame (a capture that began late)."""
+        self._resync = {"client": True, "broker": True}
+
+    def unanswered(self) -> list[RequestEvent]:
+        """Requests still waiting for a response (e.g. at the end of a capture)."""
+        return list(self.pending.values())
+
+    # -- decoding ---------------------------------------------------------------------------
+
+    def _request(self, frame: bytes, offset: int, timestamp_ns: int | None) -> RequestEvent:
+        api_key = api_version = correlation_id = None
+        if len(frame) >= 12:
+            _, api_key, api_version, correlation_id = struct.unpack_from(">ihhi", frame, 0)
+        event = RequestEvent(frame, offset, timestamp_ns, api_key, api_version, correlation_id)
+        try:
+            event.decoded = self.protocol.decode_request(frame, allow_trailing=True)
+            if event.decoded.trailing:
+                # librdkafka sends a few bytes after some Metadata bodies; brokers ignore them.
+                event.warnings.append(f"{event.decoded.trailing} trailing bytes after the body, ignored")
+        except KafkaEpochsError as e:
+            event.error = e
+        if correlation_id is not None and event.expects_response:
+            self.pending[correlation_id] = event
+            if len(self.pending) > self.max_pending:
+                del self.pending[next(iter(self.pending))]
+        return event
+
+    def _response(self, frame: bytes, offset: int, timestamp_ns: int | None) -> ResponseEvent:
+        correlation_id = _INT32.unpack_from(frame, 4)[0] if len(frame) >= 8 else None
+        request = self.pending.pop(correlation_id, None) if correlation_id is not None else None
+        event = ResponseEvent(frame, offset, timestamp_ns, correlation_id, request)
+        if request is None or request.api_key is None or request.api_version is None:
+            event.error = DecodeError(
+                f"no request with correlation id {correlation_id} was seen on this connection; "
+                "a response cannot be decoded without its request", 4, "correlation_id")
+            return event
+        try:
+            event.decoded = self._decode_response(frame, request.api_key, request.api_version, event)
+        except KafkaEpochsError as e:
+            event.error = e
+        return event
+
+    def _decode_response(self, frame: bytes, api_key: int, api_version: int, event: ResponseEvent) -> Decoded:
+        try:
+            decoded = self.protocol.decode_response(frame, api_key, api_version, allow_trailing=True)
+        except DecodeError:
+            if api_key != API_VERSIONS or api_version == 0:
+                raise
+            # A broker that lacks the requested ApiVersions version answers in v0 with
+            # UNSUPPORTED_VERSION; clients (Kafka's own) read it again as v0, and so do we.
+            decoded = self.protocol.decode_response(frame, api_key, 0, allow_trailing=True)
+            event.warnings.append(f"ApiVersions v{api_version} answered in v0 (error code {decoded.body.error_code})")
+        if decoded.trailing:
+            event.warnings.append(f"{decoded.trailing} trailing bytes after the body, ignored")
+        return decoded
+
+    # -- resynchronising --------------------------------------------------------------------
+
+    def _lose(self, direction: str, error: DecodeError) -> StreamLost:
+        self.gap(direction)
+        return StreamLost(direction, error.offset, error.reason)
+
+    def _find_start(self, direction: str) -> bool:
+        """Skip buffered bytes up to the next frame start; True once one is found.
+
+        A candidate start must look like a frame header and its whole frame must decode (a
+        response: as the answer to a request still pending). A fully verified candidate wins over
+        an earlier one whose frame is not complete yet; with none verified we wait at the first
+        incomplete one, so a false start costs at most one frame-size limit of buffering and
+        never yields a chain of garbage frames.
+        """
+        buffer = self.client if direction == "client" else self.broker
+        data = buffer.peek()
+        plausible = self._plausible_request if direction == "client" else self._plausible_response
+        waiting_at = None
+        for offset in range(len(data)):
+            verdict = plausible(data, offset, buffer.max_frame_size)
+            if verdict:
+                buffer.skip(offset)
+                self._resync[direction] = False
+                return True
+            if verdict is None and waiting_at is None:
+                waiting_at = offset  # cannot judge yet; keep looking for a verified start
+        buffer.skip(len(data) if waiting_at is None else waiting_at)
+        return False
+
+    def _plausible_request(self, data: bytes, offset: int, limit: int) -> bool | None:
+        if len(data) - offset < _REQUEST_PREFIX.size:
+            return None
+        size, api_key, api_version, correlation_id, client_id_length = _REQUEST_PREFIX.unpack_from(data, offset)
+        if not 10 <= size <= limit or correlation_id < 0 or not -1 <= client_id_length <= size - 10:
+            return False
+        try:
+            if api_version not in self.protocol.message_for(api_key, "request").VALID_VERSIONS:
+                return False
+        except KeyError:
+            return False
+        if len(data) - offset < 4 + size:
+            return None
+        try:
+            self.protocol.decode_request(data[offset:offset + 4 + size], allow_trailing=True)
+        except KafkaEpochsError:
+            return False
+        return True
+
+    def _plausible_response(self, data: bytes, offset: int, limit: int) -> bool | None:
+        if len(data) - offset < 8:
+            return None
+        size, correlation_id = struct.unpack_from(">ii", data, offset)
+        request = self.pending.get(correlation_id)
+        if not 4 <= size <= limit or request is None or request.api_key is None or request.api_version is None:
+            return False
+        if len(data) - offset < 4 + size:
+            return None
+        try:
+            self.protocol.decode_response(
+                data[offset:offset + 4 + size], request.api_key, request.api_version, allow_trailing=True)
+        except KafkaEpochsError:
+            return request.api_key == API_VERSIONS  # may be a v0 fallback answer; accept the header match
+        return True
+
+
+def describe(event: Any) -> str:
+    """A one-line summary of an event, for logs and the command line."""
+    if isinstance(event, StreamLost):
+        return f"{event.direction} stream lost at {event.stream_offset}: {event.reason}"
+    kind = "request" if isinstance(event, RequestEvent) else "response"
+    if event.decoded is not None:
+        return (f"{kind} {type(event.decoded.body).__name__} v{event.decoded.api_version} "
+                f"correlation {event.correlation_id}")
+    return f"{kind} correlation {event.correlation_id}: {event.error}"
