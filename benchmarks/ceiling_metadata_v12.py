@@ -34,29 +34,59 @@ class CeilingError(ValueError):
     """The bytes are not a MetadataResponse v12 this decoder handles."""
 
 
+# Slots in the spec's field order, as in the generated classes.
+
+
 class Broker:
-    __slots__ = ("node_id", "host", "port", "rack", "_unknown_tags")
+    __slots__ = ("node_id", "host", "port", "rack", "_unknown_tags")  # noqa: RUF023
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    _unknown_tags: dict[int, bytes] | None
 
 
 class Partition:
-    __slots__ = (
+    __slots__ = (  # noqa: RUF023
         "error_code", "partition_index", "leader_id", "leader_epoch",
         "replica_nodes", "isr_nodes", "offline_replicas", "_unknown_tags",
     )
+    error_code: int
+    partition_index: int
+    leader_id: int
+    leader_epoch: int
+    replica_nodes: list[int]
+    isr_nodes: list[int]
+    offline_replicas: list[int]
+    _unknown_tags: dict[int, bytes] | None
 
 
 class Topic:
-    __slots__ = (
+    __slots__ = (  # noqa: RUF023
         "error_code", "name", "topic_id", "is_internal", "partitions",
         "topic_authorized_operations", "_unknown_tags",
     )
+    error_code: int
+    name: str | None
+    topic_id: UUID
+    is_internal: bool
+    partitions: list[Partition]
+    topic_authorized_operations: int
+    _unknown_tags: dict[int, bytes] | None
 
 
 class MetadataResponseV12:
-    __slots__ = (
+    __slots__ = (  # noqa: RUF023
         "throttle_time_ms", "brokers", "cluster_id", "controller_id", "topics",
         "cluster_authorized_operations", "_unknown_tags",
     )
+    throttle_time_ms: int
+    brokers: list[Broker]
+    cluster_id: str | None
+    controller_id: int
+    topics: list[Topic]
+    cluster_authorized_operations: int
+    _unknown_tags: dict[int, bytes] | None
 
 
 _INT16 = struct.Struct(">h").unpack_from
@@ -97,23 +127,13 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             raise CeilingError("varint longer than five bytes")
 
 
-def _int32_array(data: bytes, pos: int, end: int) -> tuple[list[int], int]:
-    """A compact array of int32 (never null in this message)."""
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    else:
-        n, pos = _varint(data, pos)
-    n -= 1
+def _int32_array(data: bytes, pos: int, n: int, end: int) -> list[int]:
+    """The rare int32 array: null (refused: never null in this message) or of 64 and more items."""
     if n < 0:
         raise CeilingError("null int32 array")
-    if n < _SMALL_ARRAYS:
-        values = list(_INT32_ARRAY[n](data, pos))
-    else:
-        if 4 * n > end - pos:
-            raise CeilingError("int32 array longer than the bytes left")
-        values = list(struct.unpack_from(f">{n}i", data, pos))
-    return values, pos + 4 * n
+    if 4 * n > end - pos:
+        raise CeilingError("int32 array longer than the bytes left")
+    return list(struct.unpack_from(f">{n}i", data, pos))
 
 
 def _no_tags(data: bytes, pos: int) -> int:
@@ -124,12 +144,21 @@ def _no_tags(data: bytes, pos: int) -> int:
 
 def decode(data: bytes) -> MetadataResponseV12:
     """Decode one MetadataResponse v12 body (no size prefix, no header) that fills ``data``."""
+    try:
+        return _decode(data)
+    except (struct.error, IndexError, UnicodeDecodeError) as e:  # truncated or corrupt input
+        raise CeilingError(f"malformed MetadataResponse v12: {e}") from e
+
+
+def _decode(data: bytes) -> MetadataResponseV12:
     end = len(data)
     int16 = _INT16
     int32 = _INT32
     partition_head = _PARTITION_HEAD
     uuid_bool = _UUID_BOOL
     int32_array = _int32_array
+    int32s = _INT32_ARRAY
+    small = _SMALL_ARRAYS
     make_uuid = _uuid
 
     r = MetadataResponseV12()
@@ -147,7 +176,7 @@ def decode(data: bytes) -> MetadataResponseV12:
     n -= 1
     if n < 0 or n > end - pos:
         raise CeilingError("bad broker count")
-    brokers = []
+    brokers: list[Broker] = []
     for _ in range(n):
         b = Broker()
         b._unknown_tags = None
@@ -206,7 +235,7 @@ def decode(data: bytes) -> MetadataResponseV12:
     n -= 1
     if n < 0 or n > end - pos:
         raise CeilingError("bad topic count")
-    topics = []
+    topics: list[Topic] = []
     add_topic = topics.append
     for _ in range(n):
         t = Topic()
@@ -236,16 +265,46 @@ def decode(data: bytes) -> MetadataResponseV12:
         m -= 1
         if m < 0 or m > end - pos:
             raise CeilingError("bad partition count")
-        partitions = []
+        partitions: list[Partition] = []
         add_partition = partitions.append
         for _ in range(m):
             p = Partition()
             p._unknown_tags = None
             p.error_code, p.partition_index, p.leader_id, p.leader_epoch = partition_head(data, pos)
             pos += 14
-            p.replica_nodes, pos = int32_array(data, pos, end)
-            p.isr_nodes, pos = int32_array(data, pos, end)
-            p.offline_replicas, pos = int32_array(data, pos, end)
+            k = data[pos]
+            if k < 0x80:
+                pos += 1
+            else:
+                k, pos = _varint(data, pos)
+            k -= 1
+            if 0 <= k < small:
+                p.replica_nodes = list(int32s[k](data, pos))
+            else:
+                p.replica_nodes = int32_array(data, pos, k, end)
+            pos += 4 * k
+            k = data[pos]
+            if k < 0x80:
+                pos += 1
+            else:
+                k, pos = _varint(data, pos)
+            k -= 1
+            if 0 <= k < small:
+                p.isr_nodes = list(int32s[k](data, pos))
+            else:
+                p.isr_nodes = int32_array(data, pos, k, end)
+            pos += 4 * k
+            k = data[pos]
+            if k < 0x80:
+                pos += 1
+            else:
+                k, pos = _varint(data, pos)
+            k -= 1
+            if 0 <= k < small:
+                p.offline_replicas = list(int32s[k](data, pos))
+            else:
+                p.offline_replicas = int32_array(data, pos, k, end)
+            pos += 4 * k
             if data[pos] != 0:
                 raise CeilingError(f"unexpected tagged fields at offset {pos}")
             pos += 1

@@ -13,14 +13,16 @@ import functools
 import importlib
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafka_epochs.codegen.build import IndexRow, compiled_package, import_from
 from kafka_epochs.wire.errors import DecodeError, EncodeError, UnsupportedVersionError
 from kafka_epochs.wire.message import Message
+
+if TYPE_CHECKING:  # the generator and pathlib load only when from_specs is used
+    from pathlib import Path
+
+    from kafka_epochs.codegen.build import IndexRow
 
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
@@ -29,18 +31,36 @@ CONTROLLED_SHUTDOWN = 7
 API_VERSIONS = 18
 
 
-@dataclass(frozen=True, slots=True)
 class Decoded:
-    """A decoded request or response frame."""
+    """A decoded request or response frame.
 
-    header: Any  # a RequestHeader or ResponseHeader object
-    body: Any  # the generated message object
-    api_key: int
-    api_version: int
-    header_version: int
-    #: Bytes after the body, when the caller allowed them (some clients send a few, and brokers
-    #: accept them); always 0 for an exact decode.
-    trailing: int = 0
+    ``trailing`` counts bytes after the body, when the caller allowed them (some clients send a
+    few, and brokers accept them); it is always 0 for an exact decode. (A plain slotted class:
+    the dataclass machinery would double the cost of ``import kafka_epochs.protocol``.)
+    """
+
+    __slots__ = ("api_key", "api_version", "body", "header", "header_version", "trailing")
+
+    def __init__(
+        self, header: Any, body: Any, api_key: int, api_version: int, header_version: int, trailing: int = 0,
+    ) -> None:
+        self.header = header  # a RequestHeader or ResponseHeader object
+        self.body = body  # the generated message object
+        self.api_key = api_key
+        self.api_version = api_version
+        self.header_version = header_version
+        self.trailing = trailing
+
+    def __repr__(self) -> str:
+        return (f"Decoded(header={self.header!r}, body={self.body!r}, api_key={self.api_key}, "
+                f"api_version={self.api_version}, header_version={self.header_version}, trailing={self.trailing})")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Decoded:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def correlation_id(self) -> int:
@@ -77,6 +97,8 @@ class Protocol:
         Generated code is cached (``$KAFKA_EPOCHS_CACHE``, else ``~/.cache/kafka-epochs``) under a
         digest of the specs and the generator, so later calls, in any process, skip generation.
         """
+        from kafka_epochs.codegen.build import compiled_package, import_from
+
         package, directory = compiled_package(spec_dir, cache_dir)
         index_module = import_from(package, directory, "_index")
 

@@ -38,6 +38,9 @@ _RUNTIME_IMPORTS = [
     ("primitives", "UVARINT1", "_UV1"),
     ("primitives", "fixed_array", "_fixed_array"),
     ("primitives", "fixed_array_pack", "_fixed_array_pack"),
+    ("primitives", "fixed_array_packers", "_fixed_array_packers"),
+    ("primitives", "fixed_array_unpackers", "_fixed_array_unpackers"),
+    ("primitives", "SMALL_ARRAY", "_SMALL"),
     ("primitives", "read_unknown_tags", "_read_unknown_tags"),
     ("primitives", "read_uvarint", "_uvarint"),
     ("primitives", "uuid_from_bytes", "_uuid"),
@@ -49,7 +52,7 @@ _RUNTIME_IMPORTS = [
     ("support", "missing_field", "_missing"),
     ("support", "string_length", "_string_length"),
 ]
-_FIXED_SIZES = {"?": 1, "b": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
+_FIXED_SIZES = {"?": 1, "b": 1, "B": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
 _FORMAT_NAMES = {"?": "o", "16s": "u"}
 _PY_TYPES = {
     Kind.BOOL: "bool", Kind.INT8: "int", Kind.INT16: "int", Kind.UINT16: "int", Kind.INT32: "int",
@@ -95,6 +98,7 @@ class _Function:
 class _ModuleWriter:
     spec: MessageSpec
     formats: set[str] = field(default_factory=set)
+    array_tables: set[tuple[str, str]] = field(default_factory=set)
     uuid_constants: dict[int, str] = field(default_factory=dict)
     functions: list[_Function] = field(default_factory=list)
     _by_body: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
@@ -107,6 +111,11 @@ class _ModuleWriter:
     def fixed(self, fmt: str) -> str:
         self.formats.add(fmt)
         return _fmt_name(fmt)
+
+    def array_table(self, code: str, op: str) -> str:
+        """The module constant holding ``op`` ("unpack"/"pack") functions for n = 0.._SMALL-1 items."""
+        self.array_tables.add((code, op))
+        return f"_{'UA' if op == 'unpack' else 'PA'}_{_fmt_name(code)}"
 
     def flexible(self, version: int) -> bool:
         return self.spec.is_flexible(version)
@@ -215,8 +224,12 @@ class _ModuleWriter:
             src(line)
         if stdlib:
             src()
+        tables = [
+            f"{self.array_table(code, op)} = _fixed_array_{'unpackers' if op == 'unpack' else 'packers'}({code!r})"
+            for code, op in sorted(self.array_tables)]
+        used = text + "\n".join(tables)
         for module, name, alias in _RUNTIME_IMPORTS:
-            if re.search(rf"\b{alias}\b", text):
+            if re.search(rf"\b{alias}\b", used):
                 src(f"from kafka_epochs.wire.{module} import {name} as {alias}")
         src()
         src("_new = object.__new__")
@@ -227,6 +240,8 @@ class _ModuleWriter:
             src(f"_P_{name} = _S_{name}.pack")
         for value, name in sorted(self.uuid_constants.items(), key=lambda kv: kv[1]):
             src(f"{name} = _UUID(int={value:#x})")
+        for line in tables:
+            src(line)
         return src.text() + text
 
     def class_source(self, src: Source, struct: StructSpec, is_message: bool) -> None:
@@ -403,30 +418,40 @@ class _Decode:
                 regular.append(f)
             else:
                 src(f"{var}.{gen.attr(f)} = {gen.default_expr(f)}")
-        for run in _runs(regular):
+        runs = _runs(regular)
+        # In a flexible version the tag count usually follows a run of fixed-width fields: read
+        # it in the same struct call, and only step back to it when the section is not empty.
+        merge_tags = self.flexible and bool(runs) and runs[-1][0].type.is_fixed
+        for i, run in enumerate(runs):
             if run[0].type.is_fixed:
-                self.fixed_run(run, var)
+                self.fixed_run(run, var, with_tag_count=merge_tags and i == len(runs) - 1)
             else:
                 self.value(run[0], f"{var}.{gen.attr(run[0])}", depth, end)
         if self.flexible:
-            with src.block("if data[pos] == 0:"):
-                src("pos += 1")
-            with src.block("else:"):
-                if any(f.tag is not None for f in struct.fields):
-                    fn = self.tag_function(struct)
-                    src(f"pos = {fn}({var}, data, pos, {end})")
-                else:
-                    src(f"{var}._unknown_tags, pos = _read_unknown_tags(data, pos, {end})")
+            if merge_tags:
+                src("if t:")
+                src.depth += 1
+                src("pos -= 1")
+            else:
+                with src.block("if data[pos] == 0:"):
+                    src("pos += 1")
+                src("else:")
+                src.depth += 1
+            if any(f.tag is not None for f in struct.fields):
+                src(f"pos = {self.tag_function(struct)}({var}, data, pos, {end})")
+            else:
+                src(f"{var}._unknown_tags, pos = _read_unknown_tags(data, pos, {end})")
+            src.depth -= 1
 
-    def fixed_run(self, run: list[FieldSpec], var: str) -> None:
+    def fixed_run(self, run: list[FieldSpec], var: str, with_tag_count: bool = False) -> None:
         src, gen = self.src, self.gen
-        fmt = "".join(FIXED_FORMATS[f.type.kind] for f in run)
+        fmt = "".join(FIXED_FORMATS[f.type.kind] for f in run) + ("B" if with_tag_count else "")
         name = gen.fixed(fmt)
-        targets = [f"{var}.{gen.attr(f)}" for f in run]
+        targets = [f"{var}.{gen.attr(f)}" for f in run] + (["t"] if with_tag_count else [])
         lhs = ", ".join(targets) + ("," if len(targets) == 1 else "")
         src(f"{lhs} = _U_{name}(data, pos)")
         src(f"pos += {sum(_FIXED_SIZES[c] for c in _split_fmt(fmt))}")
-        for f, target in zip(run, targets, strict=True):
+        for f, target in zip(run, targets, strict=False):
             if f.type.kind is Kind.UUID:
                 src(f"{target} = _uuid({target})")
 
@@ -437,6 +462,10 @@ class _Decode:
             src("n = data[pos]")
             with src.block("if n < 0x80:"):
                 src("pos += 1")
+            # Two-byte lengths (128..16383: every ~1 KiB record batch) stay inline too.
+            with src.block("elif data[pos + 1] < 0x80:"):
+                src("n = (n & 0x7F) | (data[pos + 1] << 7)")
+                src("pos += 2")
             with src.block("else:"):
                 src("n, pos = _uvarint(data, pos)")
                 if string:
@@ -518,7 +547,8 @@ class _Decode:
             src("raise _Malformed")
         if element.is_fixed and element.kind is not Kind.UUID:
             code = FIXED_FORMATS[element.kind]
-            src(f"{target} = list(_fixed_array({code!r}, n)(data, pos))")
+            table = self.gen.array_table(code, "unpack")
+            src(f"{target} = [*{table}[n](data, pos)] if n < _SMALL else list(_fixed_array({code!r}, n)(data, pos))")
             src(f"pos += {_FIXED_SIZES[code]} * n")
             return
         items = f"l{depth}"
@@ -614,7 +644,8 @@ class _Encode:
         """Write the length or count held in ``n``."""
         if compact:
             slow = "_string_length(n + 1)" if string else "_to_uvarint(n + 1)"
-            self.src(f"{out}.append(_UV1[n + 1] if n < 127 else {slow})")
+            two = f"_P_{self.gen.fixed('BB')}(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7)"
+            self.src(f"{out}.append(_UV1[n + 1] if n < 127 else {two} if n < 16383 else {slow})")
         else:
             self.src(f"{out}.append(_P_{self.gen.fixed('i' if wide else 'h')}(n))")
 
@@ -673,7 +704,9 @@ class _Encode:
         element = f.type.element
         assert element is not None
         if element.is_fixed and element.kind is not Kind.UUID:
-            src(f"{out}.append(_fixed_array_pack({FIXED_FORMATS[element.kind]!r}, n)(*{items}))")
+            code = FIXED_FORMATS[element.kind]
+            table = self.gen.array_table(code, "pack")
+            src(f"{out}.append({table}[n](*{items}) if n < _SMALL else _fixed_array_pack({code!r}, n)(*{items}))")
             return
         item = f"o{depth}"
         with src.block(f"for {item} in {items}:"):

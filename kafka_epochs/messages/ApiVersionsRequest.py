@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import struct as _struct
+
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.primitives import Malformed as _Malformed
 from kafka_epochs.wire.primitives import UVARINT1 as _UV1
@@ -14,6 +16,9 @@ from kafka_epochs.wire.schema import FieldInfo as _F
 from kafka_epochs.wire.support import string_length as _string_length
 
 _new = object.__new__
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 
 
 class ApiVersionsRequest(_Message):
@@ -62,6 +67,9 @@ def _read_v3(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -74,6 +82,9 @@ def _read_v3(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -93,11 +104,11 @@ def _read_v3(data, pos, end):
 def _write_v3(o, out):
     s = o.client_software_name.encode()
     n = len(s)
-    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
     out.append(s)
     s = o.client_software_version.encode()
     n = len(s)
-    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
     out.append(s)
     if o._unknown_tags:
         _write_tags(out, list(o._unknown_tags.items()))

@@ -22,18 +22,30 @@ _new = object.__new__
 _S_o = _struct.Struct('>?')
 _U_o = _S_o.unpack_from
 _P_o = _S_o.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
 _S_hh = _struct.Struct('>hh')
 _U_hh = _S_hh.unpack_from
 _P_hh = _S_hh.pack
+_S_hhB = _struct.Struct('>hhB')
+_U_hhB = _S_hhB.unpack_from
+_P_hhB = _S_hhB.pack
 _S_hhh = _struct.Struct('>hhh')
 _U_hhh = _S_hhh.unpack_from
 _P_hhh = _S_hhh.pack
+_S_hhhB = _struct.Struct('>hhhB')
+_U_hhhB = _S_hhhB.unpack_from
+_P_hhhB = _S_hhhB.pack
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
+_S_iB = _struct.Struct('>iB')
+_U_iB = _S_iB.unpack_from
+_P_iB = _S_iB.pack
 _S_q = _struct.Struct('>q')
 _U_q = _S_q.unpack_from
 _P_q = _S_q.pack
@@ -247,6 +259,9 @@ def _read_tags_ApiVersionsResponse_v3(o, data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -261,6 +276,9 @@ def _read_tags_ApiVersionsResponse_v3(o, data, pos, end):
                 n = data[pos]
                 if n < 0x80:
                     pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
                 else:
                     n, pos = _uvarint(data, pos)
                     if n > 0x8000:
@@ -270,11 +288,10 @@ def _read_tags_ApiVersionsResponse_v3(o, data, pos, end):
                     raise _Malformed
                 o1.name = data[pos:pos + n].decode()
                 pos += n
-                o1.min_version, o1.max_version = _U_hh(data, pos)
-                pos += 4
-                if data[pos] == 0:
-                    pos += 1
-                else:
+                o1.min_version, o1.max_version, t = _U_hhB(data, pos)
+                pos += 5
+                if t:
+                    pos -= 1
                     o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
                 l1.append(o1)
             o.supported_features = l1
@@ -289,6 +306,9 @@ def _read_tags_ApiVersionsResponse_v3(o, data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -303,6 +323,9 @@ def _read_tags_ApiVersionsResponse_v3(o, data, pos, end):
                 n = data[pos]
                 if n < 0x80:
                     pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
                 else:
                     n, pos = _uvarint(data, pos)
                     if n > 0x8000:
@@ -312,11 +335,10 @@ def _read_tags_ApiVersionsResponse_v3(o, data, pos, end):
                     raise _Malformed
                 o1.name = data[pos:pos + n].decode()
                 pos += n
-                o1.max_version_level, o1.min_version_level = _U_hh(data, pos)
-                pos += 4
-                if data[pos] == 0:
-                    pos += 1
-                else:
+                o1.max_version_level, o1.min_version_level, t = _U_hhB(data, pos)
+                pos += 5
+                if t:
+                    pos -= 1
                     o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
                 l1.append(o1)
             o.finalized_features = l1
@@ -348,6 +370,9 @@ def _read_v3(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -359,19 +384,17 @@ def _read_v3(data, pos, end):
     for _ in range(n):
         o1 = _new(ApiVersion)
         o1._unknown_tags = None
-        o1.api_key, o1.min_version, o1.max_version = _U_hhh(data, pos)
-        pos += 6
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.api_key, o1.min_version, o1.max_version, t = _U_hhhB(data, pos)
+        pos += 7
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.api_keys = l1
-    o.throttle_time_ms, = _U_i(data, pos)
-    pos += 4
-    if data[pos] == 0:
-        pos += 1
-    else:
+    o.throttle_time_ms, t = _U_iB(data, pos)
+    pos += 5
+    if t:
+        pos -= 1
         pos = _read_tags_ApiVersionsResponse_v3(o, data, pos, end)
     return o, pos
 
@@ -380,7 +403,7 @@ def _write_v3(o, out):
     out.append(_P_h(o.error_code))
     a1 = o.api_keys
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_hhh(o1.api_key, o1.min_version, o1.max_version))
         if o1._unknown_tags:
@@ -393,11 +416,11 @@ def _write_v3(o, out):
         b0 = []
         a1 = o.supported_features
         n = len(a1)
-        b0.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o1 in a1:
             s = o1.name.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
             b0.append(_P_hh(o1.min_version, o1.max_version))
             if o1._unknown_tags:
@@ -413,11 +436,11 @@ def _write_v3(o, out):
         b0 = []
         a1 = o.finalized_features
         n = len(a1)
-        b0.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o1 in a1:
             s = o1.name.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
             b0.append(_P_hh(o1.max_version_level, o1.min_version_level))
             if o1._unknown_tags:

@@ -13,6 +13,9 @@ from kafka_epochs.wire.primitives import Malformed as _Malformed
 from kafka_epochs.wire.primitives import UVARINT1 as _UV1
 from kafka_epochs.wire.primitives import fixed_array as _fixed_array
 from kafka_epochs.wire.primitives import fixed_array_pack as _fixed_array_pack
+from kafka_epochs.wire.primitives import fixed_array_packers as _fixed_array_packers
+from kafka_epochs.wire.primitives import fixed_array_unpackers as _fixed_array_unpackers
+from kafka_epochs.wire.primitives import SMALL_ARRAY as _SMALL
 from kafka_epochs.wire.primitives import read_unknown_tags as _read_unknown_tags
 from kafka_epochs.wire.primitives import read_uvarint as _uvarint
 from kafka_epochs.wire.primitives import uuid_from_bytes as _uuid
@@ -28,6 +31,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -52,12 +58,18 @@ _P_iiiibii = _S_iiiibii.pack
 _S_iiqiqi = _struct.Struct('>iiqiqi')
 _U_iiqiqi = _S_iiqiqi.unpack_from
 _P_iiqiqi = _S_iiqiqi.pack
+_S_iiqiqiB = _struct.Struct('>iiqiqiB')
+_U_iiqiqiB = _S_iiqiqiB.unpack_from
+_P_iiqiqiB = _S_iiqiqiB.pack
 _S_iiqqi = _struct.Struct('>iiqqi')
 _U_iiqqi = _S_iiqqi.unpack_from
 _P_iiqqi = _S_iiqqi.pack
 _S_iq = _struct.Struct('>iq')
 _U_iq = _S_iq.unpack_from
 _P_iq = _S_iq.pack
+_S_iqB = _struct.Struct('>iqB')
+_U_iqB = _S_iqB.unpack_from
+_P_iqB = _S_iqB.pack
 _S_iqi = _struct.Struct('>iqi')
 _U_iqi = _S_iqi.unpack_from
 _P_iqi = _S_iqi.pack
@@ -65,6 +77,8 @@ _S_iqqi = _struct.Struct('>iqqi')
 _U_iqqi = _S_iqqi.unpack_from
 _P_iqqi = _S_iqqi.pack
 _ZERO_UUID = _UUID(int=0x0)
+_PA_i = _fixed_array_packers('i')
+_UA_i = _fixed_array_unpackers('i')
 
 
 class ForgottenTopic(_Struct):
@@ -672,7 +686,7 @@ def _read_v7(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.partitions = list(_fixed_array('i', n)(data, pos))
+        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         l1.append(o1)
     o.forgotten_topics_data = l1
@@ -709,7 +723,7 @@ def _write_v7(o, out):
         a2 = o1.partitions
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
 
 
 def _write_v8(o, out):
@@ -742,7 +756,7 @@ def _write_v8(o, out):
         a2 = o1.partitions
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
 
 
 def _read_v9(data, pos, end):
@@ -811,7 +825,7 @@ def _read_v9(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.partitions = list(_fixed_array('i', n)(data, pos))
+        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         l1.append(o1)
     o.forgotten_topics_data = l1
@@ -848,7 +862,7 @@ def _write_v9(o, out):
         a2 = o1.partitions
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
 
 
 def _write_v10(o, out):
@@ -881,7 +895,7 @@ def _write_v10(o, out):
         a2 = o1.partitions
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
 
 
 def _read_v11(data, pos, end):
@@ -949,7 +963,7 @@ def _read_v11(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.partitions = list(_fixed_array('i', n)(data, pos))
+        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         l1.append(o1)
     o.forgotten_topics_data = l1
@@ -992,7 +1006,7 @@ def _write_v11(o, out):
         a2 = o1.partitions
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
     s = o.rack_id.encode()
     n = len(s)
     out.append(_P_h(n))
@@ -1036,6 +1050,9 @@ def _read_tags_FetchRequest_v12(o, data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
                 if n > 0x8000:
@@ -1069,6 +1086,9 @@ def _read_v12(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1084,6 +1104,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1096,6 +1119,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1108,11 +1134,10 @@ def _read_v12(data, pos, end):
             o2 = _new(FetchPartition)
             o2._unknown_tags = None
             o2.replica_directory_id = _ZERO_UUID
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes = _U_iiqiqi(data, pos)
-            pos += 32
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
+            pos += 33
+            if t:
+                pos -= 1
                 pos = _read_tags_FetchPartition_v12(o2, data, pos, end)
             l2.append(o2)
         o1.partitions = l2
@@ -1125,6 +1150,9 @@ def _read_v12(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1140,6 +1168,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1152,6 +1183,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1159,7 +1193,7 @@ def _read_v12(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.partitions = list(_fixed_array('i', n)(data, pos))
+        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         if data[pos] == 0:
             pos += 1
@@ -1170,6 +1204,9 @@ def _read_v12(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -1192,15 +1229,15 @@ def _write_v12(o, out):
     out.append(_P_iiiibii(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iiqiqi(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
             if o2._unknown_tags:
@@ -1213,23 +1250,23 @@ def _write_v12(o, out):
             out.append(b'\x00')
     a1 = o.forgotten_topics_data
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
         else:
             out.append(b'\x00')
     s = o.rack_id.encode()
     n = len(s)
-    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
     out.append(s)
     t0 = []
     if o.cluster_id is not None:
@@ -1240,7 +1277,7 @@ def _write_v12(o, out):
         else:
             s = s.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
         t0.append((0, b''.join(b0)))
     if o._unknown_tags:
@@ -1261,6 +1298,9 @@ def _read_v13(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1279,6 +1319,9 @@ def _read_v13(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1291,11 +1334,10 @@ def _read_v13(data, pos, end):
             o2 = _new(FetchPartition)
             o2._unknown_tags = None
             o2.replica_directory_id = _ZERO_UUID
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes = _U_iiqiqi(data, pos)
-            pos += 32
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
+            pos += 33
+            if t:
+                pos -= 1
                 pos = _read_tags_FetchPartition_v12(o2, data, pos, end)
             l2.append(o2)
         o1.partitions = l2
@@ -1308,6 +1350,9 @@ def _read_v13(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1326,6 +1371,9 @@ def _read_v13(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1333,7 +1381,7 @@ def _read_v13(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.partitions = list(_fixed_array('i', n)(data, pos))
+        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         if data[pos] == 0:
             pos += 1
@@ -1344,6 +1392,9 @@ def _read_v13(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -1366,12 +1417,12 @@ def _write_v13(o, out):
     out.append(_P_iiiibii(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iiqiqi(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
             if o2._unknown_tags:
@@ -1384,20 +1435,20 @@ def _write_v13(o, out):
             out.append(b'\x00')
     a1 = o.forgotten_topics_data
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
         else:
             out.append(b'\x00')
     s = o.rack_id.encode()
     n = len(s)
-    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
     out.append(s)
     t0 = []
     if o.cluster_id is not None:
@@ -1408,7 +1459,7 @@ def _write_v13(o, out):
         else:
             s = s.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
         t0.append((0, b''.join(b0)))
     if o._unknown_tags:
@@ -1425,12 +1476,12 @@ def _write_v14(o, out):
     out.append(_P_iiiibii(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iiqiqi(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
             if o2._unknown_tags:
@@ -1443,20 +1494,20 @@ def _write_v14(o, out):
             out.append(b'\x00')
     a1 = o.forgotten_topics_data
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
         else:
             out.append(b'\x00')
     s = o.rack_id.encode()
     n = len(s)
-    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
     out.append(s)
     t0 = []
     if o.cluster_id is not None:
@@ -1467,7 +1518,7 @@ def _write_v14(o, out):
         else:
             s = s.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
         t0.append((0, b''.join(b0)))
     if o._unknown_tags:
@@ -1493,6 +1544,9 @@ def _read_tags_FetchRequest_v15(o, data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
                 if n > 0x8000:
@@ -1508,11 +1562,10 @@ def _read_tags_FetchRequest_v15(o, data, pos, end):
         elif tag == 1:
             o1 = _new(ReplicaState)
             o1._unknown_tags = None
-            o1.replica_id, o1.replica_epoch = _U_iq(data, pos)
-            pos += 12
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o1.replica_id, o1.replica_epoch, t = _U_iqB(data, pos)
+            pos += 13
+            if t:
+                pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
             o.replica_state = o1
             if pos != stop:
@@ -1537,6 +1590,9 @@ def _read_v15(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1555,6 +1611,9 @@ def _read_v15(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1567,11 +1626,10 @@ def _read_v15(data, pos, end):
             o2 = _new(FetchPartition)
             o2._unknown_tags = None
             o2.replica_directory_id = _ZERO_UUID
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes = _U_iiqiqi(data, pos)
-            pos += 32
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
+            pos += 33
+            if t:
+                pos -= 1
                 pos = _read_tags_FetchPartition_v12(o2, data, pos, end)
             l2.append(o2)
         o1.partitions = l2
@@ -1584,6 +1642,9 @@ def _read_v15(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1602,6 +1663,9 @@ def _read_v15(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1609,7 +1673,7 @@ def _read_v15(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.partitions = list(_fixed_array('i', n)(data, pos))
+        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         if data[pos] == 0:
             pos += 1
@@ -1620,6 +1684,9 @@ def _read_v15(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -1642,12 +1709,12 @@ def _write_v15(o, out):
     out.append(_P_iiibii(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iiqiqi(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
             if o2._unknown_tags:
@@ -1660,20 +1727,20 @@ def _write_v15(o, out):
             out.append(b'\x00')
     a1 = o.forgotten_topics_data
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
         else:
             out.append(b'\x00')
     s = o.rack_id.encode()
     n = len(s)
-    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
     out.append(s)
     t0 = []
     if o.cluster_id is not None:
@@ -1684,7 +1751,7 @@ def _write_v15(o, out):
         else:
             s = s.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
         t0.append((0, b''.join(b0)))
     if o.replica_state != ReplicaState():
@@ -1710,12 +1777,12 @@ def _write_v16(o, out):
     out.append(_P_iiibii(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iiqiqi(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
             if o2._unknown_tags:
@@ -1728,20 +1795,20 @@ def _write_v16(o, out):
             out.append(b'\x00')
     a1 = o.forgotten_topics_data
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
         else:
             out.append(b'\x00')
     s = o.rack_id.encode()
     n = len(s)
-    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
     out.append(s)
     t0 = []
     if o.cluster_id is not None:
@@ -1752,7 +1819,7 @@ def _write_v16(o, out):
         else:
             s = s.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
         t0.append((0, b''.join(b0)))
     if o.replica_state != ReplicaState():
@@ -1809,6 +1876,9 @@ def _read_v17(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1827,6 +1897,9 @@ def _read_v17(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1839,11 +1912,10 @@ def _read_v17(data, pos, end):
             o2 = _new(FetchPartition)
             o2._unknown_tags = None
             o2.replica_directory_id = _ZERO_UUID
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes = _U_iiqiqi(data, pos)
-            pos += 32
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
+            pos += 33
+            if t:
+                pos -= 1
                 pos = _read_tags_FetchPartition_v17(o2, data, pos, end)
             l2.append(o2)
         o1.partitions = l2
@@ -1856,6 +1928,9 @@ def _read_v17(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1874,6 +1949,9 @@ def _read_v17(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1881,7 +1959,7 @@ def _read_v17(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.partitions = list(_fixed_array('i', n)(data, pos))
+        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         if data[pos] == 0:
             pos += 1
@@ -1892,6 +1970,9 @@ def _read_v17(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -1914,12 +1995,12 @@ def _write_v17(o, out):
     out.append(_P_iiibii(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iiqiqi(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
             t2 = []
@@ -1939,20 +2020,20 @@ def _write_v17(o, out):
             out.append(b'\x00')
     a1 = o.forgotten_topics_data
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
         else:
             out.append(b'\x00')
     s = o.rack_id.encode()
     n = len(s)
-    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
     out.append(s)
     t0 = []
     if o.cluster_id is not None:
@@ -1963,7 +2044,7 @@ def _write_v17(o, out):
         else:
             s = s.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
         t0.append((0, b''.join(b0)))
     if o.replica_state != ReplicaState():

@@ -27,6 +27,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -48,15 +51,27 @@ _P_ihqqq = _S_ihqqq.pack
 _S_ii = _struct.Struct('>ii')
 _U_ii = _S_ii.unpack_from
 _P_ii = _S_ii.pack
+_S_iiB = _struct.Struct('>iiB')
+_U_iiB = _S_iiB.unpack_from
+_P_iiB = _S_iiB.pack
 _S_iq = _struct.Struct('>iq')
 _U_iq = _S_iq.unpack_from
 _P_iq = _S_iq.pack
+_S_iqB = _struct.Struct('>iqB')
+_U_iqB = _S_iqB.unpack_from
+_P_iqB = _S_iqB.pack
 _S_qi = _struct.Struct('>qi')
 _U_qi = _S_qi.unpack_from
 _P_qi = _S_qi.pack
+_S_qiB = _struct.Struct('>qiB')
+_U_qiB = _S_qiB.unpack_from
+_P_qiB = _S_qiB.pack
 _S_qq = _struct.Struct('>qq')
 _U_qq = _S_qq.unpack_from
 _P_qq = _S_qq.pack
+_S_qqB = _struct.Struct('>qqB')
+_U_qqB = _S_qqB.unpack_from
+_P_qqB = _S_qqB.pack
 _ZERO_UUID = _UUID(int=0x0)
 
 
@@ -1198,11 +1213,10 @@ def _read_tags_PartitionData_v12(o, data, pos, end):
         if tag == 0:
             o1 = _new(EpochEndOffset)
             o1._unknown_tags = None
-            o1.epoch, o1.end_offset = _U_iq(data, pos)
-            pos += 12
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o1.epoch, o1.end_offset, t = _U_iqB(data, pos)
+            pos += 13
+            if t:
+                pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
             o.diverging_epoch = o1
             if pos != stop:
@@ -1210,11 +1224,10 @@ def _read_tags_PartitionData_v12(o, data, pos, end):
         elif tag == 1:
             o1 = _new(LeaderIdAndEpoch)
             o1._unknown_tags = None
-            o1.leader_id, o1.leader_epoch = _U_ii(data, pos)
-            pos += 8
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o1.leader_id, o1.leader_epoch, t = _U_iiB(data, pos)
+            pos += 9
+            if t:
+                pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
             o.current_leader = o1
             if pos != stop:
@@ -1222,11 +1235,10 @@ def _read_tags_PartitionData_v12(o, data, pos, end):
         elif tag == 2:
             o1 = _new(SnapshotId)
             o1._unknown_tags = None
-            o1.end_offset, o1.epoch = _U_qi(data, pos)
-            pos += 12
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o1.end_offset, o1.epoch, t = _U_qiB(data, pos)
+            pos += 13
+            if t:
+                pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
             o.snapshot_id = o1
             if pos != stop:
@@ -1271,6 +1283,9 @@ def _read_v12(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1286,6 +1301,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1298,6 +1316,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1317,6 +1338,9 @@ def _read_v12(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1329,11 +1353,10 @@ def _read_v12(data, pos, end):
                 for _ in range(n):
                     o3 = _new(AbortedTransaction)
                     o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset = _U_qq(data, pos)
-                    pos += 16
-                    if data[pos] == 0:
-                        pos += 1
-                    else:
+                    o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
+                    pos += 17
+                    if t:
+                        pos -= 1
                         o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
                     l3.append(o3)
                 o2.aborted_transactions = l3
@@ -1342,6 +1365,9 @@ def _read_v12(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1375,15 +1401,15 @@ def _write_v12(o, out):
     out.append(_P_ihi(o.throttle_time_ms, o.error_code, o.session_id))
     a1 = o.responses
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_ihqqq(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
             a3 = o2.aborted_transactions
@@ -1391,7 +1417,7 @@ def _write_v12(o, out):
                 out.append(b'\x00')
             else:
                 n = len(a3)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 for o3 in a3:
                     out.append(_P_qq(o3.producer_id, o3.first_offset))
                     if o3._unknown_tags:
@@ -1404,7 +1430,7 @@ def _write_v12(o, out):
                 out.append(b'\x00')
             else:
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 out.append(s)
             t2 = []
             if o2.diverging_epoch != EpochEndOffset():
@@ -1459,6 +1485,9 @@ def _read_v13(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1477,6 +1506,9 @@ def _read_v13(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1496,6 +1528,9 @@ def _read_v13(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1508,11 +1543,10 @@ def _read_v13(data, pos, end):
                 for _ in range(n):
                     o3 = _new(AbortedTransaction)
                     o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset = _U_qq(data, pos)
-                    pos += 16
-                    if data[pos] == 0:
-                        pos += 1
-                    else:
+                    o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
+                    pos += 17
+                    if t:
+                        pos -= 1
                         o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
                     l3.append(o3)
                 o2.aborted_transactions = l3
@@ -1521,6 +1555,9 @@ def _read_v13(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1554,12 +1591,12 @@ def _write_v13(o, out):
     out.append(_P_ihi(o.throttle_time_ms, o.error_code, o.session_id))
     a1 = o.responses
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_ihqqq(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
             a3 = o2.aborted_transactions
@@ -1567,7 +1604,7 @@ def _write_v13(o, out):
                 out.append(b'\x00')
             else:
                 n = len(a3)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 for o3 in a3:
                     out.append(_P_qq(o3.producer_id, o3.first_offset))
                     if o3._unknown_tags:
@@ -1580,7 +1617,7 @@ def _write_v13(o, out):
                 out.append(b'\x00')
             else:
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 out.append(s)
             t2 = []
             if o2.diverging_epoch != EpochEndOffset():
@@ -1632,12 +1669,12 @@ def _write_v14(o, out):
     out.append(_P_ihi(o.throttle_time_ms, o.error_code, o.session_id))
     a1 = o.responses
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_ihqqq(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
             a3 = o2.aborted_transactions
@@ -1645,7 +1682,7 @@ def _write_v14(o, out):
                 out.append(b'\x00')
             else:
                 n = len(a3)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 for o3 in a3:
                     out.append(_P_qq(o3.producer_id, o3.first_offset))
                     if o3._unknown_tags:
@@ -1658,7 +1695,7 @@ def _write_v14(o, out):
                 out.append(b'\x00')
             else:
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 out.append(s)
             t2 = []
             if o2.diverging_epoch != EpochEndOffset():
@@ -1710,12 +1747,12 @@ def _write_v15(o, out):
     out.append(_P_ihi(o.throttle_time_ms, o.error_code, o.session_id))
     a1 = o.responses
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_ihqqq(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
             a3 = o2.aborted_transactions
@@ -1723,7 +1760,7 @@ def _write_v15(o, out):
                 out.append(b'\x00')
             else:
                 n = len(a3)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 for o3 in a3:
                     out.append(_P_qq(o3.producer_id, o3.first_offset))
                     if o3._unknown_tags:
@@ -1736,7 +1773,7 @@ def _write_v15(o, out):
                 out.append(b'\x00')
             else:
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 out.append(s)
             t2 = []
             if o2.diverging_epoch != EpochEndOffset():
@@ -1797,6 +1834,9 @@ def _read_tags_FetchResponse_v16(o, data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1813,6 +1853,9 @@ def _read_tags_FetchResponse_v16(o, data, pos, end):
                 n = data[pos]
                 if n < 0x80:
                     pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
                 else:
                     n, pos = _uvarint(data, pos)
                     if n > 0x8000:
@@ -1827,6 +1870,9 @@ def _read_tags_FetchResponse_v16(o, data, pos, end):
                 n = data[pos]
                 if n < 0x80:
                     pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
                 else:
                     n, pos = _uvarint(data, pos)
                     if n > 0x8000:
@@ -1863,6 +1909,9 @@ def _read_v16(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1881,6 +1930,9 @@ def _read_v16(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1900,6 +1952,9 @@ def _read_v16(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1912,11 +1967,10 @@ def _read_v16(data, pos, end):
                 for _ in range(n):
                     o3 = _new(AbortedTransaction)
                     o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset = _U_qq(data, pos)
-                    pos += 16
-                    if data[pos] == 0:
-                        pos += 1
-                    else:
+                    o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
+                    pos += 17
+                    if t:
+                        pos -= 1
                         o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
                     l3.append(o3)
                 o2.aborted_transactions = l3
@@ -1925,6 +1979,9 @@ def _read_v16(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1956,12 +2013,12 @@ def _write_v16(o, out):
     out.append(_P_ihi(o.throttle_time_ms, o.error_code, o.session_id))
     a1 = o.responses
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_ihqqq(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
             a3 = o2.aborted_transactions
@@ -1969,7 +2026,7 @@ def _write_v16(o, out):
                 out.append(b'\x00')
             else:
                 n = len(a3)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 for o3 in a3:
                     out.append(_P_qq(o3.producer_id, o3.first_offset))
                     if o3._unknown_tags:
@@ -1982,7 +2039,7 @@ def _write_v16(o, out):
                 out.append(b'\x00')
             else:
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
                 out.append(s)
             t2 = []
             if o2.diverging_epoch != EpochEndOffset():
@@ -2027,12 +2084,12 @@ def _write_v16(o, out):
         b0 = []
         a1 = o.node_endpoints
         n = len(a1)
-        b0.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o1 in a1:
             b0.append(_P_i(o1.node_id))
             s = o1.host.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
             b0.append(_P_i(o1.port))
             s = o1.rack
@@ -2041,7 +2098,7 @@ def _write_v16(o, out):
             else:
                 s = s.encode()
                 n = len(s)
-                b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+                b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
                 b0.append(s)
             if o1._unknown_tags:
                 _write_tags(b0, list(o1._unknown_tags.items()))

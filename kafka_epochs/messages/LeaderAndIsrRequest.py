@@ -13,6 +13,9 @@ from kafka_epochs.wire.primitives import Malformed as _Malformed
 from kafka_epochs.wire.primitives import UVARINT1 as _UV1
 from kafka_epochs.wire.primitives import fixed_array as _fixed_array
 from kafka_epochs.wire.primitives import fixed_array_pack as _fixed_array_pack
+from kafka_epochs.wire.primitives import fixed_array_packers as _fixed_array_packers
+from kafka_epochs.wire.primitives import fixed_array_unpackers as _fixed_array_unpackers
+from kafka_epochs.wire.primitives import SMALL_ARRAY as _SMALL
 from kafka_epochs.wire.primitives import read_unknown_tags as _read_unknown_tags
 from kafka_epochs.wire.primitives import read_uvarint as _uvarint
 from kafka_epochs.wire.primitives import uuid_from_bytes as _uuid
@@ -30,9 +33,18 @@ _P_u = _S_u.pack
 _S_o = _struct.Struct('>?')
 _U_o = _S_o.unpack_from
 _P_o = _S_o.pack
+_S_oB = _struct.Struct('>?B')
+_U_oB = _S_oB.unpack_from
+_P_oB = _S_oB.pack
 _S_ob = _struct.Struct('>?b')
 _U_ob = _S_ob.unpack_from
 _P_ob = _S_ob.pack
+_S_obB = _struct.Struct('>?bB')
+_U_obB = _S_obB.unpack_from
+_P_obB = _S_obB.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -42,6 +54,9 @@ _P_i = _S_i.pack
 _S_ioiqb = _struct.Struct('>i?iqb')
 _U_ioiqb = _S_ioiqb.unpack_from
 _P_ioiqb = _S_ioiqb.pack
+_S_iB = _struct.Struct('>iB')
+_U_iB = _S_iB.unpack_from
+_P_iB = _S_iB.pack
 _S_ii = _struct.Struct('>ii')
 _U_ii = _S_ii.unpack_from
 _P_ii = _S_ii.pack
@@ -55,6 +70,8 @@ _S_iiqb = _struct.Struct('>iiqb')
 _U_iiqb = _S_iiqb.unpack_from
 _P_iiqb = _S_iiqb.pack
 _ZERO_UUID = _UUID(int=0x0)
+_PA_i = _fixed_array_packers('i')
+_UA_i = _fixed_array_unpackers('i')
 
 
 class LeaderAndIsrLiveLeader(_Struct):
@@ -247,7 +264,7 @@ def _read_v0(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.isr = list(_fixed_array('i', n)(data, pos))
+        o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         o1.partition_epoch, = _U_i(data, pos)
         pos += 4
@@ -257,7 +274,7 @@ def _read_v0(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.replicas = list(_fixed_array('i', n)(data, pos))
+        o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         l1.append(o1)
     o.ungrouped_partition_states = l1
@@ -308,12 +325,12 @@ def _write_v0(o, out):
         a2 = o1.isr
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         out.append(_P_i(o1.partition_epoch))
         a2 = o1.replicas
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
     a1 = o.live_leaders
     n = len(a1)
     out.append(_P_i(n))
@@ -362,7 +379,7 @@ def _read_v1(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.isr = list(_fixed_array('i', n)(data, pos))
+        o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         o1.partition_epoch, = _U_i(data, pos)
         pos += 4
@@ -372,7 +389,7 @@ def _read_v1(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.replicas = list(_fixed_array('i', n)(data, pos))
+        o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         o1.is_new, = _U_o(data, pos)
         pos += 1
@@ -425,12 +442,12 @@ def _write_v1(o, out):
         a2 = o1.isr
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         out.append(_P_i(o1.partition_epoch))
         a2 = o1.replicas
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         out.append(_P_o(o1.is_new))
     a1 = o.live_leaders
     n = len(a1)
@@ -491,7 +508,7 @@ def _read_v2(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = list(_fixed_array('i', n)(data, pos))
+            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             o2.partition_epoch, = _U_i(data, pos)
             pos += 4
@@ -501,7 +518,7 @@ def _read_v2(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replicas = list(_fixed_array('i', n)(data, pos))
+            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             o2.is_new, = _U_o(data, pos)
             pos += 1
@@ -560,12 +577,12 @@ def _write_v2(o, out):
             a3 = o2.isr
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_i(o2.partition_epoch))
             a3 = o2.replicas
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_o(o2.is_new))
     a1 = o.live_leaders
     n = len(a1)
@@ -624,7 +641,7 @@ def _read_v3(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = list(_fixed_array('i', n)(data, pos))
+            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             o2.partition_epoch, = _U_i(data, pos)
             pos += 4
@@ -634,7 +651,7 @@ def _read_v3(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replicas = list(_fixed_array('i', n)(data, pos))
+            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -642,7 +659,7 @@ def _read_v3(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.adding_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.adding_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -650,7 +667,7 @@ def _read_v3(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.removing_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.removing_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             o2.is_new, = _U_o(data, pos)
             pos += 1
@@ -709,20 +726,20 @@ def _write_v3(o, out):
             a3 = o2.isr
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_i(o2.partition_epoch))
             a3 = o2.replicas
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.adding_replicas
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.removing_replicas
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_o(o2.is_new))
     a1 = o.live_leaders
     n = len(a1)
@@ -747,6 +764,9 @@ def _read_v4(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -762,6 +782,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -774,6 +797,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -792,6 +818,9 @@ def _read_v4(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -799,13 +828,16 @@ def _read_v4(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = list(_fixed_array('i', n)(data, pos))
+            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             o2.partition_epoch, = _U_i(data, pos)
             pos += 4
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -813,11 +845,14 @@ def _read_v4(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replicas = list(_fixed_array('i', n)(data, pos))
+            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -825,11 +860,14 @@ def _read_v4(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.adding_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.adding_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -837,13 +875,12 @@ def _read_v4(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.removing_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.removing_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
-            o2.is_new, = _U_o(data, pos)
-            pos += 1
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.is_new, t = _U_oB(data, pos)
+            pos += 2
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partition_states = l2
@@ -856,6 +893,9 @@ def _read_v4(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -872,6 +912,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -881,11 +924,10 @@ def _read_v4(data, pos, end):
             raise _Malformed
         o1.host_name = data[pos:pos + n].decode()
         pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.port, t = _U_iB(data, pos)
+        pos += 5
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.live_leaders = l1
@@ -906,36 +948,36 @@ def _write_v4(o, out):
     out.append(_P_iiq(o.controller_id, o.controller_epoch, o.broker_epoch))
     a1 = o.topic_states
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         a2 = o1.partition_states
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             if o2.leader_recovery_state != 0:
                 raise _missing('LeaderAndIsrPartitionState', 'leader_recovery_state', 4)
             out.append(_P_iiii(o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch))
             a3 = o2.isr
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_i(o2.partition_epoch))
             a3 = o2.replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.adding_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.removing_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_o(o2.is_new))
             if o2._unknown_tags:
                 _write_tags(out, list(o2._unknown_tags.items()))
@@ -947,12 +989,12 @@ def _write_v4(o, out):
             out.append(b'\x00')
     a1 = o.live_leaders
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_i(o1.broker_id))
         s = o1.host_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_i(o1.port))
         if o1._unknown_tags:
@@ -975,6 +1017,9 @@ def _read_v5(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -989,6 +1034,9 @@ def _read_v5(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1004,6 +1052,9 @@ def _read_v5(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1022,6 +1073,9 @@ def _read_v5(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1029,13 +1083,16 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = list(_fixed_array('i', n)(data, pos))
+            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             o2.partition_epoch, = _U_i(data, pos)
             pos += 4
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1043,11 +1100,14 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replicas = list(_fixed_array('i', n)(data, pos))
+            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1055,11 +1115,14 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.adding_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.adding_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1067,13 +1130,12 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.removing_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.removing_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
-            o2.is_new, = _U_o(data, pos)
-            pos += 1
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.is_new, t = _U_oB(data, pos)
+            pos += 2
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partition_states = l2
@@ -1086,6 +1148,9 @@ def _read_v5(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1102,6 +1167,9 @@ def _read_v5(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1111,11 +1179,10 @@ def _read_v5(data, pos, end):
             raise _Malformed
         o1.host_name = data[pos:pos + n].decode()
         pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.port, t = _U_iB(data, pos)
+        pos += 5
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.live_leaders = l1
@@ -1134,37 +1201,37 @@ def _write_v5(o, out):
     out.append(_P_iiqb(o.controller_id, o.controller_epoch, o.broker_epoch, o.type))
     a1 = o.topic_states
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partition_states
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             if o2.leader_recovery_state != 0:
                 raise _missing('LeaderAndIsrPartitionState', 'leader_recovery_state', 5)
             out.append(_P_iiii(o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch))
             a3 = o2.isr
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_i(o2.partition_epoch))
             a3 = o2.replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.adding_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.removing_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_o(o2.is_new))
             if o2._unknown_tags:
                 _write_tags(out, list(o2._unknown_tags.items()))
@@ -1176,12 +1243,12 @@ def _write_v5(o, out):
             out.append(b'\x00')
     a1 = o.live_leaders
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_i(o1.broker_id))
         s = o1.host_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_i(o1.port))
         if o1._unknown_tags:
@@ -1204,6 +1271,9 @@ def _read_v6(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1218,6 +1288,9 @@ def _read_v6(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1233,6 +1306,9 @@ def _read_v6(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1250,6 +1326,9 @@ def _read_v6(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1257,13 +1336,16 @@ def _read_v6(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = list(_fixed_array('i', n)(data, pos))
+            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             o2.partition_epoch, = _U_i(data, pos)
             pos += 4
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1271,11 +1353,14 @@ def _read_v6(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replicas = list(_fixed_array('i', n)(data, pos))
+            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1283,11 +1368,14 @@ def _read_v6(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.adding_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.adding_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1295,13 +1383,12 @@ def _read_v6(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.removing_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.removing_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
-            o2.is_new, o2.leader_recovery_state = _U_ob(data, pos)
-            pos += 2
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.is_new, o2.leader_recovery_state, t = _U_obB(data, pos)
+            pos += 3
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partition_states = l2
@@ -1314,6 +1401,9 @@ def _read_v6(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1330,6 +1420,9 @@ def _read_v6(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1339,11 +1432,10 @@ def _read_v6(data, pos, end):
             raise _Malformed
         o1.host_name = data[pos:pos + n].decode()
         pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.port, t = _U_iB(data, pos)
+        pos += 5
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.live_leaders = l1
@@ -1362,35 +1454,35 @@ def _write_v6(o, out):
     out.append(_P_iiqb(o.controller_id, o.controller_epoch, o.broker_epoch, o.type))
     a1 = o.topic_states
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partition_states
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iiii(o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch))
             a3 = o2.isr
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_i(o2.partition_epoch))
             a3 = o2.replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.adding_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.removing_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_ob(o2.is_new, o2.leader_recovery_state))
             if o2._unknown_tags:
                 _write_tags(out, list(o2._unknown_tags.items()))
@@ -1402,12 +1494,12 @@ def _write_v6(o, out):
             out.append(b'\x00')
     a1 = o.live_leaders
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_i(o1.broker_id))
         s = o1.host_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_i(o1.port))
         if o1._unknown_tags:
@@ -1429,6 +1521,9 @@ def _read_v7(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1443,6 +1538,9 @@ def _read_v7(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1458,6 +1556,9 @@ def _read_v7(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1475,6 +1576,9 @@ def _read_v7(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1482,13 +1586,16 @@ def _read_v7(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = list(_fixed_array('i', n)(data, pos))
+            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             o2.partition_epoch, = _U_i(data, pos)
             pos += 4
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1496,11 +1603,14 @@ def _read_v7(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replicas = list(_fixed_array('i', n)(data, pos))
+            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1508,11 +1618,14 @@ def _read_v7(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.adding_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.adding_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1520,13 +1633,12 @@ def _read_v7(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.removing_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.removing_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
-            o2.is_new, o2.leader_recovery_state = _U_ob(data, pos)
-            pos += 2
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.is_new, o2.leader_recovery_state, t = _U_obB(data, pos)
+            pos += 3
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partition_states = l2
@@ -1539,6 +1651,9 @@ def _read_v7(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1555,6 +1670,9 @@ def _read_v7(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1564,11 +1682,10 @@ def _read_v7(data, pos, end):
             raise _Malformed
         o1.host_name = data[pos:pos + n].decode()
         pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.port, t = _U_iB(data, pos)
+        pos += 5
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.live_leaders = l1
@@ -1585,35 +1702,35 @@ def _write_v7(o, out):
     out.append(_P_ioiqb(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type))
     a1 = o.topic_states
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partition_states
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iiii(o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch))
             a3 = o2.isr
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_i(o2.partition_epoch))
             a3 = o2.replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.adding_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.removing_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             out.append(_P_ob(o2.is_new, o2.leader_recovery_state))
             if o2._unknown_tags:
                 _write_tags(out, list(o2._unknown_tags.items()))
@@ -1625,12 +1742,12 @@ def _write_v7(o, out):
             out.append(b'\x00')
     a1 = o.live_leaders
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_i(o1.broker_id))
         s = o1.host_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_i(o1.port))
         if o1._unknown_tags:

@@ -25,6 +25,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -37,6 +40,9 @@ _P_ib = _S_ib.pack
 _S_iiq = _struct.Struct('>iiq')
 _U_iiq = _S_iiq.unpack_from
 _P_iiq = _S_iiq.pack
+_S_iiqB = _struct.Struct('>iiqB')
+_U_iiqB = _S_iiqB.unpack_from
+_P_iiqB = _S_iiqB.pack
 _S_iq = _struct.Struct('>iq')
 _U_iq = _S_iq.unpack_from
 _P_iq = _S_iq.pack
@@ -425,6 +431,9 @@ def _read_v6(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -439,6 +448,9 @@ def _read_v6(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -454,6 +466,9 @@ def _read_v6(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -466,11 +481,10 @@ def _read_v6(data, pos, end):
             o2 = _new(ListOffsetsPartition)
             o2._unknown_tags = None
             o2.max_num_offsets = 1
-            o2.partition_index, o2.current_leader_epoch, o2.timestamp = _U_iiq(data, pos)
-            pos += 16
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition_index, o2.current_leader_epoch, o2.timestamp, t = _U_iiqB(data, pos)
+            pos += 17
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partitions = l2
@@ -491,16 +505,16 @@ def _write_v6(o, out):
     out.append(_P_ib(o.replica_id, o.isolation_level))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             if o2.max_num_offsets != 1:
                 raise _missing('ListOffsetsPartition', 'max_num_offsets', 6)

@@ -13,6 +13,9 @@ from kafka_epochs.wire.primitives import Malformed as _Malformed
 from kafka_epochs.wire.primitives import UVARINT1 as _UV1
 from kafka_epochs.wire.primitives import fixed_array as _fixed_array
 from kafka_epochs.wire.primitives import fixed_array_pack as _fixed_array_pack
+from kafka_epochs.wire.primitives import fixed_array_packers as _fixed_array_packers
+from kafka_epochs.wire.primitives import fixed_array_unpackers as _fixed_array_unpackers
+from kafka_epochs.wire.primitives import SMALL_ARRAY as _SMALL
 from kafka_epochs.wire.primitives import read_unknown_tags as _read_unknown_tags
 from kafka_epochs.wire.primitives import read_uvarint as _uvarint
 from kafka_epochs.wire.primitives import uuid_from_bytes as _uuid
@@ -27,6 +30,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -42,7 +48,12 @@ _P_ihqq = _S_ihqq.pack
 _S_ihqqi = _struct.Struct('>ihqqi')
 _U_ihqqi = _S_ihqqi.unpack_from
 _P_ihqqi = _S_ihqqi.pack
+_S_ihqqiB = _struct.Struct('>ihqqiB')
+_U_ihqqiB = _S_ihqqiB.unpack_from
+_P_ihqqiB = _S_ihqqiB.pack
 _ZERO_UUID = _UUID(int=0x0)
+_PA_q = _fixed_array_packers('q')
+_UA_q = _fixed_array_unpackers('q')
 
 
 class ListOffsetsPartitionResponse(_Struct):
@@ -172,7 +183,7 @@ def _read_v0(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.old_style_offsets = list(_fixed_array('q', n)(data, pos))
+            o2.old_style_offsets = [*_UA_q[n](data, pos)] if n < _SMALL else list(_fixed_array('q', n)(data, pos))
             pos += 8 * n
             l2.append(o2)
         o1.partitions = l2
@@ -204,7 +215,7 @@ def _write_v0(o, out):
             a3 = o2.old_style_offsets
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('q', n)(*a3))
+            out.append(_PA_q[n](*a3) if n < _SMALL else _fixed_array_pack('q', n)(*a3))
 
 
 def _read_v1(data, pos, end):
@@ -442,6 +453,9 @@ def _read_v6(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -456,6 +470,9 @@ def _read_v6(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -471,6 +488,9 @@ def _read_v6(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -483,11 +503,10 @@ def _read_v6(data, pos, end):
             o2 = _new(ListOffsetsPartitionResponse)
             o2._unknown_tags = None
             o2.old_style_offsets = []
-            o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch = _U_ihqqi(data, pos)
-            pos += 26
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch, t = _U_ihqqiB(data, pos)
+            pos += 27
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partitions = l2
@@ -508,16 +527,16 @@ def _write_v6(o, out):
     out.append(_P_i(o.throttle_time_ms))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             if len(o2.old_style_offsets) != 0:
                 raise _missing('ListOffsetsPartitionResponse', 'old_style_offsets', 6)

@@ -35,6 +35,15 @@ _P_oo = _S_oo.pack
 _S_ooo = _struct.Struct('>???')
 _U_ooo = _S_ooo.unpack_from
 _P_ooo = _S_ooo.pack
+_S_oooB = _struct.Struct('>???B')
+_U_oooB = _S_oooB.unpack_from
+_P_oooB = _S_oooB.pack
+_S_ooB = _struct.Struct('>??B')
+_U_ooB = _S_ooB.unpack_from
+_P_ooB = _S_ooB.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -397,6 +406,9 @@ def _read_v9(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -413,6 +425,9 @@ def _read_v9(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
                 if n > 0x8000:
@@ -428,11 +443,10 @@ def _read_v9(data, pos, end):
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l1.append(o1)
         o.topics = l1
-    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _U_ooo(data, pos)
-    pos += 3
-    if data[pos] == 0:
-        pos += 1
-    else:
+    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, t = _U_oooB(data, pos)
+    pos += 4
+    if t:
+        pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
     return o, pos
 
@@ -443,11 +457,11 @@ def _write_v9(o, out):
         out.append(b'\x00')
     else:
         n = len(a1)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o1 in a1:
             s = o1.name.encode()
             n = len(s)
-            out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             out.append(s)
             if o1._unknown_tags:
                 _write_tags(out, list(o1._unknown_tags.items()))
@@ -466,6 +480,9 @@ def _read_v10(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -484,6 +501,9 @@ def _read_v10(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
                 if n > 0x8000:
@@ -500,11 +520,10 @@ def _read_v10(data, pos, end):
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l1.append(o1)
         o.topics = l1
-    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _U_ooo(data, pos)
-    pos += 3
-    if data[pos] == 0:
-        pos += 1
-    else:
+    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, t = _U_oooB(data, pos)
+    pos += 4
+    if t:
+        pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
     return o, pos
 
@@ -515,7 +534,7 @@ def _write_v10(o, out):
         out.append(b'\x00')
     else:
         n = len(a1)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o1 in a1:
             out.append(_P_u(o1.topic_id.bytes))
             s = o1.name
@@ -524,7 +543,7 @@ def _write_v10(o, out):
             else:
                 s = s.encode()
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
                 out.append(s)
             if o1._unknown_tags:
                 _write_tags(out, list(o1._unknown_tags.items()))
@@ -544,6 +563,9 @@ def _read_v11(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -562,6 +584,9 @@ def _read_v11(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
                 if n > 0x8000:
@@ -578,11 +603,10 @@ def _read_v11(data, pos, end):
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l1.append(o1)
         o.topics = l1
-    o.allow_auto_topic_creation, o.include_topic_authorized_operations = _U_oo(data, pos)
-    pos += 2
-    if data[pos] == 0:
-        pos += 1
-    else:
+    o.allow_auto_topic_creation, o.include_topic_authorized_operations, t = _U_ooB(data, pos)
+    pos += 3
+    if t:
+        pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
     return o, pos
 
@@ -595,7 +619,7 @@ def _write_v11(o, out):
         out.append(b'\x00')
     else:
         n = len(a1)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o1 in a1:
             out.append(_P_u(o1.topic_id.bytes))
             s = o1.name
@@ -604,7 +628,7 @@ def _write_v11(o, out):
             else:
                 s = s.encode()
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
                 out.append(s)
             if o1._unknown_tags:
                 _write_tags(out, list(o1._unknown_tags.items()))
@@ -625,7 +649,7 @@ def _write_v12(o, out):
         out.append(b'\x00')
     else:
         n = len(a1)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o1 in a1:
             out.append(_P_u(o1.topic_id.bytes))
             s = o1.name
@@ -634,7 +658,7 @@ def _write_v12(o, out):
             else:
                 s = s.encode()
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
                 out.append(s)
             if o1._unknown_tags:
                 _write_tags(out, list(o1._unknown_tags.items()))

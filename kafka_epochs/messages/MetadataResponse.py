@@ -13,6 +13,9 @@ from kafka_epochs.wire.primitives import Malformed as _Malformed
 from kafka_epochs.wire.primitives import UVARINT1 as _UV1
 from kafka_epochs.wire.primitives import fixed_array as _fixed_array
 from kafka_epochs.wire.primitives import fixed_array_pack as _fixed_array_pack
+from kafka_epochs.wire.primitives import fixed_array_packers as _fixed_array_packers
+from kafka_epochs.wire.primitives import fixed_array_unpackers as _fixed_array_unpackers
+from kafka_epochs.wire.primitives import SMALL_ARRAY as _SMALL
 from kafka_epochs.wire.primitives import read_unknown_tags as _read_unknown_tags
 from kafka_epochs.wire.primitives import read_uvarint as _uvarint
 from kafka_epochs.wire.primitives import uuid_from_bytes as _uuid
@@ -30,6 +33,9 @@ _P_uo = _S_uo.pack
 _S_o = _struct.Struct('>?')
 _U_o = _S_o.unpack_from
 _P_o = _S_o.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -42,7 +48,12 @@ _P_hiii = _S_hiii.pack
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
+_S_iB = _struct.Struct('>iB')
+_U_iB = _S_iB.unpack_from
+_P_iB = _S_iB.pack
 _ZERO_UUID = _UUID(int=0x0)
+_PA_i = _fixed_array_packers('i')
+_UA_i = _fixed_array_unpackers('i')
 
 
 class MetadataResponsePartition(_Struct):
@@ -258,7 +269,7 @@ def _read_v0(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -266,7 +277,7 @@ def _read_v0(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             l2.append(o2)
         o1.partitions = l2
@@ -307,11 +318,11 @@ def _write_v0(o, out):
             a3 = o2.replica_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
 
 
 def _read_v1(data, pos, end):
@@ -395,7 +406,7 @@ def _read_v1(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -403,7 +414,7 @@ def _read_v1(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             l2.append(o2)
         o1.partitions = l2
@@ -454,11 +465,11 @@ def _write_v1(o, out):
             a3 = o2.replica_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
 
 
 def _read_v2(data, pos, end):
@@ -550,7 +561,7 @@ def _read_v2(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -558,7 +569,7 @@ def _read_v2(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             l2.append(o2)
         o1.partitions = l2
@@ -617,11 +628,11 @@ def _write_v2(o, out):
             a3 = o2.replica_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
 
 
 def _read_v3(data, pos, end):
@@ -714,7 +725,7 @@ def _read_v3(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -722,7 +733,7 @@ def _read_v3(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             l2.append(o2)
         o1.partitions = l2
@@ -782,11 +793,11 @@ def _write_v3(o, out):
             a3 = o2.replica_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
 
 
 def _write_v4(o, out):
@@ -840,11 +851,11 @@ def _write_v4(o, out):
             a3 = o2.replica_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
 
 
 def _read_v5(data, pos, end):
@@ -936,7 +947,7 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -944,7 +955,7 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -952,7 +963,7 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             l2.append(o2)
         o1.partitions = l2
@@ -1012,15 +1023,15 @@ def _write_v5(o, out):
             a3 = o2.replica_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.offline_replicas
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
 
 
 def _write_v6(o, out):
@@ -1074,15 +1085,15 @@ def _write_v6(o, out):
             a3 = o2.replica_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.offline_replicas
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
 
 
 def _read_v7(data, pos, end):
@@ -1173,7 +1184,7 @@ def _read_v7(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -1181,7 +1192,7 @@ def _read_v7(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -1189,7 +1200,7 @@ def _read_v7(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             l2.append(o2)
         o1.partitions = l2
@@ -1249,15 +1260,15 @@ def _write_v7(o, out):
             a3 = o2.replica_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.offline_replicas
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
 
 
 def _read_v8(data, pos, end):
@@ -1346,7 +1357,7 @@ def _read_v8(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -1354,7 +1365,7 @@ def _read_v8(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -1362,7 +1373,7 @@ def _read_v8(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             l2.append(o2)
         o1.partitions = l2
@@ -1422,15 +1433,15 @@ def _write_v8(o, out):
             a3 = o2.replica_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.offline_replicas
             n = len(a3)
             out.append(_P_i(n))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
         out.append(_P_i(o1.topic_authorized_operations))
     out.append(_P_i(o.cluster_authorized_operations))
 
@@ -1443,6 +1454,9 @@ def _read_v9(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1459,6 +1473,9 @@ def _read_v9(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1473,6 +1490,9 @@ def _read_v9(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1492,6 +1512,9 @@ def _read_v9(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -1507,6 +1530,9 @@ def _read_v9(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1524,6 +1550,9 @@ def _read_v9(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1538,6 +1567,9 @@ def _read_v9(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1554,6 +1586,9 @@ def _read_v9(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1561,11 +1596,14 @@ def _read_v9(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1573,11 +1611,14 @@ def _read_v9(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1585,7 +1626,7 @@ def _read_v9(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             if data[pos] == 0:
                 pos += 1
@@ -1593,19 +1634,17 @@ def _read_v9(data, pos, end):
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partitions = l2
-        o1.topic_authorized_operations, = _U_i(data, pos)
-        pos += 4
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.topic_authorized_operations, t = _U_iB(data, pos)
+        pos += 5
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.topics = l1
-    o.cluster_authorized_operations, = _U_i(data, pos)
-    pos += 4
-    if data[pos] == 0:
-        pos += 1
-    else:
+    o.cluster_authorized_operations, t = _U_iB(data, pos)
+    pos += 5
+    if t:
+        pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
     return o, pos
 
@@ -1614,12 +1653,12 @@ def _write_v9(o, out):
     out.append(_P_i(o.throttle_time_ms))
     a1 = o.brokers
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_i(o1.node_id))
         s = o1.host.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_i(o1.port))
         s = o1.rack
@@ -1628,7 +1667,7 @@ def _write_v9(o, out):
         else:
             s = s.encode()
             n = len(s)
-            out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             out.append(s)
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
@@ -1640,36 +1679,36 @@ def _write_v9(o, out):
     else:
         s = s.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
     out.append(_P_i(o.controller_id))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_h(o1.error_code))
         s = o1.name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_o(o1.is_internal))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_hiii(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
             a3 = o2.replica_nodes
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.offline_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             if o2._unknown_tags:
                 _write_tags(out, list(o2._unknown_tags.items()))
             else:
@@ -1694,6 +1733,9 @@ def _read_v10(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1710,6 +1752,9 @@ def _read_v10(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1724,6 +1769,9 @@ def _read_v10(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1743,6 +1791,9 @@ def _read_v10(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -1758,6 +1809,9 @@ def _read_v10(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1774,6 +1828,9 @@ def _read_v10(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1789,6 +1846,9 @@ def _read_v10(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1805,6 +1865,9 @@ def _read_v10(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1812,11 +1875,14 @@ def _read_v10(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1824,11 +1890,14 @@ def _read_v10(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1836,7 +1905,7 @@ def _read_v10(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             if data[pos] == 0:
                 pos += 1
@@ -1844,19 +1913,17 @@ def _read_v10(data, pos, end):
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partitions = l2
-        o1.topic_authorized_operations, = _U_i(data, pos)
-        pos += 4
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.topic_authorized_operations, t = _U_iB(data, pos)
+        pos += 5
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.topics = l1
-    o.cluster_authorized_operations, = _U_i(data, pos)
-    pos += 4
-    if data[pos] == 0:
-        pos += 1
-    else:
+    o.cluster_authorized_operations, t = _U_iB(data, pos)
+    pos += 5
+    if t:
+        pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
     return o, pos
 
@@ -1865,12 +1932,12 @@ def _write_v10(o, out):
     out.append(_P_i(o.throttle_time_ms))
     a1 = o.brokers
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_i(o1.node_id))
         s = o1.host.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_i(o1.port))
         s = o1.rack
@@ -1879,7 +1946,7 @@ def _write_v10(o, out):
         else:
             s = s.encode()
             n = len(s)
-            out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             out.append(s)
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
@@ -1891,36 +1958,36 @@ def _write_v10(o, out):
     else:
         s = s.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
     out.append(_P_i(o.controller_id))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_h(o1.error_code))
         s = o1.name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_uo(o1.topic_id.bytes, o1.is_internal))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_hiii(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
             a3 = o2.replica_nodes
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.offline_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             if o2._unknown_tags:
                 _write_tags(out, list(o2._unknown_tags.items()))
             else:
@@ -1946,6 +2013,9 @@ def _read_v11(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -1962,6 +2032,9 @@ def _read_v11(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1976,6 +2049,9 @@ def _read_v11(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1995,6 +2071,9 @@ def _read_v11(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -2010,6 +2089,9 @@ def _read_v11(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -2026,6 +2108,9 @@ def _read_v11(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -2041,6 +2126,9 @@ def _read_v11(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -2057,6 +2145,9 @@ def _read_v11(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -2064,11 +2155,14 @@ def _read_v11(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -2076,11 +2170,14 @@ def _read_v11(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -2088,7 +2185,7 @@ def _read_v11(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             if data[pos] == 0:
                 pos += 1
@@ -2096,11 +2193,10 @@ def _read_v11(data, pos, end):
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partitions = l2
-        o1.topic_authorized_operations, = _U_i(data, pos)
-        pos += 4
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.topic_authorized_operations, t = _U_iB(data, pos)
+        pos += 5
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.topics = l1
@@ -2117,12 +2213,12 @@ def _write_v11(o, out):
     out.append(_P_i(o.throttle_time_ms))
     a1 = o.brokers
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_i(o1.node_id))
         s = o1.host.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_i(o1.port))
         s = o1.rack
@@ -2131,7 +2227,7 @@ def _write_v11(o, out):
         else:
             s = s.encode()
             n = len(s)
-            out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             out.append(s)
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
@@ -2143,36 +2239,36 @@ def _write_v11(o, out):
     else:
         s = s.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
     out.append(_P_i(o.controller_id))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_h(o1.error_code))
         s = o1.name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_uo(o1.topic_id.bytes, o1.is_internal))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_hiii(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
             a3 = o2.replica_nodes
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.offline_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             if o2._unknown_tags:
                 _write_tags(out, list(o2._unknown_tags.items()))
             else:
@@ -2197,6 +2293,9 @@ def _read_v12(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -2213,6 +2312,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -2227,6 +2329,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -2246,6 +2351,9 @@ def _read_v12(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
         if n > 0x8000:
@@ -2261,6 +2369,9 @@ def _read_v12(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -2277,6 +2388,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -2293,6 +2407,9 @@ def _read_v12(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -2309,6 +2426,9 @@ def _read_v12(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -2316,11 +2436,14 @@ def _read_v12(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -2328,11 +2451,14 @@ def _read_v12(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr_nodes = list(_fixed_array('i', n)(data, pos))
+            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -2340,7 +2466,7 @@ def _read_v12(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = list(_fixed_array('i', n)(data, pos))
+            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
             if data[pos] == 0:
                 pos += 1
@@ -2348,11 +2474,10 @@ def _read_v12(data, pos, end):
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partitions = l2
-        o1.topic_authorized_operations, = _U_i(data, pos)
-        pos += 4
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.topic_authorized_operations, t = _U_iB(data, pos)
+        pos += 5
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.topics = l1
@@ -2369,12 +2494,12 @@ def _write_v12(o, out):
     out.append(_P_i(o.throttle_time_ms))
     a1 = o.brokers
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_i(o1.node_id))
         s = o1.host.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_i(o1.port))
         s = o1.rack
@@ -2383,7 +2508,7 @@ def _write_v12(o, out):
         else:
             s = s.encode()
             n = len(s)
-            out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             out.append(s)
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
@@ -2395,12 +2520,12 @@ def _write_v12(o, out):
     else:
         s = s.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
     out.append(_P_i(o.controller_id))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         out.append(_P_h(o1.error_code))
         s = o1.name
@@ -2409,26 +2534,26 @@ def _write_v12(o, out):
         else:
             s = s.encode()
             n = len(s)
-            out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             out.append(s)
         out.append(_P_uo(o1.topic_id.bytes, o1.is_internal))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_hiii(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
             a3 = o2.replica_nodes
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.isr_nodes
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             a3 = o2.offline_replicas
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-            out.append(_fixed_array_pack('i', n)(*a3))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+            out.append(_PA_i[n](*a3) if n < _SMALL else _fixed_array_pack('i', n)(*a3))
             if o2._unknown_tags:
                 _write_tags(out, list(o2._unknown_tags.items()))
             else:

@@ -24,6 +24,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -36,6 +39,9 @@ _P_ii = _S_ii.pack
 _S_iii = _struct.Struct('>iii')
 _U_iii = _S_iii.unpack_from
 _P_iii = _S_iii.pack
+_S_iiiB = _struct.Struct('>iiiB')
+_U_iiiB = _S_iiiB.unpack_from
+_P_iiiB = _S_iiiB.pack
 _ZERO_UUID = _UUID(int=0x0)
 
 
@@ -295,6 +301,9 @@ def _read_v4(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -309,6 +318,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -324,6 +336,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -335,11 +350,10 @@ def _read_v4(data, pos, end):
         for _ in range(n):
             o2 = _new(OffsetForLeaderPartition)
             o2._unknown_tags = None
-            o2.partition, o2.current_leader_epoch, o2.leader_epoch = _U_iii(data, pos)
-            pos += 12
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition, o2.current_leader_epoch, o2.leader_epoch, t = _U_iiiB(data, pos)
+            pos += 13
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partitions = l2
@@ -360,16 +374,16 @@ def _write_v4(o, out):
     out.append(_P_i(o.replica_id))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iii(o2.partition, o2.current_leader_epoch, o2.leader_epoch))
             if o2._unknown_tags:

@@ -24,12 +24,18 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
 _S_hiiq = _struct.Struct('>hiiq')
 _U_hiiq = _S_hiiq.unpack_from
 _P_hiiq = _S_hiiq.pack
+_S_hiiqB = _struct.Struct('>hiiqB')
+_U_hiiqB = _S_hiiqB.unpack_from
+_P_hiiqB = _S_hiiqB.pack
 _S_hiq = _struct.Struct('>hiq')
 _U_hiq = _S_hiq.unpack_from
 _P_hiq = _S_hiq.pack
@@ -297,6 +303,9 @@ def _read_v4(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -311,6 +320,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -326,6 +338,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -337,11 +352,10 @@ def _read_v4(data, pos, end):
         for _ in range(n):
             o2 = _new(EpochEndOffset)
             o2._unknown_tags = None
-            o2.error_code, o2.partition, o2.leader_epoch, o2.end_offset = _U_hiiq(data, pos)
-            pos += 18
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.error_code, o2.partition, o2.leader_epoch, o2.end_offset, t = _U_hiiqB(data, pos)
+            pos += 19
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partitions = l2
@@ -362,16 +376,16 @@ def _write_v4(o, out):
     out.append(_P_i(o.throttle_time_ms))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partitions
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_hiiq(o2.error_code, o2.partition, o2.leader_epoch, o2.end_offset))
             if o2._unknown_tags:

@@ -21,12 +21,18 @@ from kafka_epochs.wire.support import missing_field as _missing
 from kafka_epochs.wire.support import string_length as _string_length
 
 _new = object.__new__
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
+_S_iB = _struct.Struct('>iB')
+_U_iB = _S_iB.unpack_from
+_P_iB = _S_iB.pack
 _S_ihq = _struct.Struct('>ihq')
 _U_ihq = _S_ihq.unpack_from
 _P_ihq = _S_ihq.pack
@@ -39,6 +45,9 @@ _P_ihqqq = _S_ihqqq.pack
 _S_ii = _struct.Struct('>ii')
 _U_ii = _S_ii.unpack_from
 _P_ii = _S_ii.pack
+_S_iiB = _struct.Struct('>iiB')
+_U_iiB = _S_iiB.unpack_from
+_P_iiB = _S_iiB.pack
 
 
 class NodeEndpoint(_Struct):
@@ -699,6 +708,9 @@ def _read_v9(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -713,6 +725,9 @@ def _read_v9(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -725,6 +740,9 @@ def _read_v9(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -742,6 +760,9 @@ def _read_v9(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -758,6 +779,9 @@ def _read_v9(data, pos, end):
                 n = data[pos]
                 if n < 0x80:
                     pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
                 else:
                     n, pos = _uvarint(data, pos)
                     if n > 0x8000:
@@ -777,6 +801,9 @@ def _read_v9(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
                 if n > 0x8000:
@@ -799,11 +826,10 @@ def _read_v9(data, pos, end):
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.responses = l1
-    o.throttle_time_ms, = _U_i(data, pos)
-    pos += 4
-    if data[pos] == 0:
-        pos += 1
-    else:
+    o.throttle_time_ms, t = _U_iB(data, pos)
+    pos += 5
+    if t:
+        pos -= 1
         pos = _read_tags_PartitionProduceResponse_v9(o, data, pos, end)
     return o, pos
 
@@ -813,22 +839,22 @@ def _write_v9(o, out):
         raise _missing('ProduceResponse', 'node_endpoints', 9)
     a1 = o.responses
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         a2 = o1.partition_responses
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             if o2.current_leader != LeaderIdAndEpoch():
                 raise _missing('PartitionProduceResponse', 'current_leader', 9)
             out.append(_P_ihqqq(o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset))
             a3 = o2.record_errors
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
             for o3 in a3:
                 out.append(_P_i(o3.batch_index))
                 s = o3.batch_index_error_message
@@ -837,7 +863,7 @@ def _write_v9(o, out):
                 else:
                     s = s.encode()
                     n = len(s)
-                    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+                    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
                     out.append(s)
                 if o3._unknown_tags:
                     _write_tags(out, list(o3._unknown_tags.items()))
@@ -849,7 +875,7 @@ def _write_v9(o, out):
             else:
                 s = s.encode()
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
                 out.append(s)
             if o2._unknown_tags:
                 _write_tags(out, list(o2._unknown_tags.items()))
@@ -880,11 +906,10 @@ def _read_tags_PartitionProduceResponse_v10(o, data, pos, end):
         if tag == 0:
             o1 = _new(LeaderIdAndEpoch)
             o1._unknown_tags = None
-            o1.leader_id, o1.leader_epoch = _U_ii(data, pos)
-            pos += 8
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o1.leader_id, o1.leader_epoch, t = _U_iiB(data, pos)
+            pos += 9
+            if t:
+                pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
             o.current_leader = o1
             if pos != stop:
@@ -913,6 +938,9 @@ def _read_tags_ProduceResponse_v10(o, data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -929,6 +957,9 @@ def _read_tags_ProduceResponse_v10(o, data, pos, end):
                 n = data[pos]
                 if n < 0x80:
                     pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
                 else:
                     n, pos = _uvarint(data, pos)
                     if n > 0x8000:
@@ -943,6 +974,9 @@ def _read_tags_ProduceResponse_v10(o, data, pos, end):
                 n = data[pos]
                 if n < 0x80:
                     pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
                 else:
                     n, pos = _uvarint(data, pos)
                     if n > 0x8000:
@@ -977,6 +1011,9 @@ def _read_v10(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -991,6 +1028,9 @@ def _read_v10(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -1003,6 +1043,9 @@ def _read_v10(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -1020,6 +1063,9 @@ def _read_v10(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
             n -= 1
@@ -1036,6 +1082,9 @@ def _read_v10(data, pos, end):
                 n = data[pos]
                 if n < 0x80:
                     pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
                 else:
                     n, pos = _uvarint(data, pos)
                     if n > 0x8000:
@@ -1055,6 +1104,9 @@ def _read_v10(data, pos, end):
             n = data[pos]
             if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
                 n, pos = _uvarint(data, pos)
                 if n > 0x8000:
@@ -1077,11 +1129,10 @@ def _read_v10(data, pos, end):
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.responses = l1
-    o.throttle_time_ms, = _U_i(data, pos)
-    pos += 4
-    if data[pos] == 0:
-        pos += 1
-    else:
+    o.throttle_time_ms, t = _U_iB(data, pos)
+    pos += 5
+    if t:
+        pos -= 1
         pos = _read_tags_ProduceResponse_v10(o, data, pos, end)
     return o, pos
 
@@ -1089,20 +1140,20 @@ def _read_v10(data, pos, end):
 def _write_v10(o, out):
     a1 = o.responses
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         a2 = o1.partition_responses
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_ihqqq(o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset))
             a3 = o2.record_errors
             n = len(a3)
-            out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+            out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
             for o3 in a3:
                 out.append(_P_i(o3.batch_index))
                 s = o3.batch_index_error_message
@@ -1111,7 +1162,7 @@ def _write_v10(o, out):
                 else:
                     s = s.encode()
                     n = len(s)
-                    out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+                    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
                     out.append(s)
                 if o3._unknown_tags:
                     _write_tags(out, list(o3._unknown_tags.items()))
@@ -1123,7 +1174,7 @@ def _write_v10(o, out):
             else:
                 s = s.encode()
                 n = len(s)
-                out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+                out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
                 out.append(s)
             t2 = []
             if o2.current_leader != LeaderIdAndEpoch():
@@ -1151,12 +1202,12 @@ def _write_v10(o, out):
         b0 = []
         a1 = o.node_endpoints
         n = len(a1)
-        b0.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o1 in a1:
             b0.append(_P_i(o1.node_id))
             s = o1.host.encode()
             n = len(s)
-            b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+            b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
             b0.append(s)
             b0.append(_P_i(o1.port))
             s = o1.rack
@@ -1165,7 +1216,7 @@ def _write_v10(o, out):
             else:
                 s = s.encode()
                 n = len(s)
-                b0.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+                b0.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
                 b0.append(s)
             if o1._unknown_tags:
                 _write_tags(b0, list(o1._unknown_tags.items()))

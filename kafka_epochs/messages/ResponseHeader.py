@@ -15,6 +15,9 @@ _new = object.__new__
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
+_S_iB = _struct.Struct('>iB')
+_U_iB = _S_iB.unpack_from
+_P_iB = _S_iB.pack
 
 
 class ResponseHeader(_Message):
@@ -56,11 +59,10 @@ def _write_v0(o, out):
 def _read_v1(data, pos, end):
     o = _new(ResponseHeader)
     o._unknown_tags = None
-    o.correlation_id, = _U_i(data, pos)
-    pos += 4
-    if data[pos] == 0:
-        pos += 1
-    else:
+    o.correlation_id, t = _U_iB(data, pos)
+    pos += 5
+    if t:
+        pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
     return o, pos
 

@@ -13,6 +13,9 @@ from kafka_epochs.wire.primitives import Malformed as _Malformed
 from kafka_epochs.wire.primitives import UVARINT1 as _UV1
 from kafka_epochs.wire.primitives import fixed_array as _fixed_array
 from kafka_epochs.wire.primitives import fixed_array_pack as _fixed_array_pack
+from kafka_epochs.wire.primitives import fixed_array_packers as _fixed_array_packers
+from kafka_epochs.wire.primitives import fixed_array_unpackers as _fixed_array_unpackers
+from kafka_epochs.wire.primitives import SMALL_ARRAY as _SMALL
 from kafka_epochs.wire.primitives import read_unknown_tags as _read_unknown_tags
 from kafka_epochs.wire.primitives import read_uvarint as _uvarint
 from kafka_epochs.wire.primitives import uuid_from_bytes as _uuid
@@ -27,6 +30,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -36,6 +42,9 @@ _P_i = _S_i.pack
 _S_iio = _struct.Struct('>ii?')
 _U_iio = _S_iio.unpack_from
 _P_iio = _S_iio.pack
+_S_iioB = _struct.Struct('>ii?B')
+_U_iioB = _S_iioB.unpack_from
+_P_iioB = _S_iioB.pack
 _S_iiq = _struct.Struct('>iiq')
 _U_iiq = _S_iiq.unpack_from
 _P_iiq = _S_iiq.pack
@@ -43,6 +52,8 @@ _S_iiqo = _struct.Struct('>iiq?')
 _U_iiqo = _S_iiqo.unpack_from
 _P_iiqo = _S_iiqo.pack
 _ZERO_UUID = _UUID(int=0x0)
+_PA_i = _fixed_array_packers('i')
+_UA_i = _fixed_array_unpackers('i')
 
 
 class StopReplicaPartitionState(_Struct):
@@ -257,7 +268,7 @@ def _read_v1(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.partition_indexes = list(_fixed_array('i', n)(data, pos))
+        o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         l1.append(o1)
     o.topics = l1
@@ -281,7 +292,7 @@ def _write_v1(o, out):
         a2 = o1.partition_indexes
         n = len(a2)
         out.append(_P_i(n))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
 
 
 def _read_v2(data, pos, end):
@@ -294,6 +305,9 @@ def _read_v2(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -308,6 +322,9 @@ def _read_v2(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -320,6 +337,9 @@ def _read_v2(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -327,7 +347,7 @@ def _read_v2(data, pos, end):
             raise _Malformed
         if n > end - pos:
             raise _Malformed
-        o1.partition_indexes = list(_fixed_array('i', n)(data, pos))
+        o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
         pos += 4 * n
         if data[pos] == 0:
             pos += 1
@@ -350,16 +370,16 @@ def _write_v2(o, out):
     out.append(_P_iiqo(o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         a2 = o1.partition_indexes
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
-        out.append(_fixed_array_pack('i', n)(*a2))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
+        out.append(_PA_i[n](*a2) if n < _SMALL else _fixed_array_pack('i', n)(*a2))
         if o1._unknown_tags:
             _write_tags(out, list(o1._unknown_tags.items()))
         else:
@@ -381,6 +401,9 @@ def _read_v3(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -396,6 +419,9 @@ def _read_v3(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -408,6 +434,9 @@ def _read_v3(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -419,11 +448,10 @@ def _read_v3(data, pos, end):
         for _ in range(n):
             o2 = _new(StopReplicaPartitionState)
             o2._unknown_tags = None
-            o2.partition_index, o2.leader_epoch, o2.delete_partition = _U_iio(data, pos)
-            pos += 9
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition_index, o2.leader_epoch, o2.delete_partition, t = _U_iioB(data, pos)
+            pos += 10
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partition_states = l2
@@ -450,15 +478,15 @@ def _write_v3(o, out):
     out.append(_P_iiq(o.controller_id, o.controller_epoch, o.broker_epoch))
     a1 = o.topic_states
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         a2 = o1.partition_states
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iio(o2.partition_index, o2.leader_epoch, o2.delete_partition))
             if o2._unknown_tags:
@@ -486,6 +514,9 @@ def _read_v4(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -500,6 +531,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -515,6 +549,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -526,11 +563,10 @@ def _read_v4(data, pos, end):
         for _ in range(n):
             o2 = _new(StopReplicaPartitionState)
             o2._unknown_tags = None
-            o2.partition_index, o2.leader_epoch, o2.delete_partition = _U_iio(data, pos)
-            pos += 9
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition_index, o2.leader_epoch, o2.delete_partition, t = _U_iioB(data, pos)
+            pos += 10
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partition_states = l2
@@ -557,16 +593,16 @@ def _write_v4(o, out):
     out.append(_P_iiq(o.controller_id, o.controller_epoch, o.broker_epoch))
     a1 = o.topic_states
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partition_states
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_iio(o2.partition_index, o2.leader_epoch, o2.delete_partition))
             if o2._unknown_tags:

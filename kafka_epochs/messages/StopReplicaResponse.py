@@ -25,6 +25,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_BB = _struct.Struct('>BB')
+_U_BB = _S_BB.unpack_from
+_P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -34,6 +37,9 @@ _P_i = _S_i.pack
 _S_ih = _struct.Struct('>ih')
 _U_ih = _S_ih.unpack_from
 _P_ih = _S_ih.pack
+_S_ihB = _struct.Struct('>ihB')
+_U_ihB = _S_ihB.unpack_from
+_P_ihB = _S_ihB.pack
 _ZERO_UUID = _UUID(int=0x0)
 
 
@@ -183,6 +189,9 @@ def _read_v2(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -197,6 +206,9 @@ def _read_v2(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -206,11 +218,10 @@ def _read_v2(data, pos, end):
             raise _Malformed
         o1.topic_name = data[pos:pos + n].decode()
         pos += n
-        o1.partition_index, o1.error_code = _U_ih(data, pos)
-        pos += 6
-        if data[pos] == 0:
-            pos += 1
-        else:
+        o1.partition_index, o1.error_code, t = _U_ihB(data, pos)
+        pos += 7
+        if t:
+            pos -= 1
             o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
         l1.append(o1)
     o.partition_errors = l1
@@ -227,11 +238,11 @@ def _write_v2(o, out):
     out.append(_P_h(o.error_code))
     a1 = o.partition_errors
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_ih(o1.partition_index, o1.error_code))
         if o1._unknown_tags:
@@ -250,11 +261,11 @@ def _write_v3(o, out):
     out.append(_P_h(o.error_code))
     a1 = o.partition_errors
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_ih(o1.partition_index, o1.error_code))
         if o1._unknown_tags:
@@ -276,6 +287,9 @@ def _read_v4(data, pos, end):
     n = data[pos]
     if n < 0x80:
         pos += 1
+    elif data[pos + 1] < 0x80:
+        n = (n & 0x7F) | (data[pos + 1] << 7)
+        pos += 2
     else:
         n, pos = _uvarint(data, pos)
     n -= 1
@@ -290,6 +304,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
             if n > 0x8000:
@@ -305,6 +322,9 @@ def _read_v4(data, pos, end):
         n = data[pos]
         if n < 0x80:
             pos += 1
+        elif data[pos + 1] < 0x80:
+            n = (n & 0x7F) | (data[pos + 1] << 7)
+            pos += 2
         else:
             n, pos = _uvarint(data, pos)
         n -= 1
@@ -317,11 +337,10 @@ def _read_v4(data, pos, end):
             o2 = _new(StopReplicaPartitionError)
             o2._unknown_tags = None
             o2.topic_name = ''
-            o2.partition_index, o2.error_code = _U_ih(data, pos)
-            pos += 6
-            if data[pos] == 0:
-                pos += 1
-            else:
+            o2.partition_index, o2.error_code, t = _U_ihB(data, pos)
+            pos += 7
+            if t:
+                pos -= 1
                 o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
             l2.append(o2)
         o1.partition_errors = l2
@@ -344,16 +363,16 @@ def _write_v4(o, out):
     out.append(_P_h(o.error_code))
     a1 = o.topics
     n = len(a1)
-    out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+    out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
     for o1 in a1:
         s = o1.topic_name.encode()
         n = len(s)
-        out.append(_UV1[n + 1] if n < 127 else _string_length(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _string_length(n + 1))
         out.append(s)
         out.append(_P_u(o1.topic_id.bytes))
         a2 = o1.partition_errors
         n = len(a2)
-        out.append(_UV1[n + 1] if n < 127 else _to_uvarint(n + 1))
+        out.append(_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else _to_uvarint(n + 1))
         for o2 in a2:
             out.append(_P_ih(o2.partition_index, o2.error_code))
             if o2._unknown_tags:

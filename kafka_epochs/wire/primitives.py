@@ -148,6 +148,29 @@ def fixed_array(code: str, count: int) -> Callable[..., tuple[object, ...]]:
     return fn
 
 
+#: Arrays of fixed-width values shorter than this use a table of precompiled structs indexed by
+#: the count: a tuple index instead of a call, a key tuple and a dict lookup per array.
+SMALL_ARRAY = 64
+_UNPACK_TABLES: dict[str, tuple[Callable[..., tuple[object, ...]], ...]] = {}
+_PACK_TABLES: dict[str, tuple[Callable[..., bytes], ...]] = {}
+
+
+def fixed_array_unpackers(code: str) -> tuple[Callable[..., tuple[object, ...]], ...]:
+    """``unpack_from`` functions for 0..SMALL_ARRAY-1 values of one ``struct`` code (shared)."""
+    table = _UNPACK_TABLES.get(code)
+    if table is None:
+        table = _UNPACK_TABLES[code] = tuple(struct.Struct(f">{n}{code}").unpack_from for n in range(SMALL_ARRAY))
+    return table
+
+
+def fixed_array_packers(code: str) -> tuple[Callable[..., bytes], ...]:
+    """``pack`` functions for 0..SMALL_ARRAY-1 values of one ``struct`` code (shared)."""
+    table = _PACK_TABLES.get(code)
+    if table is None:
+        table = _PACK_TABLES[code] = tuple(struct.Struct(f">{n}{code}").pack for n in range(SMALL_ARRAY))
+    return table
+
+
 _ARRAY_PACKERS: dict[tuple[str, int], Callable[..., bytes]] = {}
 
 
