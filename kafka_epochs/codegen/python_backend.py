@@ -422,11 +422,17 @@ class _Decode:
         # In a flexible version the tag count usually follows a run of fixed-width fields: read
         # it in the same struct call, and only step back to it when the section is not empty.
         merge_tags = self.flexible and bool(runs) and runs[-1][0].type.is_fixed
+        preloaded = False
         for i, run in enumerate(runs):
             if run[0].type.is_fixed:
-                self.fixed_run(run, var, with_tag_count=merge_tags and i == len(runs) - 1)
+                # Likewise the first byte of a compact length that follows the run.
+                following = runs[i + 1][0] if i + 1 < len(runs) else None
+                preloaded = following is not None and self.compact_length(following)
+                self.fixed_run(run, var, with_tag_count=merge_tags and i == len(runs) - 1,
+                               with_length=preloaded)
             else:
-                self.value(run[0], f"{var}.{gen.attr(run[0])}", depth, end)
+                self.value(run[0], f"{var}.{gen.attr(run[0])}", depth, end, preloaded=preloaded)
+                preloaded = False
         if self.flexible:
             if merge_tags:
                 src("if t:")
@@ -443,11 +449,19 @@ class _Decode:
                 src(f"{var}._unknown_tags, pos = _read_unknown_tags(data, pos, {end})")
             src.depth -= 1
 
-    def fixed_run(self, run: list[FieldSpec], var: str, with_tag_count: bool = False) -> None:
+    def compact_length(self, f: FieldSpec) -> bool:
+        """Whether ``f`` starts with a compact (varint) length in this version."""
+        if f.type.kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):
+            return f.compact_in(self.v, self.gen.spec.flexible_versions)
+        return f.type.kind is Kind.ARRAY and self.flexible
+
+    def fixed_run(self, run: list[FieldSpec], var: str, with_tag_count: bool = False,
+                  with_length: bool = False) -> None:
         src, gen = self.src, self.gen
-        fmt = "".join(FIXED_FORMATS[f.type.kind] for f in run) + ("B" if with_tag_count else "")
+        extra = ["t"] if with_tag_count else ["n"] if with_length else []
+        fmt = "".join(FIXED_FORMATS[f.type.kind] for f in run) + "B" * len(extra)
         name = gen.fixed(fmt)
-        targets = [f"{var}.{gen.attr(f)}" for f in run] + (["t"] if with_tag_count else [])
+        targets = [f"{var}.{gen.attr(f)}" for f in run] + extra
         lhs = ", ".join(targets) + ("," if len(targets) == 1 else "")
         src(f"{lhs} = _U_{name}(data, pos)")
         src(f"pos += {sum(_FIXED_SIZES[c] for c in _split_fmt(fmt))}")
@@ -455,10 +469,24 @@ class _Decode:
             if f.type.kind is Kind.UUID:
                 src(f"{target} = _uuid({target})")
 
-    def length(self, compact: bool, wide: bool, string: bool) -> None:
-        """Leave a length or count in ``n`` (``-1`` for null) and advance ``pos``."""
+    def length(self, compact: bool, wide: bool, string: bool, preloaded: bool = False) -> None:
+        """Leave a length or count in ``n`` (``-1`` for null) and advance ``pos``.
+
+        ``preloaded``: the first varint byte is already in ``n`` and ``pos`` is past it.
+        """
         src = self.src
-        if compact:
+        if compact and preloaded:
+            with src.block("if n >= 0x80:"):
+                with src.block("if data[pos] < 0x80:"):
+                    src("n = (n & 0x7F) | (data[pos] << 7)")
+                    src("pos += 1")
+                with src.block("else:"):
+                    src("n, pos = _uvarint(data, pos - 1)")
+                    if string:
+                        with src.block("if n > 0x8000:"):
+                            src("raise _Malformed")
+            src("n -= 1")
+        elif compact:
             src("n = data[pos]")
             with src.block("if n < 0x80:"):
                 src("pos += 1")
@@ -493,7 +521,7 @@ class _Decode:
             with src.block("if n < 0:"):
                 src("raise _Malformed")
 
-    def value(self, f: FieldSpec, target: str, depth: int, end: str) -> None:
+    def value(self, f: FieldSpec, target: str, depth: int, end: str, preloaded: bool = False) -> None:
         src, v = self.src, self.v
         kind = f.type.kind
         nullable = f.nullable_in(v)
@@ -505,13 +533,13 @@ class _Decode:
         if kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):
             compact = f.compact_in(v, self.gen.spec.flexible_versions)
             opened = src.depth
-            self.length(compact, wide=kind is not Kind.STRING, string=kind is Kind.STRING)
+            self.length(compact, wide=kind is not Kind.STRING, string=kind is Kind.STRING, preloaded=preloaded)
             self.null_or(nullable, compact, target)
             self.take(kind, target)
             src.depth = opened
         elif kind is Kind.ARRAY:
             opened = src.depth
-            self.length(self.flexible, wide=True, string=False)
+            self.length(self.flexible, wide=True, string=False, preloaded=preloaded)
             self.null_or(nullable, self.flexible, target)
             self.array_items(f, target, depth + 1, end)
             src.depth = opened

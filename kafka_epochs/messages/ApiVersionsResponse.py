@@ -28,6 +28,9 @@ _P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
+_S_hB = _struct.Struct('>hB')
+_U_hB = _S_hB.unpack_from
+_P_hB = _S_hB.pack
 _S_hh = _struct.Struct('>hh')
 _U_hh = _S_hh.unpack_from
 _P_hh = _S_hh.pack
@@ -365,16 +368,14 @@ def _read_v3(data, pos, end):
     o.finalized_features_epoch = -1
     o.finalized_features = []
     o.zk_migration_ready = False
-    o.error_code, = _U_h(data, pos)
-    pos += 2
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.error_code, n = _U_hB(data, pos)
+    pos += 3
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed

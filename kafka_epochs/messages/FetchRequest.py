@@ -31,6 +31,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_uB = _struct.Struct('>16sB')
+_U_uB = _S_uB.unpack_from
+_P_uB = _S_uB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
@@ -46,6 +49,9 @@ _P_iii = _S_iii.pack
 _S_iiibii = _struct.Struct('>iiibii')
 _U_iiibii = _S_iiibii.unpack_from
 _P_iiibii = _S_iiibii.pack
+_S_iiibiiB = _struct.Struct('>iiibiiB')
+_U_iiibiiB = _S_iiibiiB.unpack_from
+_P_iiibiiB = _S_iiibiiB.pack
 _S_iiii = _struct.Struct('>iiii')
 _U_iiii = _S_iiii.unpack_from
 _P_iiii = _S_iiii.pack
@@ -55,6 +61,9 @@ _P_iiiib = _S_iiiib.pack
 _S_iiiibii = _struct.Struct('>iiiibii')
 _U_iiiibii = _S_iiiibii.unpack_from
 _P_iiiibii = _S_iiiibii.pack
+_S_iiiibiiB = _struct.Struct('>iiiibiiB')
+_U_iiiibiiB = _S_iiiibiiB.unpack_from
+_P_iiiibiiB = _S_iiiibiiB.pack
 _S_iiqiqi = _struct.Struct('>iiqiqi')
 _U_iiqiqi = _S_iiqiqi.unpack_from
 _P_iiqiqi = _S_iiqiqi.pack
@@ -1081,16 +1090,14 @@ def _read_v12(data, pos, end):
     o._unknown_tags = None
     o.cluster_id = None
     o.replica_state = ReplicaState()
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _U_iiiibii(data, pos)
-    pos += 25
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _U_iiiibiiB(data, pos)
+    pos += 26
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1293,16 +1300,14 @@ def _read_v13(data, pos, end):
     o._unknown_tags = None
     o.cluster_id = None
     o.replica_state = ReplicaState()
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _U_iiiibii(data, pos)
-    pos += 25
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _U_iiiibiiB(data, pos)
+    pos += 26
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1313,17 +1318,15 @@ def _read_v13(data, pos, end):
         o1 = _new(FetchTopic)
         o1._unknown_tags = None
         o1.topic = ''
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1365,17 +1368,15 @@ def _read_v13(data, pos, end):
         o1 = _new(ForgottenTopic)
         o1._unknown_tags = None
         o1.topic = ''
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1585,16 +1586,14 @@ def _read_v15(data, pos, end):
     o.cluster_id = None
     o.replica_id = -1
     o.replica_state = ReplicaState()
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _U_iiibii(data, pos)
-    pos += 21
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _U_iiibiiB(data, pos)
+    pos += 22
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1605,17 +1604,15 @@ def _read_v15(data, pos, end):
         o1 = _new(FetchTopic)
         o1._unknown_tags = None
         o1.topic = ''
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1657,17 +1654,15 @@ def _read_v15(data, pos, end):
         o1 = _new(ForgottenTopic)
         o1._unknown_tags = None
         o1.topic = ''
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1871,16 +1866,14 @@ def _read_v17(data, pos, end):
     o.cluster_id = None
     o.replica_id = -1
     o.replica_state = ReplicaState()
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _U_iiibii(data, pos)
-    pos += 21
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _U_iiibiiB(data, pos)
+    pos += 22
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1891,17 +1884,15 @@ def _read_v17(data, pos, end):
         o1 = _new(FetchTopic)
         o1._unknown_tags = None
         o1.topic = ''
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1943,17 +1934,15 @@ def _read_v17(data, pos, end):
         o1 = _new(ForgottenTopic)
         o1._unknown_tags = None
         o1.topic = ''
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed

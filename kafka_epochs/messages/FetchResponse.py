@@ -27,6 +27,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_uB = _struct.Struct('>16sB')
+_U_uB = _S_uB.unpack_from
+_P_uB = _S_uB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
@@ -36,9 +39,15 @@ _P_h = _S_h.pack
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
+_S_iB = _struct.Struct('>iB')
+_U_iB = _S_iB.unpack_from
+_P_iB = _S_iB.pack
 _S_ihi = _struct.Struct('>ihi')
 _U_ihi = _S_ihi.unpack_from
 _P_ihi = _S_ihi.pack
+_S_ihiB = _struct.Struct('>ihiB')
+_U_ihiB = _S_ihiB.unpack_from
+_P_ihiB = _S_ihiB.pack
 _S_ihq = _struct.Struct('>ihq')
 _U_ihq = _S_ihq.unpack_from
 _P_ihq = _S_ihq.pack
@@ -48,6 +57,9 @@ _P_ihqq = _S_ihqq.pack
 _S_ihqqq = _struct.Struct('>ihqqq')
 _U_ihqqq = _S_ihqqq.unpack_from
 _P_ihqqq = _S_ihqqq.pack
+_S_ihqqqB = _struct.Struct('>ihqqqB')
+_U_ihqqqB = _S_ihqqqB.unpack_from
+_P_ihqqqB = _S_ihqqqB.pack
 _S_ii = _struct.Struct('>ii')
 _U_ii = _S_ii.unpack_from
 _P_ii = _S_ii.pack
@@ -1278,16 +1290,14 @@ def _read_v12(data, pos, end):
     o = _new(FetchResponse)
     o._unknown_tags = None
     o.node_endpoints = []
-    o.throttle_time_ms, o.error_code, o.session_id = _U_ihi(data, pos)
-    pos += 10
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.throttle_time_ms, o.error_code, o.session_id, n = _U_ihiB(data, pos)
+    pos += 11
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1333,16 +1343,14 @@ def _read_v12(data, pos, end):
             o2.diverging_epoch = EpochEndOffset()
             o2.current_leader = LeaderIdAndEpoch()
             o2.snapshot_id = SnapshotId()
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+            pos += 31
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 o2.aborted_transactions = None
@@ -1360,16 +1368,14 @@ def _read_v12(data, pos, end):
                         o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
                     l3.append(o3)
                 o2.aborted_transactions = l3
-            o2.preferred_read_replica, = _U_i(data, pos)
-            pos += 4
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.preferred_read_replica, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 o2.records = None
@@ -1480,16 +1486,14 @@ def _read_v13(data, pos, end):
     o = _new(FetchResponse)
     o._unknown_tags = None
     o.node_endpoints = []
-    o.throttle_time_ms, o.error_code, o.session_id = _U_ihi(data, pos)
-    pos += 10
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.throttle_time_ms, o.error_code, o.session_id, n = _U_ihiB(data, pos)
+    pos += 11
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1500,17 +1504,15 @@ def _read_v13(data, pos, end):
         o1 = _new(FetchableTopicResponse)
         o1._unknown_tags = None
         o1.topic = ''
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1523,16 +1525,14 @@ def _read_v13(data, pos, end):
             o2.diverging_epoch = EpochEndOffset()
             o2.current_leader = LeaderIdAndEpoch()
             o2.snapshot_id = SnapshotId()
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+            pos += 31
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 o2.aborted_transactions = None
@@ -1550,16 +1550,14 @@ def _read_v13(data, pos, end):
                         o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
                     l3.append(o3)
                 o2.aborted_transactions = l3
-            o2.preferred_read_replica, = _U_i(data, pos)
-            pos += 4
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.preferred_read_replica, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 o2.records = None
@@ -1848,35 +1846,31 @@ def _read_tags_FetchResponse_v16(o, data, pos, end):
             for _ in range(n):
                 o1 = _new(NodeEndpoint)
                 o1._unknown_tags = None
-                o1.node_id, = _U_i(data, pos)
-                pos += 4
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
+                o1.node_id, n = _U_iB(data, pos)
+                pos += 5
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                        if n > 0x8000:
+                            raise _Malformed
                 n -= 1
                 if n < 0:
                     raise _Malformed
                 o1.host = data[pos:pos + n].decode()
                 pos += n
-                o1.port, = _U_i(data, pos)
-                pos += 4
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
+                o1.port, n = _U_iB(data, pos)
+                pos += 5
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                        if n > 0x8000:
+                            raise _Malformed
                 n -= 1
                 if n < 0:
                     o1.rack = None
@@ -1904,16 +1898,14 @@ def _read_v16(data, pos, end):
     o = _new(FetchResponse)
     o._unknown_tags = None
     o.node_endpoints = []
-    o.throttle_time_ms, o.error_code, o.session_id = _U_ihi(data, pos)
-    pos += 10
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.throttle_time_ms, o.error_code, o.session_id, n = _U_ihiB(data, pos)
+    pos += 11
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1924,17 +1916,15 @@ def _read_v16(data, pos, end):
         o1 = _new(FetchableTopicResponse)
         o1._unknown_tags = None
         o1.topic = ''
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1947,16 +1937,14 @@ def _read_v16(data, pos, end):
             o2.diverging_epoch = EpochEndOffset()
             o2.current_leader = LeaderIdAndEpoch()
             o2.snapshot_id = SnapshotId()
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+            pos += 31
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 o2.aborted_transactions = None
@@ -1974,16 +1962,14 @@ def _read_v16(data, pos, end):
                         o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
                     l3.append(o3)
                 o2.aborted_transactions = l3
-            o2.preferred_read_replica, = _U_i(data, pos)
-            pos += 4
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.preferred_read_replica, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 o2.records = None

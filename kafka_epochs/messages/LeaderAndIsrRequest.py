@@ -30,6 +30,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_uB = _struct.Struct('>16sB')
+_U_uB = _S_uB.unpack_from
+_P_uB = _S_uB.pack
 _S_o = _struct.Struct('>?')
 _U_o = _S_o.unpack_from
 _P_o = _S_o.pack
@@ -54,6 +57,9 @@ _P_i = _S_i.pack
 _S_ioiqb = _struct.Struct('>i?iqb')
 _U_ioiqb = _S_ioiqb.unpack_from
 _P_ioiqb = _S_ioiqb.pack
+_S_ioiqbB = _struct.Struct('>i?iqbB')
+_U_ioiqbB = _S_ioiqbB.unpack_from
+_P_ioiqbB = _S_ioiqbB.pack
 _S_iB = _struct.Struct('>iB')
 _U_iB = _S_iB.unpack_from
 _P_iB = _S_iB.pack
@@ -63,12 +69,21 @@ _P_ii = _S_ii.pack
 _S_iiii = _struct.Struct('>iiii')
 _U_iiii = _S_iiii.unpack_from
 _P_iiii = _S_iiii.pack
+_S_iiiiB = _struct.Struct('>iiiiB')
+_U_iiiiB = _S_iiiiB.unpack_from
+_P_iiiiB = _S_iiiiB.pack
 _S_iiq = _struct.Struct('>iiq')
 _U_iiq = _S_iiq.unpack_from
 _P_iiq = _S_iiq.pack
+_S_iiqB = _struct.Struct('>iiqB')
+_U_iiqB = _S_iiqB.unpack_from
+_P_iiqB = _S_iiqB.pack
 _S_iiqb = _struct.Struct('>iiqb')
 _U_iiqb = _S_iiqb.unpack_from
 _P_iiqb = _S_iiqb.pack
+_S_iiqbB = _struct.Struct('>iiqbB')
+_U_iiqbB = _S_iiqbB.unpack_from
+_P_iiqbB = _S_iiqbB.pack
 _ZERO_UUID = _UUID(int=0x0)
 _PA_i = _fixed_array_packers('i')
 _UA_i = _fixed_array_unpackers('i')
@@ -759,16 +774,14 @@ def _read_v4(data, pos, end):
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch = _U_iiq(data, pos)
-    pos += 16
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch, n = _U_iiqB(data, pos)
+    pos += 17
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -813,16 +826,14 @@ def _read_v4(data, pos, end):
             o2._unknown_tags = None
             o2.topic_name = ''
             o2.leader_recovery_state = 0
-            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch = _U_iiii(data, pos)
-            pos += 16
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
+            pos += 17
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -830,16 +841,14 @@ def _read_v4(data, pos, end):
                 raise _Malformed
             o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
-            o2.partition_epoch, = _U_i(data, pos)
-            pos += 4
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_epoch, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -907,18 +916,16 @@ def _read_v4(data, pos, end):
     for _ in range(n):
         o1 = _new(LeaderAndIsrLiveLeader)
         o1._unknown_tags = None
-        o1.broker_id, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.broker_id, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1012,16 +1019,14 @@ def _read_v5(data, pos, end):
     o._unknown_tags = None
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch, o.type = _U_iiqb(data, pos)
-    pos += 17
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch, o.type, n = _U_iiqbB(data, pos)
+    pos += 18
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1046,17 +1051,15 @@ def _read_v5(data, pos, end):
             raise _Malformed
         o1.topic_name = data[pos:pos + n].decode()
         pos += n
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1068,16 +1071,14 @@ def _read_v5(data, pos, end):
             o2._unknown_tags = None
             o2.topic_name = ''
             o2.leader_recovery_state = 0
-            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch = _U_iiii(data, pos)
-            pos += 16
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
+            pos += 17
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -1085,16 +1086,14 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
-            o2.partition_epoch, = _U_i(data, pos)
-            pos += 4
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_epoch, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -1162,18 +1161,16 @@ def _read_v5(data, pos, end):
     for _ in range(n):
         o1 = _new(LeaderAndIsrLiveLeader)
         o1._unknown_tags = None
-        o1.broker_id, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.broker_id, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1266,16 +1263,14 @@ def _read_v6(data, pos, end):
     o._unknown_tags = None
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch, o.type = _U_iiqb(data, pos)
-    pos += 17
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch, o.type, n = _U_iiqbB(data, pos)
+    pos += 18
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1300,17 +1295,15 @@ def _read_v6(data, pos, end):
             raise _Malformed
         o1.topic_name = data[pos:pos + n].decode()
         pos += n
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1321,16 +1314,14 @@ def _read_v6(data, pos, end):
             o2 = _new(LeaderAndIsrPartitionState)
             o2._unknown_tags = None
             o2.topic_name = ''
-            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch = _U_iiii(data, pos)
-            pos += 16
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
+            pos += 17
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -1338,16 +1329,14 @@ def _read_v6(data, pos, end):
                 raise _Malformed
             o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
-            o2.partition_epoch, = _U_i(data, pos)
-            pos += 4
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_epoch, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -1415,18 +1404,16 @@ def _read_v6(data, pos, end):
     for _ in range(n):
         o1 = _new(LeaderAndIsrLiveLeader)
         o1._unknown_tags = None
-        o1.broker_id, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.broker_id, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1516,16 +1503,14 @@ def _read_v7(data, pos, end):
     o = _new(LeaderAndIsrRequest)
     o._unknown_tags = None
     o.ungrouped_partition_states = []
-    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type = _U_ioiqb(data, pos)
-    pos += 18
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type, n = _U_ioiqbB(data, pos)
+    pos += 19
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1550,17 +1535,15 @@ def _read_v7(data, pos, end):
             raise _Malformed
         o1.topic_name = data[pos:pos + n].decode()
         pos += n
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1571,16 +1554,14 @@ def _read_v7(data, pos, end):
             o2 = _new(LeaderAndIsrPartitionState)
             o2._unknown_tags = None
             o2.topic_name = ''
-            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch = _U_iiii(data, pos)
-            pos += 16
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
+            pos += 17
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -1588,16 +1569,14 @@ def _read_v7(data, pos, end):
                 raise _Malformed
             o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
             pos += 4 * n
-            o2.partition_epoch, = _U_i(data, pos)
-            pos += 4
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.partition_epoch, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -1665,18 +1644,16 @@ def _read_v7(data, pos, end):
     for _ in range(n):
         o1 = _new(LeaderAndIsrLiveLeader)
         o1._unknown_tags = None
-        o1.broker_id, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.broker_id, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed

@@ -25,6 +25,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_uB = _struct.Struct('>16sB')
+_U_uB = _S_uB.unpack_from
+_P_uB = _S_uB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
@@ -37,6 +40,9 @@ _P_i = _S_i.pack
 _S_ib = _struct.Struct('>ib')
 _U_ib = _S_ib.unpack_from
 _P_ib = _S_ib.pack
+_S_ibB = _struct.Struct('>ibB')
+_U_ibB = _S_ibB.unpack_from
+_P_ibB = _S_ibB.pack
 _S_iiq = _struct.Struct('>iiq')
 _U_iiq = _S_iiq.unpack_from
 _P_iiq = _S_iiq.pack
@@ -426,16 +432,14 @@ def _write_v5(o, out):
 def _read_v6(data, pos, end):
     o = _new(ListOffsetsRequest)
     o._unknown_tags = None
-    o.replica_id, o.isolation_level = _U_ib(data, pos)
-    pos += 5
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.replica_id, o.isolation_level, n = _U_ibB(data, pos)
+    pos += 6
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -460,17 +464,15 @@ def _read_v6(data, pos, end):
             raise _Malformed
         o1.name = data[pos:pos + n].decode()
         pos += n
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed

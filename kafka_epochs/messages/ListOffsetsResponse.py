@@ -30,6 +30,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_uB = _struct.Struct('>16sB')
+_U_uB = _S_uB.unpack_from
+_P_uB = _S_uB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
@@ -39,6 +42,9 @@ _P_h = _S_h.pack
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
+_S_iB = _struct.Struct('>iB')
+_U_iB = _S_iB.unpack_from
+_P_iB = _S_iB.pack
 _S_ih = _struct.Struct('>ih')
 _U_ih = _S_ih.unpack_from
 _P_ih = _S_ih.pack
@@ -448,16 +454,14 @@ def _write_v5(o, out):
 def _read_v6(data, pos, end):
     o = _new(ListOffsetsResponse)
     o._unknown_tags = None
-    o.throttle_time_ms, = _U_i(data, pos)
-    pos += 4
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.throttle_time_ms, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -482,17 +486,15 @@ def _read_v6(data, pos, end):
             raise _Malformed
         o1.name = data[pos:pos + n].decode()
         pos += n
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed

@@ -26,6 +26,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_uB = _struct.Struct('>16sB')
+_U_uB = _S_uB.unpack_from
+_P_uB = _S_uB.pack
 _S_o = _struct.Struct('>?')
 _U_o = _S_o.unpack_from
 _P_o = _S_o.pack
@@ -495,19 +498,17 @@ def _read_v10(data, pos, end):
         for _ in range(n):
             o1 = _new(MetadataRequestTopic)
             o1._unknown_tags = None
-            o1.topic_id, = _U_u(data, pos)
-            pos += 16
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
             o1.topic_id = _uuid(o1.topic_id)
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 o1.name = None
@@ -578,19 +579,17 @@ def _read_v11(data, pos, end):
         for _ in range(n):
             o1 = _new(MetadataRequestTopic)
             o1._unknown_tags = None
-            o1.topic_id, = _U_u(data, pos)
-            pos += 16
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
             o1.topic_id = _uuid(o1.topic_id)
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 o1.name = None

@@ -30,21 +30,33 @@ _new = object.__new__
 _S_uo = _struct.Struct('>16s?')
 _U_uo = _S_uo.unpack_from
 _P_uo = _S_uo.pack
+_S_uoB = _struct.Struct('>16s?B')
+_U_uoB = _S_uoB.unpack_from
+_P_uoB = _S_uoB.pack
 _S_o = _struct.Struct('>?')
 _U_o = _S_o.unpack_from
 _P_o = _S_o.pack
+_S_oB = _struct.Struct('>?B')
+_U_oB = _S_oB.unpack_from
+_P_oB = _S_oB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
+_S_hB = _struct.Struct('>hB')
+_U_hB = _S_hB.unpack_from
+_P_hB = _S_hB.pack
 _S_hii = _struct.Struct('>hii')
 _U_hii = _S_hii.unpack_from
 _P_hii = _S_hii.pack
 _S_hiii = _struct.Struct('>hiii')
 _U_hiii = _S_hiii.unpack_from
 _P_hiii = _S_hiii.pack
+_S_hiiiB = _struct.Struct('>hiiiB')
+_U_hiiiB = _S_hiiiB.unpack_from
+_P_hiiiB = _S_hiiiB.pack
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
@@ -1449,16 +1461,14 @@ def _write_v8(o, out):
 def _read_v9(data, pos, end):
     o = _new(MetadataResponse)
     o._unknown_tags = None
-    o.throttle_time_ms, = _U_i(data, pos)
-    pos += 4
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.throttle_time_ms, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1468,35 +1478,31 @@ def _read_v9(data, pos, end):
     for _ in range(n):
         o1 = _new(MetadataResponseBroker)
         o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.node_id, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
         o1.host = data[pos:pos + n].decode()
         pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.port, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             o1.rack = None
@@ -1525,16 +1531,14 @@ def _read_v9(data, pos, end):
     else:
         o.cluster_id = data[pos:pos + n].decode()
         pos += n
-    o.controller_id, = _U_i(data, pos)
-    pos += 4
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1545,33 +1549,29 @@ def _read_v9(data, pos, end):
         o1 = _new(MetadataResponseTopic)
         o1._unknown_tags = None
         o1.topic_id = _ZERO_UUID
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.error_code, n = _U_hB(data, pos)
+        pos += 3
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
         o1.name = data[pos:pos + n].decode()
         pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        o1.is_internal, n = _U_oB(data, pos)
+        pos += 2
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1581,16 +1581,14 @@ def _read_v9(data, pos, end):
         for _ in range(n):
             o2 = _new(MetadataResponsePartition)
             o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
-            pos += 14
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+            pos += 15
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -1728,16 +1726,14 @@ def _write_v9(o, out):
 def _read_v10(data, pos, end):
     o = _new(MetadataResponse)
     o._unknown_tags = None
-    o.throttle_time_ms, = _U_i(data, pos)
-    pos += 4
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.throttle_time_ms, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1747,35 +1743,31 @@ def _read_v10(data, pos, end):
     for _ in range(n):
         o1 = _new(MetadataResponseBroker)
         o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.node_id, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
         o1.host = data[pos:pos + n].decode()
         pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.port, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             o1.rack = None
@@ -1804,16 +1796,14 @@ def _read_v10(data, pos, end):
     else:
         o.cluster_id = data[pos:pos + n].decode()
         pos += n
-    o.controller_id, = _U_i(data, pos)
-    pos += 4
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -1823,34 +1813,30 @@ def _read_v10(data, pos, end):
     for _ in range(n):
         o1 = _new(MetadataResponseTopic)
         o1._unknown_tags = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.error_code, n = _U_hB(data, pos)
+        pos += 3
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
         o1.name = data[pos:pos + n].decode()
         pos += n
-        o1.topic_id, o1.is_internal = _U_uo(data, pos)
-        pos += 17
+        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+        pos += 18
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -1860,16 +1846,14 @@ def _read_v10(data, pos, end):
         for _ in range(n):
             o2 = _new(MetadataResponsePartition)
             o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
-            pos += 14
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+            pos += 15
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -2008,16 +1992,14 @@ def _read_v11(data, pos, end):
     o = _new(MetadataResponse)
     o._unknown_tags = None
     o.cluster_authorized_operations = -2147483648
-    o.throttle_time_ms, = _U_i(data, pos)
-    pos += 4
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.throttle_time_ms, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -2027,35 +2009,31 @@ def _read_v11(data, pos, end):
     for _ in range(n):
         o1 = _new(MetadataResponseBroker)
         o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.node_id, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
         o1.host = data[pos:pos + n].decode()
         pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.port, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             o1.rack = None
@@ -2084,16 +2062,14 @@ def _read_v11(data, pos, end):
     else:
         o.cluster_id = data[pos:pos + n].decode()
         pos += n
-    o.controller_id, = _U_i(data, pos)
-    pos += 4
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -2103,34 +2079,30 @@ def _read_v11(data, pos, end):
     for _ in range(n):
         o1 = _new(MetadataResponseTopic)
         o1._unknown_tags = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.error_code, n = _U_hB(data, pos)
+        pos += 3
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
         o1.name = data[pos:pos + n].decode()
         pos += n
-        o1.topic_id, o1.is_internal = _U_uo(data, pos)
-        pos += 17
+        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+        pos += 18
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -2140,16 +2112,14 @@ def _read_v11(data, pos, end):
         for _ in range(n):
             o2 = _new(MetadataResponsePartition)
             o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
-            pos += 14
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+            pos += 15
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -2288,16 +2258,14 @@ def _read_v12(data, pos, end):
     o = _new(MetadataResponse)
     o._unknown_tags = None
     o.cluster_authorized_operations = -2147483648
-    o.throttle_time_ms, = _U_i(data, pos)
-    pos += 4
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.throttle_time_ms, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -2307,35 +2275,31 @@ def _read_v12(data, pos, end):
     for _ in range(n):
         o1 = _new(MetadataResponseBroker)
         o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.node_id, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             raise _Malformed
         o1.host = data[pos:pos + n].decode()
         pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.port, n = _U_iB(data, pos)
+        pos += 5
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             o1.rack = None
@@ -2364,16 +2328,14 @@ def _read_v12(data, pos, end):
     else:
         o.cluster_id = data[pos:pos + n].decode()
         pos += n
-    o.controller_id, = _U_i(data, pos)
-    pos += 4
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -2383,35 +2345,31 @@ def _read_v12(data, pos, end):
     for _ in range(n):
         o1 = _new(MetadataResponseTopic)
         o1._unknown_tags = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
+        o1.error_code, n = _U_hB(data, pos)
+        pos += 3
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+                if n > 0x8000:
+                    raise _Malformed
         n -= 1
         if n < 0:
             o1.name = None
         else:
             o1.name = data[pos:pos + n].decode()
             pos += n
-        o1.topic_id, o1.is_internal = _U_uo(data, pos)
-        pos += 17
+        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+        pos += 18
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
@@ -2421,16 +2379,14 @@ def _read_v12(data, pos, end):
         for _ in range(n):
             o2 = _new(MetadataResponsePartition)
             o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
-            pos += 14
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+            pos += 15
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed

@@ -29,12 +29,21 @@ _P_h = _S_h.pack
 _S_hi = _struct.Struct('>hi')
 _U_hi = _S_hi.unpack_from
 _P_hi = _S_hi.pack
+_S_hiB = _struct.Struct('>hiB')
+_U_hiB = _S_hiB.unpack_from
+_P_hiB = _S_hiB.pack
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
+_S_iB = _struct.Struct('>iB')
+_U_iB = _S_iB.unpack_from
+_P_iB = _S_iB.pack
 _S_ii = _struct.Struct('>ii')
 _U_ii = _S_ii.unpack_from
 _P_ii = _S_ii.pack
+_S_iiB = _struct.Struct('>iiB')
+_U_iiB = _S_iiB.unpack_from
+_P_iiB = _S_iiB.pack
 
 
 class PartitionProduceData(_Struct):
@@ -358,16 +367,14 @@ def _read_v9(data, pos, end):
     else:
         o.transactional_id = data[pos:pos + n].decode()
         pos += n
-    o.acks, o.timeout_ms = _U_hi(data, pos)
-    pos += 6
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.acks, o.timeout_ms, n = _U_hiB(data, pos)
+    pos += 7
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -410,16 +417,14 @@ def _read_v9(data, pos, end):
             o2 = _new(PartitionProduceData)
             o2._unknown_tags = None
             o2.current_leader_epoch = -1
-            o2.index, = _U_i(data, pos)
-            pos += 4
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.index, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 o2.records = None
@@ -508,16 +513,14 @@ def _read_v12(data, pos, end):
     else:
         o.transactional_id = data[pos:pos + n].decode()
         pos += n
-    o.acks, o.timeout_ms = _U_hi(data, pos)
-    pos += 6
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.acks, o.timeout_ms, n = _U_hiB(data, pos)
+    pos += 7
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -559,16 +562,14 @@ def _read_v12(data, pos, end):
         for _ in range(n):
             o2 = _new(PartitionProduceData)
             o2._unknown_tags = None
-            o2.index, o2.current_leader_epoch = _U_ii(data, pos)
-            pos += 8
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.index, o2.current_leader_epoch, n = _U_iiB(data, pos)
+            pos += 9
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 o2.records = None

@@ -42,6 +42,9 @@ _P_ihqq = _S_ihqq.pack
 _S_ihqqq = _struct.Struct('>ihqqq')
 _U_ihqqq = _S_ihqqq.unpack_from
 _P_ihqqq = _S_ihqqq.pack
+_S_ihqqqB = _struct.Struct('>ihqqqB')
+_U_ihqqqB = _S_ihqqqB.unpack_from
+_P_ihqqqB = _S_ihqqqB.pack
 _S_ii = _struct.Struct('>ii')
 _U_ii = _S_ii.unpack_from
 _P_ii = _S_ii.pack
@@ -755,16 +758,14 @@ def _read_v9(data, pos, end):
             o2 = _new(PartitionProduceResponse)
             o2._unknown_tags = None
             o2.current_leader = LeaderIdAndEpoch()
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+            pos += 31
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -774,18 +775,16 @@ def _read_v9(data, pos, end):
             for _ in range(n):
                 o3 = _new(BatchIndexAndErrorMessage)
                 o3._unknown_tags = None
-                o3.batch_index, = _U_i(data, pos)
-                pos += 4
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
+                o3.batch_index, n = _U_iB(data, pos)
+                pos += 5
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                        if n > 0x8000:
+                            raise _Malformed
                 n -= 1
                 if n < 0:
                     o3.batch_index_error_message = None
@@ -952,35 +951,31 @@ def _read_tags_ProduceResponse_v10(o, data, pos, end):
             for _ in range(n):
                 o1 = _new(NodeEndpoint)
                 o1._unknown_tags = None
-                o1.node_id, = _U_i(data, pos)
-                pos += 4
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
+                o1.node_id, n = _U_iB(data, pos)
+                pos += 5
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                        if n > 0x8000:
+                            raise _Malformed
                 n -= 1
                 if n < 0:
                     raise _Malformed
                 o1.host = data[pos:pos + n].decode()
                 pos += n
-                o1.port, = _U_i(data, pos)
-                pos += 4
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
+                o1.port, n = _U_iB(data, pos)
+                pos += 5
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                        if n > 0x8000:
+                            raise _Malformed
                 n -= 1
                 if n < 0:
                     o1.rack = None
@@ -1058,16 +1053,14 @@ def _read_v10(data, pos, end):
             o2 = _new(PartitionProduceResponse)
             o2._unknown_tags = None
             o2.current_leader = LeaderIdAndEpoch()
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+            pos += 31
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
@@ -1077,18 +1070,16 @@ def _read_v10(data, pos, end):
             for _ in range(n):
                 o3 = _new(BatchIndexAndErrorMessage)
                 o3._unknown_tags = None
-                o3.batch_index, = _U_i(data, pos)
-                pos += 4
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
+                o3.batch_index, n = _U_iB(data, pos)
+                pos += 5
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                        if n > 0x8000:
+                            raise _Malformed
                 n -= 1
                 if n < 0:
                     o3.batch_index_error_message = None

@@ -30,6 +30,9 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_uB = _struct.Struct('>16sB')
+_U_uB = _S_uB.unpack_from
+_P_uB = _S_uB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
@@ -51,6 +54,12 @@ _P_iiq = _S_iiq.pack
 _S_iiqo = _struct.Struct('>iiq?')
 _U_iiqo = _S_iiqo.unpack_from
 _P_iiqo = _S_iiqo.pack
+_S_iiqoB = _struct.Struct('>iiq?B')
+_U_iiqoB = _S_iiqoB.unpack_from
+_P_iiqoB = _S_iiqoB.pack
+_S_iiqB = _struct.Struct('>iiqB')
+_U_iiqB = _S_iiqB.unpack_from
+_P_iiqB = _S_iiqB.pack
 _ZERO_UUID = _UUID(int=0x0)
 _PA_i = _fixed_array_packers('i')
 _UA_i = _fixed_array_unpackers('i')
@@ -300,16 +309,14 @@ def _read_v2(data, pos, end):
     o._unknown_tags = None
     o.ungrouped_partitions = []
     o.topic_states = []
-    o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions = _U_iiqo(data, pos)
-    pos += 17
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions, n = _U_iiqoB(data, pos)
+    pos += 18
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -396,16 +403,14 @@ def _read_v3(data, pos, end):
     o.delete_partitions = False
     o.ungrouped_partitions = []
     o.topics = []
-    o.controller_id, o.controller_epoch, o.broker_epoch = _U_iiq(data, pos)
-    pos += 16
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch, n = _U_iiqB(data, pos)
+    pos += 17
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -509,16 +514,14 @@ def _read_v4(data, pos, end):
     o.delete_partitions = False
     o.ungrouped_partitions = []
     o.topics = []
-    o.controller_id, o.controller_epoch, o.broker_epoch = _U_iiq(data, pos)
-    pos += 16
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.controller_id, o.controller_epoch, o.broker_epoch, n = _U_iiqB(data, pos)
+    pos += 17
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -543,17 +546,15 @@ def _read_v4(data, pos, end):
             raise _Malformed
         o1.topic_name = data[pos:pos + n].decode()
         pos += n
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed

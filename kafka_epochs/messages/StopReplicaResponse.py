@@ -25,12 +25,18 @@ _new = object.__new__
 _S_u = _struct.Struct('>16s')
 _U_u = _S_u.unpack_from
 _P_u = _S_u.pack
+_S_uB = _struct.Struct('>16sB')
+_U_uB = _S_uB.unpack_from
+_P_uB = _S_uB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
+_S_hB = _struct.Struct('>hB')
+_U_hB = _S_hB.unpack_from
+_P_hB = _S_hB.pack
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
@@ -184,16 +190,14 @@ def _read_v2(data, pos, end):
     o = _new(StopReplicaResponse)
     o._unknown_tags = None
     o.topics = []
-    o.error_code, = _U_h(data, pos)
-    pos += 2
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.error_code, n = _U_hB(data, pos)
+    pos += 3
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -282,16 +286,14 @@ def _read_v4(data, pos, end):
     o = _new(StopReplicaResponse)
     o._unknown_tags = None
     o.partition_errors = []
-    o.error_code, = _U_h(data, pos)
-    pos += 2
-    n = data[pos]
-    if n < 0x80:
-        pos += 1
-    elif data[pos + 1] < 0x80:
-        n = (n & 0x7F) | (data[pos + 1] << 7)
-        pos += 2
-    else:
-        n, pos = _uvarint(data, pos)
+    o.error_code, n = _U_hB(data, pos)
+    pos += 3
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
     n -= 1
     if n < 0:
         raise _Malformed
@@ -316,17 +318,15 @@ def _read_v4(data, pos, end):
             raise _Malformed
         o1.topic_name = data[pos:pos + n].decode()
         pos += n
-        o1.topic_id, = _U_u(data, pos)
-        pos += 16
+        o1.topic_id, n = _U_uB(data, pos)
+        pos += 17
         o1.topic_id = _uuid(o1.topic_id)
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
         n -= 1
         if n < 0:
             raise _Malformed
