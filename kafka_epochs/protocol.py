@@ -22,7 +22,7 @@ from kafka_epochs.wire.message import Message
 if TYPE_CHECKING:  # the generator and pathlib load only when from_specs is used
     from pathlib import Path
 
-    from kafka_epochs.codegen.build import IndexRow
+    from kafka_epochs.codegen.cache import IndexRow
 
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
@@ -97,7 +97,7 @@ class Protocol:
         Generated code is cached (``$KAFKA_EPOCHS_CACHE``, else ``~/.cache/kafka-epochs``) under a
         digest of the specs and the generator, so later calls, in any process, skip generation.
         """
-        from kafka_epochs.codegen.build import compiled_package, import_from
+        from kafka_epochs.codegen.cache import compiled_package, import_from
 
         package, directory = compiled_package(spec_dir, cache_dir)
         index_module = import_from(package, directory, "_index")
