@@ -1,0 +1,178 @@
+"""The vocabulary of captured Kafka traffic: endpoints, flows, directions and the stream events.
+
+Each TCP connection to a broker carries two byte streams, one per :class:`Direction`. For each,
+the capture yields ``StreamStart``, then ``StreamData`` in stream order, with ``Gap`` where bytes
+were never captured, and ``StreamEnd``. When frame alignment is on (the default of
+:func:`kafka_epochs.capture.iter_streams`), ``Resync`` marks where data starts at a Kafka frame
+boundary again after a gap or a mid-stream start, and ``Discarded`` counts the captured bytes
+skipped to get there. ``PacketError`` reports a packet or file record that could not be read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+from kafka_epochs.wire.errors import KafkaEpochsError
+
+
+class Direction(StrEnum):
+    CLIENT_TO_BROKER = "client_to_broker"
+    BROKER_TO_CLIENT = "broker_to_client"
+
+    @property
+    def reverse(self) -> Direction:
+        if self is Direction.CLIENT_TO_BROKER:
+            return Direction.BROKER_TO_CLIENT
+        return Direction.CLIENT_TO_BROKER
+
+
+class Endpoint(NamedTuple):
+    """An IP address (as text, e.g. ``10.0.0.1`` or ``fe80::1``) and a TCP port."""
+
+    address: str
+    port: int
+
+    def __str__(self) -> str:
+        if ":" in self.address:
+            return f"[{self.address}]:{self.port}"
+        return f"{self.address}:{self.port}"
+
+
+class Flow(NamedTuple):
+    """A TCP connection between a Kafka client and a broker (a 4-tuple with its roles decided)."""
+
+    client: Endpoint
+    broker: Endpoint
+
+    def __str__(self) -> str:
+        return f"{self.client} -> {self.broker}"
+
+
+class GapReason(StrEnum):
+    ACKED_UNSEEN = "acked_unseen"  # the receiver acknowledged bytes the capture never saw
+    BUFFER_FULL = "buffer_full"  # waiting for the missing bytes would exceed the out-of-order buffer
+    SNAPLEN = "snaplen"  # the capture's snapshot length cut the segment
+    CLOSED = "closed"  # the stream ended (FIN, RST, end of capture) with the bytes still missing
+
+
+class EndReason(StrEnum):
+    FIN = "fin"
+    RST = "rst"
+    NEW_CONNECTION = "new_connection"  # a SYN reused the 4-tuple before this connection was seen to close
+    CAPTURE_END = "capture_end"
+
+
+class ResyncReason(StrEnum):
+    MIDSTREAM_START = "midstream_start"  # the capture began after the connection's first bytes
+    GAP_INSIDE_FRAME = "gap_inside_frame"  # the frame hit by a gap was skipped; its size gave the next boundary
+    AFTER_GAP = "after_gap"  # a gap swallowed a frame boundary (or hit while searching): found by search
+    IMPLAUSIBLE_SIZE = "implausible_size"  # a frame size made no sense: the stream is searched again
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStart:
+    """A direction of a flow begins. ``seq`` is the TCP sequence number of stream offset 0.
+
+    ``midstream`` is true when the capture missed the start (no SYN, and no SYN-ACK that would
+    tell where it was): offset 0 is then the first byte captured, usually not a frame boundary.
+    """
+
+    flow: Flow
+    direction: Direction
+    timestamp_ns: int
+    packet: int
+    seq: int
+    midstream: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StreamData:
+    """Bytes of a direction, from the packet ``packet`` (its index in the file), at ``stream_offset``.
+
+    Consecutive ``StreamData`` of one direction are contiguous unless a ``Gap``, ``Discarded`` or
+    ``Resync`` of that direction comes between them.
+    """
+
+    flow: Flow
+    direction: Direction
+    timestamp_ns: int
+    packet: int
+    stream_offset: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """``length`` bytes of the stream, from ``stream_offset`` (TCP sequence number ``seq``), were not captured.
+
+    ``timestamp_ns`` and ``packet`` are those of the packet that made the loss certain (the last
+    packet of the capture for losses found at its end).
+    """
+
+    flow: Flow
+    direction: Direction
+    timestamp_ns: int
+    packet: int
+    stream_offset: int
+    length: int
+    seq: int
+    reason: GapReason
+
+
+@dataclass(frozen=True, slots=True)
+class Discarded:
+    """Captured bytes skipped because they could not be placed in a frame (frame alignment only)."""
+
+    flow: Flow
+    direction: Direction
+    timestamp_ns: int
+    stream_offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Resync:
+    """The next ``StreamData`` of this direction starts a Kafka frame at ``stream_offset``.
+
+    Any partial frame the consumer holds for this direction is incomplete and must be dropped.
+    """
+
+    flow: Flow
+    direction: Direction
+    timestamp_ns: int
+    stream_offset: int
+    reason: ResyncReason
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEnd:
+    """A direction of a flow ends; ``stream_offset`` is where it ended (its length, gaps included)."""
+
+    flow: Flow
+    direction: Direction
+    timestamp_ns: int
+    stream_offset: int
+    reason: EndReason
+
+
+@dataclass(frozen=True, slots=True)
+class PacketError:
+    """A packet (or file record) at index ``packet`` that could not be decoded or followed.
+
+    ``error`` is a :class:`~kafka_epochs.wire.errors.DecodeError` for malformed bytes (its
+    ``offset`` is inside the packet, or inside the file for a broken record) or an
+    :class:`~kafka_epochs.capture.errors.UnsupportedPacket`. ``timestamp_ns`` is the packet's, or
+    the previous packet's when the record was too broken to have one.
+    """
+
+    packet: int
+    timestamp_ns: int
+    error: KafkaEpochsError
+
+
+#: An event about one direction of one flow.
+FlowEvent = StreamStart | StreamData | Gap | Discarded | Resync | StreamEnd
+#: Everything :func:`kafka_epochs.capture.iter_streams` yields.
+StreamEvent = FlowEvent | PacketError

@@ -1,0 +1,176 @@
+"""The pcap and pcapng layouts, declared with ``construct``, and the ``struct`` twins of the hot ones.
+
+The declarations are the reference: file headers, section headers and interface descriptions are
+parsed with them directly, because they occur once per file or section. Records that occur once
+per packet (pcap's record header, pcapng's block header and packet-block fixed parts) are read on
+the fast path with the precompiled :class:`struct.Struct` twins below; the tests check that each
+twin reads the same fields as its declaration.
+
+References: the pcap format (draft-ietf-opsawg-pcap) and the pcapng format
+(draft-ietf-opsawg-pcapng), both maintained at https://github.com/IETF-OPSAWG-WG.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from construct import (  # type: ignore[import-untyped]
+    Int16ub,
+    Int16ul,
+    Int32ub,
+    Int32ul,
+    Int64sb,
+    Int64sl,
+    Struct,
+)
+
+# Magic numbers, as the first four bytes read big-endian.
+PCAP_MICRO_BIG = 0xA1B2C3D4
+PCAP_MICRO_LITTLE = 0xD4C3B2A1
+PCAP_NANO_BIG = 0xA1B23C4D
+PCAP_NANO_LITTLE = 0x4D3CB2A1
+# Alexey Kuznetzov's patched libpcap: microseconds, and 8 more bytes in every record header.
+PCAP_KUZNETZOV_BIG = 0xA1B2CD34
+PCAP_KUZNETZOV_LITTLE = 0x34CDB2A1
+PCAPNG_SECTION_HEADER = 0x0A0D0D0A
+PCAPNG_BYTE_ORDER_MAGIC = 0x1A2B3C4D
+
+PCAP_FILE_HEADER_SIZE = 24
+PCAP_RECORD_HEADER_SIZE = 16
+PCAP_KUZNETZOV_RECORD_HEADER_SIZE = 24
+
+# pcapng block types.
+BLOCK_SECTION_HEADER = 0x0A0D0D0A
+BLOCK_INTERFACE_DESCRIPTION = 0x00000001
+BLOCK_PACKET_OBSOLETE = 0x00000002
+BLOCK_SIMPLE_PACKET = 0x00000003
+BLOCK_ENHANCED_PACKET = 0x00000006
+
+# pcapng option codes this reader uses.
+OPTION_END = 0
+OPTION_IF_TSRESOL = 9
+OPTION_IF_TSOFFSET = 14
+
+BLOCK_HEADER_SIZE = 8  # block type, block total length
+BLOCK_TRAILER_SIZE = 4  # block total length, again
+MIN_BLOCK_SIZE = BLOCK_HEADER_SIZE + BLOCK_TRAILER_SIZE
+
+
+def struct_prefix(big_endian: bool) -> str:
+    return ">" if big_endian else "<"
+
+
+def _ints(big_endian: bool) -> tuple[Any, Any, Any]:
+    if big_endian:
+        return Int16ub, Int32ub, Int64sb
+    return Int16ul, Int32ul, Int64sl
+
+
+def pcap_file_header(big_endian: bool) -> Any:
+    """The 24-byte header of a pcap file, in the byte order its magic number revealed."""
+    u16, u32, _ = _ints(big_endian)
+    return Struct(
+        "magic" / u32,
+        "version_major" / u16,
+        "version_minor" / u16,
+        # Once the GMT offset and timestamp accuracy; writers now put 0 and readers ignore them.
+        "reserved1" / u32,
+        "reserved2" / u32,
+        "snaplen" / u32,
+        # The low 16 bits are the link type; the high bits may carry the FCS length.
+        "link_type_and_fcs" / u32,
+    )
+
+
+def pcap_record_header(big_endian: bool) -> Any:
+    """The header in front of every packet of a pcap file."""
+    _, u32, _ = _ints(big_endian)
+    return Struct(
+        "ts_seconds" / u32,
+        "ts_fraction" / u32,  # microseconds or nanoseconds, as the magic says
+        "captured_length" / u32,
+        "original_length" / u32,
+    )
+
+
+def pcapng_block_header(big_endian: bool) -> Any:
+    _, u32, _ = _ints(big_endian)
+    return Struct("block_type" / u32, "block_total_length" / u32)
+
+
+def pcapng_section_header_body(big_endian: bool) -> Any:
+    """What follows the block header of a Section Header Block, before its options."""
+    u16, u32, i64 = _ints(big_endian)
+    return Struct(
+        "byte_order_magic" / u32,
+        "version_major" / u16,
+        "version_minor" / u16,
+        "section_length" / i64,  # -1 when the writer did not know it
+    )
+
+
+def pcapng_interface_description_body(big_endian: bool) -> Any:
+    """What follows the block header of an Interface Description Block, before its options."""
+    u16, u32, _ = _ints(big_endian)
+    return Struct("link_type" / u16, "reserved" / u16, "snaplen" / u32)
+
+
+def pcapng_enhanced_packet_fixed(big_endian: bool) -> Any:
+    _, u32, _ = _ints(big_endian)
+    return Struct(
+        "interface_id" / u32,
+        "ts_high" / u32,
+        "ts_low" / u32,
+        "captured_length" / u32,
+        "original_length" / u32,
+    )
+
+
+def pcapng_obsolete_packet_fixed(big_endian: bool) -> Any:
+    u16, u32, _ = _ints(big_endian)
+    return Struct(
+        "interface_id" / u16,
+        "drops_count" / u16,
+        "ts_high" / u32,
+        "ts_low" / u32,
+        "captured_length" / u32,
+        "original_length" / u32,
+    )
+
+
+def pcapng_simple_packet_fixed(big_endian: bool) -> Any:
+    _, u32, _ = _ints(big_endian)
+    return Struct("original_length" / u32)
+
+
+def pcapng_option_header(big_endian: bool) -> Any:
+    u16, _, _ = _ints(big_endian)
+    return Struct("code" / u16, "length" / u16)
+
+
+class FastLayouts:
+    """The ``struct`` twins of the per-packet declarations, for one byte order."""
+
+    __slots__ = (
+        "block_header", "enhanced_packet", "obsolete_packet", "option_header", "pcap_record",
+        "simple_packet", "u32",
+    )
+
+    def __init__(self, big_endian: bool) -> None:
+        prefix = struct_prefix(big_endian)
+        self.pcap_record = struct.Struct(prefix + "IIII")
+        self.block_header = struct.Struct(prefix + "II")
+        self.enhanced_packet = struct.Struct(prefix + "IIIII")
+        self.obsolete_packet = struct.Struct(prefix + "HHIIII")
+        self.simple_packet = struct.Struct(prefix + "I")
+        self.option_header = struct.Struct(prefix + "HH")
+        self.u32 = struct.Struct(prefix + "I")
+
+
+BIG = FastLayouts(True)
+LITTLE = FastLayouts(False)
+
+
+def fast_layouts(big_endian: bool) -> FastLayouts:
+    return BIG if big_endian else LITTLE

@@ -1,0 +1,247 @@
+"""The pcapng format: sections of blocks, each section with its own byte order and interfaces.
+
+Read: Section Header, Interface Description (link type, snapshot length, ``if_tsresol``,
+``if_tsoffset``), Enhanced Packet, Simple Packet and the obsolete Packet block. Every other block
+type is skipped by its length. A block whose length is broken ends the file (the next block can
+only be found through it); a packet block with bad contents but a sound length is reported and
+reading goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from kafka_epochs.capture import formats
+from kafka_epochs.capture.errors import CaptureFormatError
+from kafka_epochs.capture.records import BadRecord, Packet
+from kafka_epochs.capture.source import ByteStream, refill
+
+SUPPORTED_MAJOR_VERSION = 1
+DEFAULT_TSRESOL = 6  # microseconds, when an interface has no if_tsresol option
+NANOS_PER_SECOND = 1_000_000_000
+
+
+class Interface(NamedTuple):
+    """An interface of the current section, with its timestamp unit turned into a ratio to nanoseconds."""
+
+    link_type: int
+    snaplen: int
+    # timestamp_ns = raw * ns_multiplier // ns_divisor + offset_ns
+    ns_multiplier: int
+    ns_divisor: int
+    offset_ns: int
+
+
+def timestamp_ratio(tsresol: int) -> tuple[int, int]:
+    """``(multiplier, divisor)`` turning a raw timestamp into nanoseconds, from an ``if_tsresol`` byte."""
+    exponent = tsresol & 0x7F
+    if tsresol & 0x80:  # units of 2**-exponent seconds
+        return NANOS_PER_SECOND, 1 << exponent
+    if exponent <= 9:  # units of 10**-exponent seconds
+        return 10 ** (9 - exponent), 1
+    return 1, 10 ** (exponent - 9)
+
+
+def _parse_options(body: bytes, start: int, end: int, big_endian: bool, file_offset: int,
+                   where: str) -> dict[int, bytes]:
+    """The options of a block (first value of each code), from ``body[start:end]``."""
+    unpack = formats.fast_layouts(big_endian).option_header.unpack_from
+    options: dict[int, bytes] = {}
+    pos = start
+    while pos + 4 <= end:
+        code, length = unpack(body, pos)
+        if code == formats.OPTION_END:
+            break
+        value_end = pos + 4 + length
+        if value_end > end:
+            raise CaptureFormatError(
+                f"option {code} claims {length} bytes, the block has {end - pos - 4} left",
+                file_offset + pos + 2, f"{where}.options")
+        options.setdefault(code, body[pos + 4:value_end])
+        pos = value_end + (-length % 4)
+    return options
+
+
+def _interface(body: bytes, pos: int, end: int, big_endian: bool, file_offset: int) -> Interface:
+    fixed = formats.pcapng_interface_description_body(big_endian)
+    fixed_size = fixed.sizeof()
+    if end - pos < fixed_size:
+        raise CaptureFormatError("interface description block too short", file_offset, "pcapng.interface")
+    parsed = fixed.parse(body[pos:pos + fixed_size])
+    options = _parse_options(body, pos + fixed_size, end, big_endian, file_offset - pos, "pcapng.interface")
+    tsresol = options.get(formats.OPTION_IF_TSRESOL, bytes([DEFAULT_TSRESOL]))
+    if len(tsresol) != 1:
+        raise CaptureFormatError("if_tsresol must be one byte", file_offset, "pcapng.interface.if_tsresol")
+    multiplier, divisor = timestamp_ratio(tsresol[0])
+    offset_ns = 0
+    tsoffset = options.get(formats.OPTION_IF_TSOFFSET)
+    if tsoffset is not None:
+        if len(tsoffset) != 8:
+            raise CaptureFormatError("if_tsoffset must be 8 bytes", file_offset, "pcapng.interface.if_tsoffset")
+        offset_ns = int.from_bytes(tsoffset, "big" if big_endian else "little", signed=True) * NANOS_PER_SECOND
+    return Interface(parsed.link_type, parsed.snaplen, multiplier, divisor, offset_ns)
+
+
+def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Iterator[Packet | BadRecord]:
+    """The packets of a pcapng file whose first bytes, ``head``, are a section header's block type."""
+    buf = head
+    pos = 0
+    base = 0  # file offset of buf[0]
+    index = 0
+    big_endian = False
+    layouts = formats.fast_layouts(big_endian)
+    interfaces: list[Interface] = []
+    last_timestamp_ns = 0
+    first_block = True
+
+    while True:
+        # 12 bytes: block type, total length and (for a section header) the byte-order magic.
+        if len(buf) - pos < formats.MIN_BLOCK_SIZE:
+            buf = refill(stream, buf, pos, formats.MIN_BLOCK_SIZE)
+            base += pos
+            pos = 0
+            if len(buf) < formats.MIN_BLOCK_SIZE:
+                if buf:
+                    yield BadRecord(index, base, CaptureFormatError(
+                        f"file ends inside a block header ({len(buf)} bytes left)", base, "pcapng.block"))
+                return
+        block_type = int.from_bytes(buf[pos:pos + 4], "big")  # the section header's type reads the same both ways
+        if block_type == formats.BLOCK_SECTION_HEADER:
+            magic = buf[pos + 8:pos + 12]
+            if magic == b"\x1a\x2b\x3c\x4d":
+                big_endian = True
+            elif magic == b"\x4d\x3c\x2b\x1a":
+                big_endian = False
+            else:
+                error = CaptureFormatError(
+                    f"section header has byte-order magic {magic.hex()}, not 1a2b3c4d in either order",
+                    base + pos + 8, "pcapng.section_header.byte_order_magic")
+                if first_block:
+                    raise error
+                yield BadRecord(index, base + pos, error)
+                return
+            layouts = formats.fast_layouts(big_endian)
+        block_type, total_length = layouts.block_header.unpack_from(buf, pos)
+        block_offset = base + pos
+        if total_length < formats.MIN_BLOCK_SIZE or total_length % 4 or total_length > max_record_size:
+            error = CaptureFormatError(
+                f"block total length {total_length} is not a multiple of 4 between {formats.MIN_BLOCK_SIZE} "
+                f"and {max_record_size}", block_offset + 4, "pcapng.block.total_length")
+            if first_block:
+                raise error
+            yield BadRecord(index, block_offset, error)
+            return
+        if len(buf) - pos < total_length:
+            buf = refill(stream, buf, pos, total_length)
+            base += pos
+            pos = 0
+            if len(buf) < total_length:
+                yield BadRecord(index, block_offset, CaptureFormatError(
+                    f"file ends inside a block ({len(buf)} of {total_length} bytes)", block_offset, "pcapng.block"))
+                return
+        end = pos + total_length
+        (trailer,) = layouts.u32.unpack_from(buf, end - 4)
+        if trailer != total_length:
+            error = CaptureFormatError(
+                f"block ends with length {trailer}, began with {total_length}", block_offset + total_length - 4,
+                "pcapng.block.trailing_total_length")
+            if first_block:
+                raise error
+            yield BadRecord(index, block_offset, error)
+            return
+        body_end = end - 4
+
+        if block_type == formats.BLOCK_ENHANCED_PACKET:
+            if total_length < 32:
+                yield BadRecord(index, block_offset, CaptureFormatError(
+                    "enhanced packet block too short", block_offset, "pcapng.enhanced_packet"))
+                index += 1
+            else:
+                interface_id, ts_high, ts_low, captured, original = layouts.enhanced_packet.unpack_from(buf, pos + 8)
+                data_start = pos + 28
+                if interface_id >= len(interfaces):
+                    yield BadRecord(index, block_offset, CaptureFormatError(
+                        f"packet names interface {interface_id}, the section has {len(interfaces)}",
+                        block_offset + 8, "pcapng.enhanced_packet.interface_id"))
+                elif data_start + captured > body_end:
+                    yield BadRecord(index, block_offset, CaptureFormatError(
+                        f"packet claims {captured} captured bytes, the block holds {body_end - data_start}",
+                        block_offset + 20, "pcapng.enhanced_packet.captured_length"))
+                else:
+                    link_type, _, multiplier, divisor, offset_ns = interfaces[interface_id]
+                    last_timestamp_ns = ((ts_high << 32) | ts_low) * multiplier // divisor + offset_ns
+                    yield Packet(last_timestamp_ns, link_type, buf[data_start:data_start + captured],
+                                 interface_id, index, original)
+                index += 1
+        elif block_type == formats.BLOCK_SIMPLE_PACKET:
+            if not interfaces:
+                yield BadRecord(index, block_offset, CaptureFormatError(
+                    "simple packet block before any interface description", block_offset,
+                    "pcapng.simple_packet"))
+            elif total_length < 16:
+                yield BadRecord(index, block_offset, CaptureFormatError(
+                    "simple packet block too short", block_offset, "pcapng.simple_packet"))
+            else:
+                (original,) = layouts.simple_packet.unpack_from(buf, pos + 8)
+                interface = interfaces[0]
+                # No captured length field: the packet is what fits, cut at the snapshot length.
+                captured = min(original, body_end - (pos + 12))
+                if interface.snaplen:
+                    captured = min(captured, interface.snaplen)
+                # No timestamp either: the previous packet's keeps the capture's times in order.
+                yield Packet(last_timestamp_ns, interface.link_type, buf[pos + 12:pos + 12 + captured], 0, index,
+                             original)
+            index += 1
+        elif block_type == formats.BLOCK_PACKET_OBSOLETE:
+            if total_length < 32:
+                yield BadRecord(index, block_offset, CaptureFormatError(
+                    "packet block too short", block_offset, "pcapng.packet"))
+            else:
+                interface_id, _, ts_high, ts_low, captured, original = layouts.obsolete_packet.unpack_from(
+                    buf, pos + 8)
+                data_start = pos + 28
+                if interface_id >= len(interfaces):
+                    yield BadRecord(index, block_offset, CaptureFormatError(
+                        f"packet names interface {interface_id}, the section has {len(interfaces)}",
+                        block_offset + 8, "pcapng.packet.interface_id"))
+                elif data_start + captured > body_end:
+                    yield BadRecord(index, block_offset, CaptureFormatError(
+                        f"packet claims {captured} captured bytes, the block holds {body_end - data_start}",
+                        block_offset + 20, "pcapng.packet.captured_length"))
+                else:
+                    link_type, _, multiplier, divisor, offset_ns = interfaces[interface_id]
+                    last_timestamp_ns = ((ts_high << 32) | ts_low) * multiplier // divisor + offset_ns
+                    yield Packet(last_timestamp_ns, link_type, buf[data_start:data_start + captured],
+                                 interface_id, index, original)
+            index += 1
+        elif block_type == formats.BLOCK_SECTION_HEADER:
+            body = formats.pcapng_section_header_body(big_endian)
+            problem: CaptureFormatError | None
+            if total_length < formats.MIN_BLOCK_SIZE + body.sizeof():
+                problem = CaptureFormatError("section header block too short", block_offset, "pcapng.section_header")
+            else:
+                section = body.parse(buf[pos + 8:pos + 8 + body.sizeof()])
+                problem = None
+                if section.version_major != SUPPORTED_MAJOR_VERSION:
+                    problem = CaptureFormatError(
+                        f"pcapng version {section.version_major}.{section.version_minor} is not 1.x",
+                        block_offset + 12, "pcapng.section_header.version_major")
+            if problem is not None:
+                if first_block:
+                    raise problem
+                yield BadRecord(index, block_offset, problem)
+                return
+            interfaces = []
+        elif block_type == formats.BLOCK_INTERFACE_DESCRIPTION:
+            try:
+                interfaces.append(_interface(buf, pos + 8, body_end, big_endian, block_offset + 8))
+            except CaptureFormatError as exc:
+                # Later packets naming this interface are reported one by one; the ids of
+                # the interfaces after it must not shift, so a stand-in keeps its place.
+                interfaces.append(Interface(-1, 0, 1000, 1, 0))
+                yield BadRecord(index, block_offset, exc)
+                index += 1
+        # Any other block (statistics, name resolution, secrets, custom) is not about packets.
+        first_block = False
+        pos = end
