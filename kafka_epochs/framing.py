@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_epochs.protocol import API_VERSIONS, Decoded, Protocol
+from kafka_epochs.protocol import API_VERSIONS, Decoded, Protocol, ProtocolChain
 from kafka_epochs.wire.errors import DecodeError, KafkaEpochsError
 
 #: Kafka's default ``socket.request.max.bytes``: frames above this are refused, not buffered.
@@ -146,7 +146,8 @@ class Connection:
     """One client-broker connection: frames both directions and pairs responses with requests."""
 
     def __init__(
-        self, protocol: Protocol, *, max_frame_size: int = DEFAULT_MAX_FRAME, max_pending: int = DEFAULT_MAX_PENDING,
+        self, protocol: Protocol | ProtocolChain, *, max_frame_size: int = DEFAULT_MAX_FRAME,
+        max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
         self.protocol = protocol
         self.max_pending = max_pending
@@ -189,6 +190,12 @@ class Connection:
         buffer = self.client if direction == "client" else self.broker
         buffer.discard(lost)
         self._resync[direction] = True
+
+    def restart(self, direction: str) -> None:
+        """Drop a partial frame of ``direction``: the next bytes fed start a frame (the caller,
+        e.g. a capture that follows frame sizes across a gap, knows the boundary)."""
+        (self.client if direction == "client" else self.broker).discard()
+        self._resync[direction] = False
 
     def start_mid_stream(self) -> None:
         """The first bytes fed may start inside a frame (a capture that began late)."""

@@ -277,3 +277,45 @@ def _read_body(cls: type[Message], data: bytes, pos: int, version: int, allow_tr
     if trailing and not allow_trailing:
         raise DecodeError(f"{trailing} trailing bytes after the body", end, "", f"{cls.__name__} v{version}")
     return body, trailing
+
+
+class ProtocolChain:
+    """Several protocols tried in order: the first that defines a frame's api and version decodes it.
+
+    So one capture of clients of mixed Kafka versions decodes, given e.g. Kafka 3.9's and 4.x's
+    spec folders. It offers what framing needs of a :class:`Protocol`.
+    """
+
+    def __init__(self, protocols: list[Protocol]) -> None:
+        if not protocols:
+            raise ValueError("a ProtocolChain needs at least one protocol")
+        self.protocols = protocols
+
+    def __repr__(self) -> str:
+        return f"<ProtocolChain {' > '.join(p.origin for p in self.protocols)}>"
+
+    def pick(self, api_key: int, api_version: int, kind: str) -> Protocol:
+        """The first protocol defining this api and version (else the first, for its error)."""
+        for protocol in self.protocols:
+            if api_version in protocol.versions(api_key, kind):
+                return protocol
+        return self.protocols[0]
+
+    def message_for(self, api_key: int, kind: str) -> type[Message]:
+        for protocol in self.protocols:
+            if protocol.versions(api_key, kind):
+                return protocol.message_for(api_key, kind)
+        raise KeyError(f"no {kind} for api key {api_key} in {self!r}")
+
+    def decode_request(self, frame: bytes | bytearray | memoryview, *, allow_trailing: bool = False) -> Decoded:
+        data = _checked_frame(frame)
+        if len(data) < 8:
+            return self.protocols[0].decode_request(data, allow_trailing=allow_trailing)
+        api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
+        return self.pick(api_key, api_version, "request").decode_request(data, allow_trailing=allow_trailing)
+
+    def decode_response(
+        self, frame: bytes | bytearray | memoryview, api_key: int, api_version: int, *, allow_trailing: bool = False,
+    ) -> Decoded:
+        protocol = self.pick(api_key, api_version, "response")
+        return protocol.decode_response(frame, api_key, api_version, allow_trailing=allow_trailing)

@@ -1,0 +1,255 @@
+"""Captured traffic to decoded exchanges: the capture pipeline, framing and the protocol joined.
+
+:func:`decode_capture` reads a pcap/pcapng file and yields one :class:`Exchange` per
+request/response pair, in the order responses complete, plus one per thing that could not be
+paired or decoded (an unanswered request, an unmatched response, a gap in the capture, a bad
+packet), so nothing is dropped. :func:`exchange_json` renders one as a JSON-ready dict.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from kafka_epochs.capture import (
+    CaptureStats,
+    CaptureStreams,
+    Direction,
+    Flow,
+    Gap,
+    PacketError,
+    Resync,
+    StreamData,
+)
+from kafka_epochs.framing import DEFAULT_MAX_FRAME, Connection, RequestEvent, ResponseEvent, StreamLost
+from kafka_epochs.protocol import Protocol, ProtocolChain
+
+
+class Kind(enum.StrEnum):
+    PAIR = "pair"  # a request and its response
+    REQUEST = "request"  # a request with no response: none expected (acks=0) or none captured
+    RESPONSE = "response"  # a response whose request was not captured
+    GAP = "gap"  # bytes missing from the capture
+    PACKET_ERROR = "packet_error"  # a packet that could not be read
+    STREAM_LOST = "stream_lost"  # a direction became unreadable
+
+
+@dataclass(slots=True)
+class Exchange:
+    kind: Kind
+    timestamp_ns: int
+    flow: Flow | None = None
+    request: RequestEvent | None = None
+    response: ResponseEvent | None = None
+    problem: str | None = None  # what went wrong, for everything but a clean pair
+    request_time_ns: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """A pair (or an acks=0 request) whose frames all decoded."""
+        events = [e for e in (self.request, self.response) if e is not None]
+        return self.problem is None and all(e.error is None for e in events) and bool(events)
+
+
+@dataclass(slots=True)
+class DecodeSummary:
+    exchanges: int = 0
+    pairs: int = 0
+    requests: int = 0
+    responses: int = 0
+    problems: int = 0
+    per_api: dict[str, int] = field(default_factory=dict)
+    capture: CaptureStats | None = None
+
+    def count(self, exchange: Exchange) -> None:
+        self.exchanges += 1
+        self.pairs += exchange.kind is Kind.PAIR
+        self.requests += exchange.request is not None
+        self.responses += exchange.response is not None
+        self.problems += not exchange.ok
+        name = api_name(exchange)
+        if name:
+            self.per_api[name] = self.per_api.get(name, 0) + 1
+
+
+def decode_capture(
+    source: str | Path | BinaryIO, protocol: Protocol | ProtocolChain, *, ports: set[int] | None = None,
+    max_frame_size: int = DEFAULT_MAX_FRAME, summary: DecodeSummary | None = None,
+) -> Iterator[Exchange]:
+    """Every exchange in a capture, decoded with ``protocol``."""
+    streams = CaptureStreams(source, ports=ports)
+    if summary is not None:
+        summary.capture = streams.stats
+    connections: dict[Flow, Connection] = {}
+    for event in streams:
+        if isinstance(event, StreamData):
+            conn = connections.get(event.flow)
+            if conn is None:
+                conn = connections[event.flow] = Connection(protocol, max_frame_size=max_frame_size)
+            if event.direction is Direction.CLIENT_TO_BROKER:
+                for out in conn.client_bytes(event.data, event.timestamp_ns):
+                    yield from _client_event(event.flow, out)
+            else:
+                for reply in conn.broker_bytes(event.data, event.timestamp_ns):
+                    yield _broker_event(event.flow, reply, event.timestamp_ns)
+        elif isinstance(event, (Gap, Resync)):
+            conn = connections.get(event.flow)
+            if conn is not None:  # the capture follows frame sizes: the next bytes start a frame
+                conn.restart("client" if event.direction is Direction.CLIENT_TO_BROKER else "broker")
+            if isinstance(event, Gap):
+                yield Exchange(Kind.GAP, event.timestamp_ns, event.flow, problem=(
+                    f"{event.length} bytes missing from the {event.direction} stream at offset "
+                    f"{event.stream_offset} ({event.reason})"))
+        elif isinstance(event, PacketError):
+            yield Exchange(Kind.PACKET_ERROR, event.timestamp_ns,
+                           problem=f"packet {event.packet}: {event.error}")
+    for flow, conn in connections.items():
+        for request in conn.unanswered():
+            yield Exchange(Kind.REQUEST, request.timestamp_ns or 0, flow, request=request,
+                           problem="no response in the capture", request_time_ns=request.timestamp_ns)
+
+
+def _client_event(flow: Flow, event: RequestEvent | StreamLost) -> Iterator[Exchange]:
+    if isinstance(event, StreamLost):
+        yield Exchange(Kind.STREAM_LOST, 0, flow, problem=f"client stream: {event.reason}")
+    elif not event.expects_response:
+        yield Exchange(Kind.REQUEST, event.timestamp_ns or 0, flow, request=event,
+                       request_time_ns=event.timestamp_ns)
+
+
+def _broker_event(flow: Flow, event: ResponseEvent | StreamLost, timestamp_ns: int) -> Exchange:
+    if isinstance(event, StreamLost):
+        return Exchange(Kind.STREAM_LOST, timestamp_ns, flow, problem=f"broker stream: {event.reason}")
+    if event.request is None:
+        return Exchange(Kind.RESPONSE, event.timestamp_ns or 0, flow, response=event,
+                        problem="response to a request that was not captured")
+    return Exchange(Kind.PAIR, event.timestamp_ns or 0, flow, request=event.request, response=event,
+                    request_time_ns=event.request.timestamp_ns)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+def api_name(exchange: Exchange) -> str | None:
+    """"Produce", "Metadata"...: the message class name without Request/Response."""
+    for event in (exchange.request, exchange.response):
+        if event is not None and event.decoded is not None:
+            name = type(event.decoded.body).__name__
+            return name.removesuffix("Request").removesuffix("Response")
+    return None
+
+
+def _time(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _endpoint(flow: Flow | None, side: str) -> str | None:
+    if flow is None:
+        return None
+    end = flow.client if side == "client" else flow.broker
+    return f"[{end.address}]:{end.port}" if ":" in end.address else f"{end.address}:{end.port}"
+
+
+def exchange_json(exchange: Exchange, *, records: bool = False) -> dict[str, Any]:
+    """One exchange as a JSON-ready dict (bodies via ``to_dict``; ``records`` fields decoded on request)."""
+    req, resp = exchange.request, exchange.response
+    out: dict[str, Any] = {
+        "kind": exchange.kind.value,
+        "time": _time(exchange.request_time_ns if exchange.request_time_ns is not None else exchange.timestamp_ns),
+        "client": _endpoint(exchange.flow, "client"),
+        "broker": _endpoint(exchange.flow, "broker"),
+        "correlation_id": (req or resp).correlation_id if (req or resp) is not None else None,  # type: ignore[union-attr]
+        "api": api_name(exchange),
+        "api_key": req.api_key if req is not None else None,
+        "api_version": req.api_version if req is not None else None,
+    }
+    if resp is not None and exchange.request_time_ns is not None and resp.timestamp_ns is not None:
+        out["response_time"] = _time(resp.timestamp_ns)
+        out["latency_ms"] = round((resp.timestamp_ns - exchange.request_time_ns) / 1e6, 3)
+    for label, event in (("request", req), ("response", resp)):
+        if event is None:
+            continue
+        if event.decoded is not None:
+            out[f"{label}_header"] = event.decoded.header.to_dict()
+            out[label] = _body_json(event.decoded.body, records)
+        if event.error is not None:
+            out[f"{label}_error"] = str(event.error)
+        if event.warnings:
+            out[f"{label}_warnings"] = list(event.warnings)
+    if resp is not None and resp.decoded is not None:
+        out["errors"] = error_codes(out.get("response"))
+    if exchange.problem:
+        out["problem"] = exchange.problem
+    return out
+
+
+def _body_json(body: Any, records: bool) -> Any:
+    plain = body.to_dict()
+    if records:
+        _decode_records_in(body, plain)
+    return plain
+
+
+def _decode_records_in(obj: Any, plain: dict[str, Any]) -> None:
+    """Replace each ``records`` field's base64 by its decoded batches (or the decode error)."""
+    from kafka_epochs.records import decode_records
+    from kafka_epochs.wire.errors import KafkaEpochsError
+
+    for f in type(obj)._FIELDS:
+        value = getattr(obj, f.attr)
+        if value is None or f.attr not in plain:
+            continue
+        if f.kind == "records":
+            try:
+                decoded = decode_records(value)
+                plain[f.attr] = {"batches": [_plain(e) for e in decoded.entries],
+                                 "truncated_tail": decoded.truncated_tail}
+            except KafkaEpochsError as e:
+                plain[f.attr] = {"error": str(e), "base64": plain[f.attr]}
+        elif f.kind == "struct":
+            _decode_records_in(value, plain[f.attr])
+        elif f.kind == "array" and f.element == "struct":
+            for item, item_plain in zip(value, plain[f.attr], strict=True):
+                _decode_records_in(item, item_plain)
+
+
+def _plain(value: Any) -> Any:
+    """Records dataclasses to JSON-ready values: bytes as base64, enums by name."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for prop in ("compression", "timestamp_type", "is_transactional", "is_control"):
+            if hasattr(value, prop) and prop not in out:
+                out[prop] = _plain(getattr(value, prop))
+        return out
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def error_codes(plain: Any, path: str = "") -> list[dict[str, Any]]:
+    """Every non-zero ``error_code`` in a response (as ``to_dict`` gives it), with path and name."""
+    from kafka_epochs.epochs.errors import Errors
+
+    found: list[dict[str, Any]] = []
+    if isinstance(plain, dict):
+        for key, value in plain.items():
+            where = f"{path}.{key}" if path else key
+            if key == "error_code" and isinstance(value, int) and value != 0:
+                found.append({"path": where, "code": value, "name": Errors.for_code(value).name})
+            elif isinstance(value, (dict, list)):
+                found.extend(error_codes(value, where))
+    elif isinstance(plain, list):
+        for i, item in enumerate(plain):
+            found.extend(error_codes(item, f"{path}[{i}]"))
+    return found
