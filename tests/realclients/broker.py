@@ -1,0 +1,601 @@
+"""A single-node Kafka broker for tests, built from this project's codec, on 127.0.0.1 only.
+
+Real client libraries speak Apache Kafka's versions, so requests are decoded and responses
+encoded with the protocol generated from Apache Kafka's own specs (the ``reference_protocol``
+fixture). The broker keeps every partition's record batches in memory, as the producer sent
+them except for the two header fields a real broker stamps (base offset and partition leader
+epoch, which the batch CRC does not cover), and serves them back to consumers.
+
+Every connection's raw bytes are recorded in both directions with their times
+(:attr:`LoopbackBroker.recordings`), and every request with the response it got
+(:attr:`LoopbackBroker.exchanges`). Anything the broker cannot serve (an unknown api, a version
+it does not have, a frame that does not decode) closes that connection and is noted in
+:attr:`LoopbackBroker.errors`, which a test should expect to be empty.
+
+Each thread runs a loop that ends on :meth:`LoopbackBroker.stop` or, at the latest, when the
+broker's lifetime (``max_lifetime_s``) is over; use the broker as a context manager so that it
+stops even when a test fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_epochs.framing import FrameBuffer
+from kafka_epochs.protocol import Decoded, Protocol
+
+# Api keys this broker serves.
+PRODUCE = 0
+FETCH = 1
+LIST_OFFSETS = 2
+METADATA = 3
+FIND_COORDINATOR = 10
+API_VERSIONS = 18
+INIT_PRODUCER_ID = 22
+OFFSET_FOR_LEADER_EPOCH = 23
+
+# Error codes (Apache Kafka's numbering).
+NONE = 0
+OFFSET_OUT_OF_RANGE = 1
+CORRUPT_MESSAGE = 2
+UNKNOWN_TOPIC_OR_PARTITION = 3
+COORDINATOR_NOT_AVAILABLE = 15
+UNSUPPORTED_VERSION = 35
+INVALID_REQUEST = 42
+FENCED_LEADER_EPOCH = 74
+UNKNOWN_LEADER_EPOCH = 75
+UNKNOWN_TOPIC_ID = 100
+
+#: Lowest versions served: record batches (magic 2) only, so Produce from v3 and Fetch from v4.
+MIN_VERSIONS = {
+    PRODUCE: 3, FETCH: 4, LIST_OFFSETS: 0, METADATA: 0, FIND_COORDINATOR: 0, API_VERSIONS: 0, INIT_PRODUCER_ID: 0,
+    OFFSET_FOR_LEADER_EPOCH: 0,
+}
+#: Upper bounds whatever the spec directory holds: Produce v12 is Apache Kafka 4.0's in its specs
+#: but this project's KIP-359 layout in its bundled ones, so no client may be offered it.
+APACHE_CAPS = {PRODUCE: 11}
+#: Served and advertised by default. FindCoordinator only answers COORDINATOR_NOT_AVAILABLE, but
+#: librdkafka enables LZ4 only for brokers that list FindCoordinator v0 (its feature map takes
+#: that as the mark of a broker from 0.8.2 on), so it is listed.
+DEFAULT_APIS = (PRODUCE, FETCH, LIST_OFFSETS, METADATA, FIND_COORDINATOR, API_VERSIONS, OFFSET_FOR_LEADER_EPOCH)
+#: Authorized-operations fields when the client did not ask for them (Integer.MIN_VALUE).
+OPERATIONS_NOT_REQUESTED = -(2**31)
+#: Where a v2 batch keeps the fields this broker reads or stamps.
+_BASE_OFFSET = struct.Struct(">q")
+_LEADER_EPOCH_AT = 12
+_MAGIC_AT = 16
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_LAST_OFFSET_DELTA_AT = 23
+_BATCH_HEADER = 61
+_INT32 = struct.Struct(">i")
+
+
+@dataclass
+class ConnectionRecording:
+    """The raw bytes of one connection, in the order they crossed it.
+
+    ``chunks`` holds ``(timestamp_ns, direction, data)``: direction ``"client"`` for bytes the
+    client sent, ``"broker"`` for bytes the broker sent; ``timestamp_ns`` is ``time.time_ns()``
+    when the bytes were received or handed to the socket.
+    """
+
+    client_addr: tuple[str, int]
+    broker_addr: tuple[str, int]
+    chunks: list[tuple[int, str, bytes]] = field(default_factory=list)
+
+    def stream(self, direction: str) -> bytes:
+        return b"".join(data for _, d, data in self.chunks if d == direction)
+
+
+@dataclass
+class Exchange:
+    """One request and what the broker did with it."""
+
+    connection: int  # index into the broker's recordings
+    request_frame: bytes
+    request: Decoded | None  # None when the broker answered without decoding (a too-new ApiVersions)
+    response_frame: bytes | None = None
+    response: Any = None  # the generated response message, None when none was sent
+    response_version: int | None = None
+
+    @property
+    def api_key(self) -> int:
+        return int(struct.unpack_from(">h", self.request_frame, 4)[0])
+
+    @property
+    def api_version(self) -> int:
+        return int(struct.unpack_from(">h", self.request_frame, 6)[0])
+
+
+@dataclass
+class Partition:
+    batches: list[bytes] = field(default_factory=list)  # stored v2 batches, offsets assigned
+    base_offsets: list[int] = field(default_factory=list)
+    next_offset: int = 0
+
+
+@dataclass
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[Partition]
+
+
+class BrokerError(Exception):
+    """A request this broker cannot serve; the connection is closed."""
+
+
+class LoopbackBroker:
+    """A threaded single-node broker on 127.0.0.1 and an ephemeral port."""
+
+    def __init__(
+        self,
+        protocol: Protocol,
+        *,
+        node_id: int = 1,
+        partitions: int = 3,
+        leader_epoch: int = 7,
+        auto_create: bool = True,
+        max_versions: dict[int, int] | None = None,
+        advertise: tuple[int, ...] = DEFAULT_APIS,
+        fetch_wait_cap_s: float = 0.1,
+        max_lifetime_s: float = 120.0,
+        cluster_id: str = "kafka-epochs-loopback",
+    ) -> None:
+        self.protocol = protocol
+        self.node_id = node_id
+        self.default_partitions = partitions
+        self.leader_epoch = leader_epoch
+        self.auto_create = auto_create
+        self.fetch_wait_cap_s = fetch_wait_cap_s
+        self.max_lifetime_s = max_lifetime_s
+        self.cluster_id = cluster_id
+        # Versions advertised: what the reference protocol has (Apache's maximum), capped by
+        # max_versions, from this broker's minimum.
+        self.versions: dict[int, tuple[int, int]] = {}
+        caps = {**APACHE_CAPS, **(max_versions or {})}
+        for key in advertise:
+            known = protocol.versions(key)
+            high = min(known.stop - 1, caps.get(key, known.stop - 1))
+            self.versions[key] = (MIN_VERSIONS.get(key, known.start), high)
+        self.topics: dict[str, Topic] = {}
+        self.recordings_list: list[ConnectionRecording] = []
+        self.exchanges: list[Exchange] = []
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        self._data = threading.Condition(self._lock)  # notified when a partition grows
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._sockets: list[socket.socket] = []
+        self._listener: socket.socket | None = None
+        self._deadline = 0.0
+        self._next_producer_id = 1000
+        self.host = "127.0.0.1"
+        self.port = 0
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> LoopbackBroker:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        listener.settimeout(0.05)
+        self._listener = listener
+        self.port = listener.getsockname()[1]
+        self._deadline = time.monotonic() + self.max_lifetime_s
+        self._spawn(self._accept_loop, "broker-accept")
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop accepting, close every connection and join every thread (bounded by ``timeout``)."""
+        self._stop.set()
+        with self._data:
+            self._data.notify_all()
+        end = time.monotonic() + timeout
+        accept, *_ = self._threads or [None]
+        if accept is not None:
+            accept.join(timeout)  # after this no connection can be added
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        for thread in list(self._threads):
+            thread.join(max(0.0, end - time.monotonic()))
+            if thread.is_alive():
+                self.errors.append(f"thread {thread.name} did not stop within {timeout} s")
+        for sock in sockets:
+            sock.close()
+        if self._listener is not None:
+            self._listener.close()
+
+    def __enter__(self) -> LoopbackBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def recordings(self) -> list[ConnectionRecording]:
+        """Every connection so far, with copies of its chunks taken under the lock."""
+        with self._lock:
+            return [ConnectionRecording(r.client_addr, r.broker_addr, list(r.chunks)) for r in self.recordings_list]
+
+    def requests(self, api_key: int) -> list[Exchange]:
+        with self._lock:
+            return [x for x in self.exchanges if x.api_key == api_key]
+
+    def create_topic(self, name: str, partitions: int | None = None) -> Topic:
+        with self._lock:
+            return self._create(name, partitions)
+
+    def _create(self, name: str, partitions: int | None = None) -> Topic:
+        topic = self.topics.get(name)
+        if topic is None:
+            count = self.default_partitions if partitions is None else partitions
+            topic = Topic(name, uuid.uuid4(), [Partition() for _ in range(count)])
+            self.topics[name] = topic
+        return topic
+
+    def _spawn(self, target: Any, name: str, *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _running(self) -> bool:
+        return not self._stop.is_set() and time.monotonic() < self._deadline
+
+    # -- sockets ------------------------------------------------------------------------------
+
+    def _accept_loop(self) -> None:
+        assert self._listener is not None
+        while self._running():
+            try:
+                sock, addr = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            sock.settimeout(0.05)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                index = len(self.recordings_list)
+                self.recordings_list.append(ConnectionRecording(addr, sock.getsockname()))
+                self._sockets.append(sock)
+            self._spawn(self._serve, f"broker-conn-{index}", sock, index)
+
+    def _serve(self, sock: socket.socket, index: int) -> None:
+        frames = FrameBuffer()
+        recording = self.recordings_list[index]
+        try:
+            while self._running():
+                try:
+                    data = sock.recv(1 << 16)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                if not data:
+                    return
+                with self._lock:
+                    recording.chunks.append((time.time_ns(), "client", data))
+                frames.feed(data)
+                for frame in frames:
+                    reply = self._handle(frame, index)
+                    if reply is not None:
+                        sent_at = time.time_ns()
+                        sock.sendall(reply)  # recorded once the client has it all
+                        with self._lock:
+                            recording.chunks.append((sent_at, "broker", reply))
+        except BrokerError as e:
+            with self._lock:
+                self.errors.append(f"connection {index} closed: {e}")
+        except OSError:
+            pass  # the client went away mid-send
+        except Exception as e:  # a frame that does not decode, or a bug here: the test must see it
+            with self._lock:
+                self.errors.append(f"connection {index} closed: {type(e).__name__}: {e}")
+        finally:
+            sock.close()
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def _handle(self, frame: bytes, index: int) -> bytes | None:
+        if len(frame) < 12:
+            raise BrokerError(f"a {len(frame)}-byte frame is too short for a request header")
+        _, api_key, version, correlation_id = struct.unpack_from(">ihhi", frame, 0)
+        if api_key == API_VERSIONS and version > self.versions[API_VERSIONS][1]:
+            # Kafka's rule: a too-new ApiVersions request gets a v0 answer with
+            # UNSUPPORTED_VERSION and the list, so that the client can retry at a version we have.
+            body = self._api_versions_body(UNSUPPORTED_VERSION)
+            return self._reply(Exchange(index, frame, None), body, 0, correlation_id)
+        if api_key not in self.versions:
+            raise BrokerError(f"api key {api_key} (v{version}) is not served by this broker")
+        low, high = self.versions[api_key]
+        if not low <= version <= high:
+            raise BrokerError(f"api key {api_key} v{version} is outside the advertised {low}-{high}")
+        decoded = self.protocol.decode_request(frame, allow_trailing=True)
+        exchange = Exchange(index, frame, decoded)
+        handler = {
+            API_VERSIONS: self._api_versions,
+            METADATA: self._metadata,
+            PRODUCE: self._produce,
+            LIST_OFFSETS: self._list_offsets,
+            FETCH: self._fetch,
+            INIT_PRODUCER_ID: self._init_producer_id,
+            FIND_COORDINATOR: self._find_coordinator,
+            OFFSET_FOR_LEADER_EPOCH: self._offset_for_leader_epoch,
+        }[api_key]
+        body = handler(decoded.body, version)
+        if body is None:  # acks=0: no answer, but the request is kept
+            with self._lock:
+                self.exchanges.append(exchange)
+            return None
+        return self._reply(exchange, body, version, correlation_id)
+
+    def _reply(self, exchange: Exchange, body: Any, version: int, correlation_id: int) -> bytes:
+        frame = self.protocol.encode_response(body, version, correlation_id)
+        exchange.response, exchange.response_version, exchange.response_frame = body, version, frame
+        with self._lock:
+            self.exchanges.append(exchange)
+        return frame
+
+    def _msg(self, name: str) -> Any:
+        return self.protocol.message(name)
+
+    # ApiVersions -------------------------------------------------------------------------------
+
+    def _api_versions_body(self, error_code: int) -> Any:
+        cls = self._msg("ApiVersionsResponse")
+        keys = [cls.ApiVersion(api_key=key, min_version=low, max_version=high)
+                for key, (low, high) in sorted(self.versions.items())]
+        return cls(error_code=error_code, api_keys=keys, throttle_time_ms=0)
+
+    def _api_versions(self, request: Any, version: int) -> Any:
+        return self._api_versions_body(NONE)
+
+    # Metadata ----------------------------------------------------------------------------------
+
+    def _metadata(self, request: Any, version: int) -> Any:
+        cls = self._msg("MetadataResponse")
+        may_create = self.auto_create and (version < 4 or request.allow_auto_topic_creation)
+        with self._lock:
+            if request.topics is None or (version == 0 and not request.topics):
+                wanted = [(name, None) for name in sorted(self.topics)]
+            else:
+                wanted = [(t.name, t.topic_id) for t in request.topics]
+            topics = []
+            for name, topic_id in wanted:
+                topic = self._lookup(name, topic_id)
+                if topic is None and name is not None and may_create:
+                    topic = self._create(name)
+                if topic is None:
+                    code = UNKNOWN_TOPIC_OR_PARTITION if name is not None else UNKNOWN_TOPIC_ID
+                    topics.append(cls.MetadataResponseTopic(
+                        error_code=code, name=name, topic_id=topic_id or uuid.UUID(int=0), partitions=[],
+                        topic_authorized_operations=OPERATIONS_NOT_REQUESTED))
+                    continue
+                partitions = [
+                    cls.MetadataResponsePartition(
+                        error_code=NONE, partition_index=i, leader_id=self.node_id, leader_epoch=self.leader_epoch,
+                        replica_nodes=[self.node_id], isr_nodes=[self.node_id], offline_replicas=[])
+                    for i in range(len(topic.partitions))]
+                topics.append(cls.MetadataResponseTopic(
+                    error_code=NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,
+                    partitions=partitions, topic_authorized_operations=OPERATIONS_NOT_REQUESTED))
+        broker = cls.MetadataResponseBroker(node_id=self.node_id, host=self.host, port=self.port, rack=None)
+        return cls(throttle_time_ms=0, brokers=[broker], cluster_id=self.cluster_id, controller_id=self.node_id,
+                   topics=topics, cluster_authorized_operations=OPERATIONS_NOT_REQUESTED)
+
+    def _lookup(self, name: str | None, topic_id: uuid.UUID | None) -> Topic | None:
+        if name is not None:
+            return self.topics.get(name)
+        for topic in self.topics.values():
+            if topic.topic_id == topic_id:
+                return topic
+        return None
+
+    # Produce -----------------------------------------------------------------------------------
+
+    def _produce(self, request: Any, version: int) -> Any:
+        cls = self._msg("ProduceResponse")
+        responses = []
+        with self._data:
+            for topic_data in request.topic_data:
+                topic = self.topics.get(topic_data.name)
+                if topic is None and self.auto_create:
+                    topic = self._create(topic_data.name)
+                partitions = []
+                for part in topic_data.partition_data:
+                    code, base = self._append(topic, part.index, part.records)
+                    partitions.append(cls.PartitionProduceResponse(
+                        index=part.index, error_code=code, base_offset=base, log_append_time_ms=-1,
+                        log_start_offset=0 if code == NONE else -1, record_errors=[], error_message=None))
+                responses.append(cls.TopicProduceResponse(name=topic_data.name, partition_responses=partitions))
+            self._data.notify_all()
+        if request.acks == 0:
+            return None
+        return cls(responses=responses, throttle_time_ms=0)
+
+    def _append(self, topic: Topic | None, index: int, records: bytes | None) -> tuple[int, int]:
+        """Split ``records`` into v2 batches, give them offsets and store them (lock held)."""
+        if topic is None or not 0 <= index < len(topic.partitions):
+            return UNKNOWN_TOPIC_OR_PARTITION, -1
+        data = records or b""
+        batches: list[bytearray] = []
+        pos = 0
+        while pos < len(data):
+            if len(data) - pos < _BATCH_HEADER:
+                return CORRUPT_MESSAGE, -1
+            length = _INT32.unpack_from(data, pos + 8)[0]
+            end = pos + 12 + length
+            if data[pos + _MAGIC_AT] != 2 or length < _BATCH_HEADER - 12 or end > len(data):
+                return CORRUPT_MESSAGE, -1
+            batches.append(bytearray(data[pos:end]))
+            pos = end
+        partition = topic.partitions[index]
+        base = partition.next_offset
+        for batch in batches:
+            _BASE_OFFSET.pack_into(batch, 0, partition.next_offset)
+            _INT32.pack_into(batch, _LEADER_EPOCH_AT, self.leader_epoch)
+            partition.batches.append(bytes(batch))
+            partition.base_offsets.append(partition.next_offset)
+            partition.next_offset += _LAST_OFFSET_DELTA.unpack_from(batch, _LAST_OFFSET_DELTA_AT)[0] + 1
+        return NONE, base
+
+    # ListOffsets -------------------------------------------------------------------------------
+
+    def _list_offsets(self, request: Any, version: int) -> Any:
+        cls = self._msg("ListOffsetsResponse")
+        topics = []
+        with self._lock:
+            for wanted in request.topics:
+                topic = self.topics.get(wanted.name)
+                partitions = []
+                for p in wanted.partitions:
+                    code, offset = self._offset_at(topic, p.partition_index, p.timestamp)
+                    if code == NONE:
+                        code = self._epoch_check(p.current_leader_epoch if version >= 4 else -1)
+                    answer = cls.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=code)
+                    if version == 0:
+                        answer.old_style_offsets = [offset] if code == NONE else []
+                    else:
+                        answer.timestamp = -1
+                        answer.offset = offset if code == NONE else -1
+                        answer.leader_epoch = self.leader_epoch if version >= 4 else -1
+                    partitions.append(answer)
+                topics.append(cls.ListOffsetsTopicResponse(name=wanted.name, partitions=partitions))
+        return cls(throttle_time_ms=0, topics=topics)
+
+    def _offset_at(self, topic: Topic | None, index: int, timestamp: int) -> tuple[int, int]:
+        if topic is None or not 0 <= index < len(topic.partitions):
+            return UNKNOWN_TOPIC_OR_PARTITION, -1
+        if timestamp == -2:  # earliest
+            return NONE, 0
+        if timestamp == -1:  # latest
+            return NONE, topic.partitions[index].next_offset
+        return INVALID_REQUEST, -1  # lookups by time are beyond this broker
+
+    def _epoch_check(self, current_leader_epoch: int) -> int:
+        if current_leader_epoch in (-1, self.leader_epoch):
+            return NONE
+        return UNKNOWN_LEADER_EPOCH if current_leader_epoch > self.leader_epoch else FENCED_LEADER_EPOCH
+
+    # Fetch ------------------------------------------------------------------------------------
+
+    def _fetch(self, request: Any, version: int) -> Any:
+        cls = self._msg("FetchResponse")
+        wait = min(request.max_wait_ms / 1000.0, self.fetch_wait_cap_s)
+        deadline = time.monotonic() + max(0.0, wait)
+        with self._data:
+            while True:
+                responses, size = self._fetch_once(cls, request, version)
+                left = deadline - time.monotonic()
+                if size >= max(1, request.min_bytes) or left <= 0 or not self._running():
+                    break
+                self._data.wait(left)
+        return cls(throttle_time_ms=0, error_code=NONE, session_id=0, responses=responses)
+
+    def _fetch_once(self, cls: Any, request: Any, version: int) -> tuple[list[Any], int]:
+        by_id = version >= 13
+        budget = request.max_bytes if version >= 3 else 2**31 - 1
+        total = 0
+        responses = []
+        for wanted in request.topics:
+            topic = self._lookup(None if by_id else wanted.topic, wanted.topic_id if by_id else None)
+            partitions = []
+            for p in wanted.partitions:
+                data = cls.PartitionData(
+                    partition_index=p.partition, error_code=NONE, high_watermark=-1, last_stable_offset=-1,
+                    log_start_offset=-1, aborted_transactions=None, preferred_read_replica=-1, records=b"")
+                partitions.append(data)
+                if topic is None or not 0 <= p.partition < len(topic.partitions):
+                    data.error_code = UNKNOWN_TOPIC_ID if by_id else UNKNOWN_TOPIC_OR_PARTITION
+                    continue
+                code = self._epoch_check(p.current_leader_epoch if version >= 9 else -1)
+                partition = topic.partitions[p.partition]
+                if code == NONE and not 0 <= p.fetch_offset <= partition.next_offset:
+                    code = OFFSET_OUT_OF_RANGE
+                data.error_code = code
+                data.high_watermark = data.last_stable_offset = partition.next_offset
+                data.log_start_offset = 0
+                if code != NONE:
+                    continue
+                chosen = self._batches_from(partition, p.fetch_offset, min(p.partition_max_bytes, budget - total),
+                                            first=total == 0)
+                data.records = b"".join(chosen)
+                total += len(data.records)
+            if by_id:
+                responses.append(cls.FetchableTopicResponse(topic_id=wanted.topic_id, partitions=partitions))
+            else:
+                responses.append(cls.FetchableTopicResponse(topic=wanted.topic, partitions=partitions))
+        return responses, total
+
+    @staticmethod
+    def _batches_from(partition: Partition, offset: int, limit: int, first: bool) -> list[bytes]:
+        """Whole batches holding ``offset`` and after, within ``limit`` bytes (Kafka, KIP-74: the
+        first batch of the response goes out even when it alone is over the limit)."""
+        chosen: list[bytes] = []
+        size = 0
+        for base, batch in zip(partition.base_offsets, partition.batches, strict=True):
+            last = base + _LAST_OFFSET_DELTA.unpack_from(batch, _LAST_OFFSET_DELTA_AT)[0]
+            if last < offset:
+                continue
+            if size + len(batch) > limit and not (first and not chosen):
+                break
+            chosen.append(batch)
+            size += len(batch)
+        return chosen
+
+    # The rest ----------------------------------------------------------------------------------
+
+    def _init_producer_id(self, request: Any, version: int) -> Any:
+        with self._lock:
+            producer_id = self._next_producer_id
+            self._next_producer_id += 1
+        return self._msg("InitProducerIdResponse")(
+            throttle_time_ms=0, error_code=NONE, producer_id=producer_id, producer_epoch=0)
+
+    def _find_coordinator(self, request: Any, version: int) -> Any:
+        """Groups and transactions are beyond this broker: every coordinator is unavailable."""
+        cls = self._msg("FindCoordinatorResponse")
+        if version < 4:
+            return cls(throttle_time_ms=0, error_code=COORDINATOR_NOT_AVAILABLE, error_message="no coordinators here",
+                       node_id=-1, host="", port=-1)
+        return cls(throttle_time_ms=0, coordinators=[
+            cls.Coordinator(key=key, node_id=-1, host="", port=-1, error_code=COORDINATOR_NOT_AVAILABLE,
+                            error_message="no coordinators here")
+            for key in request.coordinator_keys])
+
+    def _offset_for_leader_epoch(self, request: Any, version: int) -> Any:
+        cls = self._msg("OffsetForLeaderEpochResponse")
+        topics = []
+        with self._lock:
+            for wanted in request.topics:
+                topic = self.topics.get(wanted.topic)
+                partitions = []
+                for p in wanted.partitions:
+                    result = cls.EpochEndOffset(error_code=NONE, partition=p.partition, leader_epoch=-1, end_offset=-1)
+                    partitions.append(result)
+                    if topic is None or not 0 <= p.partition < len(topic.partitions):
+                        result.error_code = UNKNOWN_TOPIC_OR_PARTITION
+                        continue
+                    result.error_code = self._epoch_check(p.current_leader_epoch if version >= 2 else -1)
+                    if result.error_code == NONE and p.leader_epoch >= self.leader_epoch:
+                        # One epoch ever: it ends at the log end.
+                        result.leader_epoch = self.leader_epoch
+                        result.end_offset = topic.partitions[p.partition].next_offset
+                topics.append(cls.OffsetForLeaderTopicResult(topic=wanted.topic, partitions=partitions))
+        return cls(throttle_time_ms=0, topics=topics)
