@@ -15,6 +15,8 @@ from kafka_epochs.wire.errors import KafkaEpochsError
 _ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SPECS = _ROOT / "messages"
 DEFAULT_OUT = Path(__file__).resolve().parent / "messages"
+#: The small capture shipped with the package (tests/realclients/make_sample.py makes it).
+SAMPLE_CAPTURE = Path(__file__).resolve().parent / "samples" / "sample.pcap"
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -140,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.set_defaults(run=_generate)
 
     dec = commands.add_parser("decode", help="decode the Kafka traffic in a pcap/pcapng capture")
-    dec.add_argument("capture", type=Path, help="a pcap or pcapng file (optionally gzipped)")
+    dec.add_argument("capture", type=Path, nargs="?", default=SAMPLE_CAPTURE,
+                     help="a pcap or pcapng file, optionally gzipped (default: the bundled sample capture)")
     dec.add_argument("--specs", type=Path, action="append", metavar="DIR",
                      help="spec directory to decode with (repeatable: the first that defines a frame's api "
                           "and version decodes it); default: the bundled protocol")

@@ -158,3 +158,17 @@ def test_missing_file_and_bad_usage(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as info, redirect_stderr(io.StringIO()):
         main(["decode", "x.pcap", "--format", "xml"])
     assert info.value.code == 2
+
+
+def test_bundled_sample_capture_decodes_cleanly() -> None:
+    """The README's main job: the sample (real clients plus a controller and a KIP-359 producer)."""
+    code, out, err = run("decode")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    apis = {r["api"] for r in rows}
+    assert {"ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets", "LeaderAndIsr", "StopReplica"} <= apis
+    assert all(r["kind"] == "pair" for r in rows)
+    fenced = [(r["api"], r["api_version"]) for r in rows
+              if any(e["name"] == "FENCED_LEADER_EPOCH" for e in r["errors"])]
+    assert sorted(fenced) == [("Produce", 12), ("StopReplica", 3)]
+    assert "0 with problems" in err

@@ -327,7 +327,7 @@ DRIVERS: dict[str, Driver] = {d.name: d for d in (KafkaPythonDriver(), AiokafkaD
 
 
 def record_session(protocol: Any, client: str = "kafka-python", codec: str = "gzip", count: int = 6,
-                   timeout: float = 20.0) -> list[ConnectionRecording]:
+                   timeout: float = 20.0, max_versions: dict[int, int] | None = None) -> list[ConnectionRecording]:
     """One small session, returned as the raw bytes of each connection.
 
     Starts a :class:`LoopbackBroker` (``protocol`` should be Apache Kafka's, e.g. the
@@ -341,7 +341,7 @@ def record_session(protocol: Any, client: str = "kafka-python", codec: str = "gz
     driver = DRIVERS[client]
     topics = ("session-a", "session-b")
     records = make_records(topics, count, null_header_values=driver.null_header_values)
-    with LoopbackBroker(protocol) as broker:
+    with LoopbackBroker(protocol, max_versions=max_versions) as broker:
         for topic in topics:
             broker.create_topic(topic)
         driver.produce(broker.bootstrap, records, codec, acks=1, timeout=timeout)
