@@ -8,9 +8,8 @@ packet), so nothing is dropped. :func:`exchange_json` renders one as a JSON-read
 
 from __future__ import annotations
 
-import base64
-import dataclasses
 import enum
+from base64 import b64encode as _b64encode
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from kafka_epochs.capture import (
 )
 from kafka_epochs.framing import DEFAULT_MAX_FRAME, Connection, RequestEvent, ResponseEvent, StreamLost
 from kafka_epochs.protocol import Protocol, ProtocolChain
+from kafka_epochs.records.model import RecordBatch
 
 
 class Kind(enum.StrEnum):
@@ -184,7 +184,7 @@ def exchange_json(exchange: Exchange, *, records: bool = False) -> dict[str, Any
         if event.warnings:
             out[f"{label}_warnings"] = list(event.warnings)
     if resp is not None and resp.decoded is not None:
-        out["errors"] = error_codes(out.get("response"))
+        out["errors"] = error_codes(resp.decoded.body)
     if exchange.problem:
         out["problem"] = exchange.problem
     return out
@@ -197,19 +197,40 @@ def _body_json(body: Any, records: bool) -> Any:
     return plain
 
 
+def _paths_to(cls: Any, kind: str, name: str | None = None) -> tuple[Any, ...]:
+    """The fields of ``cls`` that are, or contain, a field of ``kind`` (named ``name``), cached.
+
+    Walking only those keeps ``decode --records`` and error collection from visiting every
+    partition of every message.
+    """
+    key = (cls, kind, name)
+    found = _PATHS.get(key)
+    if found is None:
+        _PATHS[key] = ()  # guards against recursive struct definitions
+        found = tuple(
+            f for f in cls._FIELDS
+            if (f.kind == kind and (name is None or f.attr == name))
+            or (f.struct is not None and _paths_to(f.struct, kind, name)))
+        _PATHS[key] = found
+    return found
+
+
+_PATHS: dict[tuple[Any, str, str | None], tuple[Any, ...]] = {}
+
+
 def _decode_records_in(obj: Any, plain: dict[str, Any]) -> None:
     """Replace each ``records`` field's base64 by its decoded batches (or the decode error)."""
     from kafka_epochs.records import decode_records
     from kafka_epochs.wire.errors import KafkaEpochsError
 
-    for f in type(obj)._FIELDS:
+    for f in _paths_to(type(obj), "records"):
         value = getattr(obj, f.attr)
         if value is None or f.attr not in plain:
             continue
         if f.kind == "records":
             try:
                 decoded = decode_records(value)
-                plain[f.attr] = {"batches": [_plain(e) for e in decoded.entries],
+                plain[f.attr] = {"batches": [_entry_json(e) for e in decoded.entries],
                                  "truncated_tail": decoded.truncated_tail}
             except KafkaEpochsError as e:
                 plain[f.attr] = {"error": str(e), "base64": plain[f.attr]}
@@ -220,25 +241,71 @@ def _decode_records_in(obj: Any, plain: dict[str, Any]) -> None:
                 _decode_records_in(item, item_plain)
 
 
-def _plain(value: Any) -> Any:
-    """Records dataclasses to JSON-ready values: bytes as base64, enums by name."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        for prop in ("compression", "timestamp_type", "is_transactional", "is_control"):
-            if hasattr(value, prop) and prop not in out:
-                out[prop] = _plain(getattr(value, prop))
-        return out
-    if isinstance(value, enum.Enum):
-        return value.name
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+def _b64(value: bytes | None) -> str | None:
+    return None if value is None else _b64encode(value).decode()
 
 
-def error_codes(plain: Any, path: str = "") -> list[dict[str, Any]]:
-    """Every non-zero ``error_code`` in a response (as ``to_dict`` gives it), with path and name."""
+def _entry_json(entry: Any) -> dict[str, Any]:
+    """A record batch or legacy message as JSON-ready values (bytes as base64, enums by name).
+
+    Written out field by field: with millions of records, a generic dataclass walk is most of
+    the cost of ``decode --records``.
+    """
+    if isinstance(entry, RecordBatch):
+        return {
+            "base_offset": entry.base_offset, "batch_length": entry.batch_length,
+            "partition_leader_epoch": entry.partition_leader_epoch, "magic": entry.magic, "crc": entry.crc,
+            "attributes": entry.attributes, "compression": entry.compression.name,
+            "timestamp_type": entry.timestamp_type.name, "is_transactional": entry.is_transactional,
+            "is_control": entry.is_control, "last_offset_delta": entry.last_offset_delta,
+            "base_timestamp": entry.base_timestamp, "max_timestamp": entry.max_timestamp,
+            "producer_id": entry.producer_id, "producer_epoch": entry.producer_epoch,
+            "base_sequence": entry.base_sequence,
+            "records": [{"offset": r.offset, "timestamp": r.timestamp, "key": _b64(r.key), "value": _b64(r.value),
+                         "headers": [[k, _b64(v)] for k, v in r.headers], "attributes": r.attributes,
+                         "offset_delta": r.offset_delta, "timestamp_delta": r.timestamp_delta}
+                        for r in entry.records],
+            "control_records": [{"offset": c.offset, "version": c.version, "type": _name(c.type),
+                                 "coordinator_epoch": c.coordinator_epoch} for c in entry.control_records],
+        }
+    return {  # a legacy (magic 0/1) message, possibly a wrapper of inner messages
+        "offset": entry.offset, "magic": entry.magic, "crc": entry.crc, "attributes": entry.attributes,
+        "compression": entry.compression.name,
+        "timestamp": entry.timestamp, "key": _b64(entry.key), "value": _b64(entry.value),
+        "inner": None if entry.inner is None else [_entry_json(m) for m in entry.inner],
+    }
+
+
+def _name(value: Any) -> Any:
+    return value.name if isinstance(value, enum.Enum) else value
+
+
+def error_codes(body: Any, path: str = "") -> list[dict[str, Any]]:
+    """Every non-zero ``error_code`` in a decoded message, with its path and Kafka's name for it.
+
+    ``body`` is a generated message object (walked along the fields that can hold an error
+    code) or its ``to_dict()`` form (walked whole).
+    """
+    from kafka_epochs.epochs.errors import Errors
+
+    if isinstance(body, (dict, list)):
+        return _error_codes_in_plain(body, path)
+    found: list[dict[str, Any]] = []
+    for f in _paths_to(type(body), "int16", "error_code"):
+        value = getattr(body, f.attr)
+        where = f"{path}.{f.attr}" if path else f.attr
+        if f.kind == "int16":
+            if value:
+                found.append({"path": where, "code": value, "name": Errors.for_code(value).name})
+        elif f.kind == "struct" and value is not None:
+            found.extend(error_codes(value, where))
+        elif f.kind == "array" and value:
+            for i, item in enumerate(value):
+                found.extend(error_codes(item, f"{where}[{i}]"))
+    return found
+
+
+def _error_codes_in_plain(plain: Any, path: str) -> list[dict[str, Any]]:
     from kafka_epochs.epochs.errors import Errors
 
     found: list[dict[str, Any]] = []
@@ -248,8 +315,8 @@ def error_codes(plain: Any, path: str = "") -> list[dict[str, Any]]:
             if key == "error_code" and isinstance(value, int) and value != 0:
                 found.append({"path": where, "code": value, "name": Errors.for_code(value).name})
             elif isinstance(value, (dict, list)):
-                found.extend(error_codes(value, where))
+                found.extend(_error_codes_in_plain(value, where))
     elif isinstance(plain, list):
         for i, item in enumerate(plain):
-            found.extend(error_codes(item, f"{path}[{i}]"))
+            found.extend(_error_codes_in_plain(item, f"{path}[{i}]"))
     return found

@@ -172,3 +172,11 @@ def test_bundled_sample_capture_decodes_cleanly() -> None:
               if any(e["name"] == "FENCED_LEADER_EPOCH" for e in r["errors"])]
     assert sorted(fenced) == [("Produce", 12), ("StopReplica", 3)]
     assert "0 with problems" in err
+
+
+def test_error_codes_from_objects_and_from_dicts_agree() -> None:
+    from kafka_epochs.traffic import error_codes
+
+    body = fenced()
+    assert error_codes(body) == error_codes(body.to_dict()) == [  # type: ignore[attr-defined]
+        {"path": "responses[0].partition_responses[0].error_code", "code": 74, "name": "FENCED_LEADER_EPOCH"}]
