@@ -161,3 +161,13 @@ def test_common_struct_used_before_its_definition() -> None:
     spec = parse_spec(spec_text([field(name="P", type="Later")],
                                 commonStructs=[{"name": "Later", "versions": "0+", "fields": [field(name="Q")]}]))
     assert spec.fields[0].struct is not None and spec.fields[0].struct.fields[0].name == "Q"
+
+
+def test_names_that_collide_in_python_are_refused_by_the_generator() -> None:
+    from kafka_epochs.codegen.python_backend import generate_module
+
+    spec = parse_spec(spec_text([field(name="TopicId"), field(name="TopicID")]), source="Clash.json")
+    with pytest.raises(SpecError, match="fields TopicId and TopicID would both be the attribute 'topic_id'"):
+        generate_module(spec)
+    with pytest.raises(SpecError, match="struct TestRequest is defined more than once"):
+        parse_spec(spec_text([field(name="Inner", type="TestRequest", fields=[field(name="X")])]), "Same.json")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from kafka_epochs.codegen.naming import attribute_name
 from kafka_epochs.codegen.source import Source
+from kafka_epochs.spec.loader import SpecError
 from kafka_epochs.spec.model import (
     FIXED_FORMATS,
     FieldSpec,
@@ -63,7 +64,20 @@ _PY_TYPES = {
 
 def generate_module(spec: MessageSpec) -> str:
     """The source of the module for one spec."""
+    _check_names(spec)
     return _ModuleWriter(spec).render()
+
+
+def _check_names(spec: MessageSpec) -> None:
+    """Spec names that are distinct in JSON but would collide as Python names."""
+    for struct in spec.structs():
+        seen: dict[str, str] = {}
+        for f in struct.fields:
+            attr = attribute_name(f.name)
+            if attr in seen:
+                raise SpecError(spec.source, f"{struct.name}.{f.name}",
+                                f"fields {seen[attr]} and {f.name} would both be the attribute {attr!r}")
+            seen[attr] = f.name
 
 
 def _range(v: Versions) -> tuple[int, int]:

@@ -179,6 +179,7 @@ class _SpecBuilder:
         name = raw["name"]
         if not isinstance(name, str) or not _STRUCT_NAME.fullmatch(name):
             raise self.fail("message", f"invalid message name {name!r}")
+        self.struct_names.add(name)  # the message's class: no struct may take its name
         try:
             mtype = MessageType(raw["type"])
         except ValueError:
