@@ -154,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
     dec.add_argument("--api", action="append", metavar="NAME", help="only these apis, e.g. Produce (repeatable)")
     dec.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
     dec.set_defaults(run=_decode)
+
+    from kafka_epochs.spark.job import add_spark_commands  # imports no Spark until a command runs
+
+    add_spark_commands(commands)
     return parser
 
 

@@ -1,0 +1,371 @@
+"""Leader-epoch audit of captured traffic: who knew which epoch when, and who was fenced for it.
+
+``audit(frames)`` takes frames as the ``kafka-capture`` data source gives them (``frame``,
+``direction``, ``request_api_key``, ``request_api_version``; ``time``/``time_ns``, ``client``,
+``broker``, ``correlation_id``, ``capture`` and ``seq`` are used when present) and returns four
+DataFrames (:class:`AuditResult`):
+
+- ``timeline``: per topic partition, each leader epoch seen in Metadata responses (v7+) and
+  LeaderAndIsr requests, with when it was first and last seen and from where;
+- ``stale_requests``: every Produce, Fetch, ListOffsets or OffsetForLeaderEpoch partition whose
+  ``CurrentLeaderEpoch`` is older or newer than the leader's epoch at that time (the highest epoch
+  the timeline had seen by then), judged by :func:`kafka_epochs.epochs.check_leader_epoch`;
+- ``fenced_responses``: every FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH or STALE_CONTROLLER_EPOCH
+  in a response, with the topic and partition it is about when the response names them;
+- ``stop_replica_fenced``: every StopReplica partition that the KIP-570 rule
+  (:func:`kafka_epochs.epochs.stop_replica_epoch_error`) would fence against that epoch.
+
+The rules are the ``kafka_epochs.epochs`` functions; this module only finds their inputs in the
+traffic. Frames are decoded again here (only those that can matter) because the rules read
+decoded objects, not JSON. A frame that does not decode contributes nothing: the decode job's
+``error`` column is where such frames are reported.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from kafka_epochs.epochs import (
+    EqualEpochPolicy,
+    Errors,
+    check_leader_epoch,
+    kafka_uuid_text,
+    leader_and_isr_partitions,
+    requested_leader_epochs,
+    stop_replica_epoch_error,
+    stop_replica_partitions,
+)
+from kafka_epochs.epochs.state import ZERO_UUID, known_topic_id
+from kafka_epochs.protocol import Protocol, ProtocolChain
+from kafka_epochs.spark.protocols import ProtocolLike, protocol_ref, resolve
+from kafka_epochs.spark.spark_types import spark_schema
+
+PRODUCE, FETCH, LIST_OFFSETS, METADATA, LEADER_AND_ISR, STOP_REPLICA, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 3, 4, 5, 23
+#: The apis whose requests name a client leader epoch (what ``requested_leader_epochs`` reads).
+CLIENT_EPOCH_APIS = frozenset({PRODUCE, FETCH, LIST_OFFSETS, OFFSET_FOR_LEADER_EPOCH})
+#: Metadata responses carry each partition's leader epoch from v7 (KIP-320).
+METADATA_FIRST_EPOCH_VERSION = 7
+#: The response errors the audit lists.
+EPOCH_ERRORS = (Errors.FENCED_LEADER_EPOCH, Errors.UNKNOWN_LEADER_EPOCH, Errors.STALE_CONTROLLER_EPOCH)
+# Every error code is an int16 on the wire, so a response whose bytes hold none of these pairs
+# cannot carry one of the errors, and is not decoded (most responses, most of the time).
+_ERROR_BYTES = tuple(struct.pack(">h", int(e)) for e in EPOCH_ERRORS)
+_ERROR_CODES = frozenset(int(e) for e in EPOCH_ERRORS)
+
+# Event kinds, one row each, in the table the Spark side splits.
+LEADER_EPOCH = "leader_epoch"  # a timeline observation
+REQUEST_EPOCH = "request_epoch"  # a client request's CurrentLeaderEpoch for a partition
+STOP_REPLICA_EPOCH = "stop_replica"  # a StopReplica partition's leader epoch
+ERROR_RESPONSE = "error_response"  # one of EPOCH_ERRORS in a response
+
+#: The frame columns the extraction reads, after :func:`_normalized` filled in absent ones.
+INPUT_FIELDS: list[tuple[str, str]] = [
+    ("capture", "string"), ("seq", "bigint"), ("time_ns", "bigint"), ("client", "string"), ("broker", "string"),
+    ("correlation_id", "int"), ("direction", "string"), ("request_api_key", "int"),
+    ("request_api_version", "int"), ("frame", "binary"),
+]
+_CONTEXT = ["capture", "seq", "time_ns", "client", "broker", "correlation_id"]
+
+EVENT_SCHEMA = pa.schema([
+    ("capture", pa.string()), ("seq", pa.int64()), ("time_ns", pa.int64()), ("client", pa.string()),
+    ("broker", pa.string()), ("correlation_id", pa.int32()),
+    ("kind", pa.string()), ("api", pa.string()), ("api_version", pa.int32()),
+    ("topic", pa.string()), ("topic_id", pa.string()), ("partition", pa.int32()),
+    ("epoch", pa.int32()),  # observed leader epoch, or the epoch a request names
+    ("leader", pa.int32()),  # leader_epoch events
+    ("delete", pa.bool_()),  # stop_replica events
+    ("error_code", pa.int32()), ("error", pa.string()), ("path", pa.string()),  # error_response events
+])
+_EVENT_ONLY = EVENT_SCHEMA.names[len(_CONTEXT):]
+
+
+# -- extraction: one frame -> events (no Spark needed) -----------------------------------------
+
+def _uuid_text(value: Any) -> str | None:
+    known = known_topic_id(value)
+    return None if known is None else kafka_uuid_text(known)
+
+
+class EventExtractor:
+    """Decodes the frames that can matter and turns them into event tuples (``_EVENT_ONLY`` order)."""
+
+    def __init__(self, protocol: Protocol | ProtocolChain) -> None:
+        self.protocol = protocol
+
+    def events(self, frame: bytes | None, direction: str | None, key: int | None,
+               version: int | None) -> list[tuple[Any, ...]]:
+        if frame is None:
+            return []
+        try:
+            if direction == "request":
+                return self._request(frame)
+            if direction == "response" and key is not None and version is not None:
+                return self._response(frame, key, version)
+        except Exception:  # undecodable or unexpected content: the decode job reports it, not us
+            return []
+        return []
+
+    def _request(self, frame: bytes) -> list[tuple[Any, ...]]:
+        if len(frame) < 6:
+            return []
+        key = struct.unpack_from(">h", frame, 4)[0]
+        if key not in CLIENT_EPOCH_APIS and key not in (LEADER_AND_ISR, STOP_REPLICA):
+            return []  # decode nothing that cannot name an epoch
+        decoded = self.protocol.decode_request(frame, allow_trailing=True)
+        body, version = decoded.body, decoded.api_version
+        api = _api_name(body)
+        if key in CLIENT_EPOCH_APIS:
+            return [(REQUEST_EPOCH, api, version, p.topic, _uuid_text(p.topic_id), p.partition,
+                     p.current_leader_epoch, None, None, None, None, None)
+                    for p in requested_leader_epochs(body, version)]
+        if key == LEADER_AND_ISR:
+            return [(LEADER_EPOCH, api, version, p.topic, _uuid_text(p.topic_id), p.partition, p.leader_epoch,
+                     p.leader, None, None, None, None)
+                    for p in leader_and_isr_partitions(body, version)]
+        return [(STOP_REPLICA_EPOCH, api, version, p.topic, _uuid_text(p.topic_id), p.partition, p.leader_epoch,
+                 None, p.delete, None, None, None)
+                for p in stop_replica_partitions(body, version)]
+
+    def _response(self, frame: bytes, key: int, version: int) -> list[tuple[Any, ...]]:
+        metadata = key == METADATA and version >= METADATA_FIRST_EPOCH_VERSION
+        if not metadata and not any(code in frame for code in _ERROR_BYTES):
+            return []
+        decoded = self.protocol.decode_response(frame, key, version, allow_trailing=True)
+        api = _api_name(decoded.body)
+        out: list[tuple[Any, ...]] = []
+        if metadata:
+            for topic in decoded.body.topics:
+                topic_id = _uuid_text(topic.topic_id)
+                for p in topic.partitions:
+                    if p.leader_epoch >= 0:  # -1: no leader known (e.g. LEADER_NOT_AVAILABLE)
+                        out.append((LEADER_EPOCH, api, version, topic.name, topic_id, p.partition_index,
+                                    p.leader_epoch, p.leader_id, None, None, None, None))
+        for path, context, code in _epoch_errors(decoded.body.to_dict()):
+            out.append((ERROR_RESPONSE, api, version, context.get("topic"), context.get("topic_id"),
+                        context.get("partition"), None, None, None, code, Errors.for_code(code).name, path))
+        return out
+
+
+def _api_name(body: Any) -> str:
+    return type(body).__name__.removesuffix("Request").removesuffix("Response")
+
+
+# Field names that say which topic or partition the errors below them are about, across apis.
+_TOPIC_KEYS = ("topic", "name", "topic_name")
+_PARTITION_KEYS = ("partition_index", "partition", "index")
+_ZERO_UUID_TEXT = kafka_uuid_text(ZERO_UUID)  # how to_dict shows "no topic id"
+
+
+def _epoch_errors(plain: Any) -> Iterator[tuple[str, dict[str, Any], int]]:
+    """(path, topic/partition context, code) of each epoch error in a ``to_dict`` body.
+
+    Iterative, with an explicit stack, so a deeply nested body cannot exhaust Python's recursion
+    limit; the walk visits each value once, so it is bounded by the body's size.
+    """
+    stack: list[tuple[Any, str, dict[str, Any]]] = [(plain, "", {})]
+    found: list[tuple[str, dict[str, Any], int]] = []
+    while stack:
+        value, path, context = stack.pop()
+        if isinstance(value, dict):
+            context = _narrowed(value, context)
+            for key, item in value.items():
+                where = f"{path}.{key}" if path else key
+                if key == "error_code" and item in _ERROR_CODES:
+                    found.append((where, context, item))
+                elif isinstance(item, (dict, list)):
+                    stack.append((item, where, context))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{i}]", context) for i, item in enumerate(value))
+    return iter(sorted(found, key=lambda f: f[0]))
+
+
+def _narrowed(obj: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    narrowed = context
+    for key in _TOPIC_KEYS:
+        if isinstance(obj.get(key), str) and obj[key]:
+            narrowed = {**narrowed, "topic": obj[key]}
+            break
+    if isinstance(obj.get("topic_id"), str) and obj["topic_id"] != _ZERO_UUID_TEXT:
+        narrowed = {**narrowed, "topic_id": obj["topic_id"]}
+    for key in _PARTITION_KEYS:
+        if isinstance(obj.get(key), int) and not isinstance(obj[key], bool):
+            narrowed = {**narrowed, "partition": obj[key]}
+            break
+    return narrowed
+
+
+def audit_events(batch: pa.RecordBatch, protocol: ProtocolLike = None) -> pa.RecordBatch:
+    """The events of a batch of frames with the :data:`INPUT_FIELDS` columns (:data:`EVENT_SCHEMA`)."""
+    extractor = EventExtractor(resolve(protocol))
+    columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+    rows: list[tuple[Any, ...]] = []
+    for i, frame in enumerate(columns["frame"]):
+        found = extractor.events(frame, columns["direction"][i], columns["request_api_key"][i],
+                                 columns["request_api_version"][i])
+        if found:
+            context = tuple(columns[name][i] for name in _CONTEXT)
+            rows.extend(context + event for event in found)
+    arrays = [pa.array([row[j] for row in rows], f.type) for j, f in enumerate(EVENT_SCHEMA)]
+    return pa.RecordBatch.from_arrays(arrays, schema=EVENT_SCHEMA)
+
+
+# -- Spark: the four tables --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AuditResult:
+    timeline: DataFrame
+    stale_requests: DataFrame
+    fenced_responses: DataFrame
+    stop_replica_fenced: DataFrame
+    #: every extracted event (cached: the four tables are built from it)
+    events: DataFrame
+
+    def tables(self) -> dict[str, DataFrame]:
+        return {"timeline": self.timeline, "stale_requests": self.stale_requests,
+                "fenced_responses": self.fenced_responses, "stop_replica_fenced": self.stop_replica_fenced}
+
+
+def audit(frames: DataFrame, *, protocol: ProtocolLike = None,
+          equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT) -> AuditResult:
+    """The leader-epoch audit of ``frames`` (see the module docstring for the tables)."""
+    ref = protocol_ref(protocol)
+
+    def extract(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield audit_events(batch, ref)
+
+    raw = _normalized(frames).mapInArrow(extract, spark_schema(EVENT_SCHEMA))
+    # integral division: as a double, a nanosecond time since 1970 has lost its microseconds
+    events = _named(raw.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))).cache()
+    timeline = _timeline(events)
+    checks = _judged(_with_leader_epoch(events, timeline), equal_epoch)
+    stale = checks.where((F.col("kind") == REQUEST_EPOCH) & (F.col("verdict") != Errors.NONE.name))
+    stops = checks.where((F.col("kind") == STOP_REPLICA_EPOCH) & (F.col("verdict") != Errors.NONE.name))
+    return AuditResult(
+        timeline=timeline.orderBy("topic", "partition", "first_seen", "leader_epoch"),
+        stale_requests=_report(stale, "requested_epoch").orderBy("time_ns", "seq", "topic", "partition"),
+        fenced_responses=events.where(F.col("kind") == ERROR_RESPONSE).select(
+            "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api", "api_version", "topic",
+            "topic_id", "partition", "path", "error_code", "error").orderBy("time_ns", "seq", "path"),
+        stop_replica_fenced=_report(stops, "requested_epoch", "delete").orderBy("time_ns", "seq", "topic",
+                                                                                 "partition"),
+        events=events,
+    )
+
+
+def _normalized(frames: DataFrame) -> DataFrame:
+    """``frames`` with exactly :data:`INPUT_FIELDS`; absent optional columns are null.
+
+    ``time_ns`` comes from ``time`` when only that is there. Without either, rows keep the
+    table's order through ``seq`` and the timeline cannot say when (its times are null).
+    """
+    names = set(frames.columns)
+    for required in ("frame", "direction", "request_api_key", "request_api_version"):
+        if required not in names:
+            raise ValueError(f"audit needs a {required!r} column, as the kafka-capture data source gives it")
+    columns: dict[str, Column] = {}
+    for name, kind in INPUT_FIELDS:
+        if name in names:
+            columns[name] = F.col(name).cast(kind)
+        elif name == "time_ns" and "time" in names:
+            columns[name] = (F.unix_micros(F.col("time")) * 1000).cast(kind)
+        elif name == "seq":
+            columns[name] = F.monotonically_increasing_id()
+        else:
+            columns[name] = F.lit(None).cast(kind)
+    return frames.select(*(columns[name].alias(name) for name, _ in INPUT_FIELDS))
+
+
+def _named(events: DataFrame) -> DataFrame:
+    """Topic names for events that name a topic by id only (Fetch v13+), from the other events."""
+    names = (events.where(F.col("topic_id").isNotNull() & (F.coalesce(F.col("topic"), F.lit("")) != ""))
+             .groupBy("topic_id").agg(F.min("topic").alias("known_topic")))
+    joined = events.join(F.broadcast(names), on="topic_id", how="left")
+    topic = F.when(F.coalesce(F.col("topic"), F.lit("")) == "", F.col("known_topic")).otherwise(F.col("topic"))
+    return joined.withColumn("topic", topic).drop("known_topic")
+
+
+def _timeline(events: DataFrame) -> DataFrame:
+    """One row per (topic, partition, epoch) seen; ``behind`` marks an epoch first seen after a
+    higher one (a lagging broker's Metadata, or a deposed controller's LeaderAndIsr)."""
+    seen = events.where(F.col("kind") == LEADER_EPOCH)
+    epochs = seen.groupBy("topic", "partition", F.col("epoch").alias("leader_epoch")).agg(
+        F.min("time").alias("first_seen"),
+        F.max("time").alias("last_seen"),
+        F.min("time_ns").alias("first_seen_ns"),
+        # the first sighting's seq: orders sightings and requests at the same instant, or with no time
+        F.min_by("seq", F.struct("time_ns", "seq")).alias("first_seen_seq"),
+        F.min_by("leader", F.struct("time_ns", "seq")).alias("leader"),
+        F.max("topic_id").alias("topic_id"),
+        F.array_sort(F.collect_set("api")).alias("sources"),
+        F.array_sort(F.collect_set(F.coalesce(F.col("broker"), F.lit("?")))).alias("brokers"),
+        F.count(F.lit(1)).alias("observations"),
+    )
+    earlier = (Window.partitionBy("topic", "partition").orderBy("first_seen_ns", "leader_epoch")
+               .rowsBetween(Window.unboundedPreceding, -1))
+    highest_before = F.max("leader_epoch").over(earlier)
+    return epochs.withColumn("behind", F.coalesce(highest_before > F.col("leader_epoch"), F.lit(False)))
+
+
+def _with_leader_epoch(events: DataFrame, timeline: DataFrame) -> DataFrame:
+    """Each epoch-carrying request with ``leader_epoch``: the highest epoch seen by its time.
+
+    An as-of join done as one window: the timeline's first sightings and the requests, merged per
+    partition in capture order (time, then ``seq``; a table without times keeps its row order). The maximum,
+    not the latest sighting, because a lagging broker's Metadata may show an older epoch after a
+    newer one was seen; epochs never go back for a topic partition's lifetime.
+    """
+    checks = events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH)).withColumn("order", F.lit(1))
+    sightings = timeline.select(
+        "topic", "partition", F.col("first_seen_ns").alias("time_ns"), F.col("first_seen_seq").alias("seq"),
+        F.col("leader_epoch").alias("seen_epoch"), F.lit(0).alias("order"))
+    merged = checks.unionByName(sightings, allowMissingColumns=True)
+    window = (Window.partitionBy("topic", "partition").orderBy("time_ns", "seq", "order")
+              .rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    merged = merged.withColumn("leader_epoch", F.max("seen_epoch").over(window))
+    return merged.where(F.col("order") == 1).drop("order", "seen_epoch")
+
+
+def _judged(checks: DataFrame, equal_epoch: EqualEpochPolicy) -> DataFrame:
+    """``verdict``: the error name the epochs rules give each check (null when no epoch is known)."""
+
+    def verdict(kind: str, requested: int | None, current: int | None) -> str | None:
+        if requested is None or current is None:
+            return None
+        if kind == STOP_REPLICA_EPOCH:
+            return stop_replica_epoch_error(requested, current, equal_epoch).name
+        return check_leader_epoch(requested, current).name
+
+    judge = F.udf(verdict, "string", useArrow=True)
+    return checks.withColumn("verdict", judge(F.col("kind"), F.col("epoch"), F.col("leader_epoch")))
+
+
+def _report(checks: DataFrame, epoch_name: str, *extra: str) -> DataFrame:
+    return checks.select(
+        "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api", "api_version", "topic",
+        "topic_id", "partition", F.col("epoch").alias(epoch_name), *extra, "leader_epoch",
+        F.col("verdict").alias("error"))
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`audit`, so that ``kafka_epochs.spark.audit(df)`` works.
+
+    Importing a submodule makes it an attribute of its package, under its own name: after any
+    ``import kafka_epochs.spark.audit``, ``kafka_epochs.spark.audit`` is this module, whatever
+    the package exported as ``audit`` before. Calling the module calls the function.
+    """
+
+    def __call__(self, frames: DataFrame, **options: Any) -> AuditResult:
+        return audit(frames, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,422 @@
+"""``spark.read.format("kafka-capture")``: pcap/pcapng captures as one row per Kafka frame.
+
+Reading, per file::
+
+    capture file -> kafka_epochs.capture (packets, TCP reassembly, frame alignment)
+                 -> FrameBuffer per direction (whole size-prefixed frames)
+                 -> request/response pairing by correlation id (the paired request's api key
+                    and version are what a response needs to be decoded later)
+                 -> Arrow record batches of :data:`ARROW_SCHEMA`
+
+Nothing is decoded here beyond frame headers (and a Produce request's ``acks``, which says
+whether a response will follow): decoding is :func:`kafka_epochs.spark.api.decode_frames`' job,
+on whatever partitioning suits it. Problems of the capture itself (a gap, an unreadable packet,
+a file that is not a capture) become rows with a null ``frame`` and the reason in
+``capture_error``, so a bad capture never fails the job and nothing is dropped silently.
+
+Partitioning: one partition per file, or, with ``.option("flowBuckets", N)``, N partitions per
+file, each keeping only the connections whose ``flow_id`` falls in its bucket. TCP reassembly
+needs every packet of a connection in one place, so a file cannot be cut at byte offsets; each
+bucket reads the whole file (packet parsing is repeated N times) but frames and ships only its
+share of the connections. Decoding, the expensive part, can be spread independently by
+repartitioning the frames, because each row carries everything its decoding needs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import json
+import os
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from kafka_epochs.capture import CaptureStreams, Direction, Flow, Gap, PacketError, Resync, StreamData, StreamEnd
+from kafka_epochs.framing import DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING, FrameBuffer, FrameTooLarge, RequestEvent
+from kafka_epochs.spark.protocols import ProtocolRef, resolve
+from kafka_epochs.wire.errors import KafkaEpochsError
+
+#: The name to give ``spark.read.format``.
+FORMAT = "kafka-capture"
+#: Rows per Arrow batch handed to Spark: large enough to amortise the hand-over, small enough
+#: that a worker holds a bounded amount of frame bytes however large the file is.
+BATCH_ROWS = 2048
+#: Files a directory contributes: what capture tools write (``.gz`` for compressed ones).
+CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
+PRODUCE = 0
+
+ARROW_SCHEMA = pa.schema([
+    ("capture", pa.string()),  # the file the row comes from
+    ("seq", pa.int64()),  # capture order within the file, whatever the flowBuckets
+    ("packet", pa.int64()),  # index of the packet that completed the frame (or made a gap certain)
+    ("time", pa.timestamp("us", tz="UTC")),
+    ("time_ns", pa.int64()),  # the same instant, with the capture's full precision
+    ("flow_id", pa.int64()),  # stable hash of (client, broker); the same in every run and file
+    ("client", pa.string()),  # "ip:port" ("[ip6]:port")
+    ("broker", pa.string()),
+    ("direction", pa.string()),  # "request" (client to broker) or "response"
+    ("stream_offset", pa.int64()),  # where the frame starts in its direction's TCP stream
+    ("correlation_id", pa.int32()),
+    # a request's own api key and version; a response's from its request on the same connection
+    ("request_api_key", pa.int32()),
+    ("request_api_version", pa.int32()),
+    ("frame", pa.binary()),  # the whole frame, size prefix included; null on capture-error rows
+    ("capture_error", pa.string()),
+])
+
+#: The same schema as Spark DDL (what :meth:`KafkaCaptureDataSource.schema` returns).
+SCHEMA_DDL = (
+    "capture string, seq bigint, packet bigint, time timestamp, time_ns bigint, flow_id bigint, client string, "
+    "broker string, direction string, stream_offset bigint, correlation_id int, request_api_key int, "
+    "request_api_version int, frame binary, capture_error string"
+)
+
+#: ``seq`` = event index << SEQ_SHIFT | row within the event. An event's data comes from one
+#: capture record (at most 16 MiB, the reader's record bound), so it holds fewer than 2**22 frames
+#: of at least 4 bytes each: the row number never spills into the next event's range.
+SEQ_SHIFT = 24
+_INT32 = struct.Struct(">i")
+_REQUEST_HEAD = struct.Struct(">ihhi")
+
+
+class FrameRow(NamedTuple):
+    """One row of the data source, as plain Python values (see :data:`ARROW_SCHEMA`)."""
+
+    capture: str
+    seq: int
+    packet: int | None
+    time_ns: int | None
+    flow_id: int | None
+    client: str | None
+    broker: str | None
+    direction: str | None
+    stream_offset: int | None
+    correlation_id: int | None
+    request_api_key: int | None
+    request_api_version: int | None
+    frame: bytes | None
+    capture_error: str | None
+
+
+def flow_id(flow: Flow) -> int:
+    """A signed 64-bit id of a connection's endpoints that every process computes alike.
+
+    (Python's ``hash`` of a string changes with each interpreter's hash seed, so it would put
+    one connection in different buckets in different workers.)
+    """
+    digest = hashlib.blake2b(f"{flow.client}>{flow.broker}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+# -- one file, without Spark -------------------------------------------------------------------
+
+@dataclass
+class _Side:
+    """One direction of a connection: its frame buffer, and whether it is unreadable for now."""
+
+    buffer: FrameBuffer
+    lost: bool = False  # an impossible size prefix: ignore bytes until the capture realigns
+    ended: bool = False
+
+
+@dataclass
+class _Connection:
+    """Pairing state of one connection: what :class:`kafka_epochs.framing.Connection` keeps,
+    minus the decoding (so frames are decoded once, later, wherever Spark runs them)."""
+
+    id: int
+    client: str
+    broker: str
+    request: _Side
+    response: _Side
+    pending: dict[int, tuple[int, int]] = field(default_factory=dict)  # correlation id -> (key, version)
+
+
+class CaptureFrames:
+    """The rows of one capture file, in capture order; ``bucket``/``buckets`` keep a share of the flows.
+
+    ``protocol`` (a :mod:`kafka_epochs.spark.protocols` reference) is used for one thing only:
+    decoding Produce requests to learn their ``acks``, because an ``acks=0`` request is never
+    answered and must not wait for a response (exactly the rule of ``RequestEvent.expects_response``).
+    """
+
+    def __init__(self, path: str, *, ports: Sequence[int] | None = None, bucket: int = 0, buckets: int = 1,
+                 protocol: ProtocolRef = None, max_frame_size: int = DEFAULT_MAX_FRAME,
+                 max_pending: int = DEFAULT_MAX_PENDING) -> None:
+        self.path = path
+        self.ports = ports
+        self.bucket = bucket
+        self.buckets = buckets
+        self.protocol = protocol
+        self.max_frame_size = max_frame_size
+        self.max_pending = max_pending
+        self._connections: dict[Flow, _Connection] = {}
+        self._skipped: set[Flow] = set()  # flows of other buckets, so their id is hashed only once
+        self._seq = 0  # the next row's seq
+
+    def __iter__(self) -> Iterator[FrameRow]:
+        streams = CaptureStreams(self.path, ports=self.ports)
+        index = 0
+        try:
+            # every bucket runs the whole pipeline, so event indexes agree between buckets
+            for index, event in enumerate(streams):
+                self._seq = index << SEQ_SHIFT
+                if isinstance(event, StreamData):
+                    conn = self._connection(event.flow)
+                    if conn is not None:
+                        yield from self._data(conn, event)
+                elif isinstance(event, (Gap, Resync)):
+                    yield from self._realign(event)
+                elif isinstance(event, StreamEnd):
+                    self._end(event)
+                elif isinstance(event, PacketError) and self.bucket == 0:
+                    # a packet belongs to no known flow: one bucket reports it, not all of them
+                    yield self._error_row(event.packet, event.timestamp_ns, f"packet {event.packet}: {event.error}")
+        except (KafkaEpochsError, OSError) as e:
+            # not a capture at all, or unreadable: one row says so, and the job goes on
+            if self.bucket == 0:
+                self._seq = (index + 1) << SEQ_SHIFT
+                yield self._error_row(None, None, f"cannot read {self.path}: {e}")
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _connection(self, flow: Flow) -> _Connection | None:
+        conn = self._connections.get(flow)
+        if conn is not None or flow in self._skipped:
+            return conn
+        ident = flow_id(flow)
+        if ident % self.buckets != self.bucket:
+            self._skipped.add(flow)
+            return None
+        conn = self._connections[flow] = _Connection(
+            ident, str(flow.client), str(flow.broker),
+            _Side(FrameBuffer(self.max_frame_size)), _Side(FrameBuffer(self.max_frame_size)))
+        return conn
+
+    def _data(self, conn: _Connection, event: StreamData) -> Iterator[FrameRow]:
+        is_request = event.direction is Direction.CLIENT_TO_BROKER
+        side = conn.request if is_request else conn.response
+        if side.lost:
+            return
+        buffer = side.buffer
+        buffer.feed(event.data)
+        try:
+            for frame in buffer:
+                offset = buffer.offset - len(frame)
+                if is_request:
+                    yield self._request(conn, frame, offset, event)
+                else:
+                    yield self._response(conn, frame, offset, event)
+        except FrameTooLarge as e:
+            # the capture's aligner normally resyncs before this; if not, wait for its next Resync
+            side.lost = True
+            buffer.discard()
+            label = "client" if is_request else "broker"
+            yield self._flow_row(conn, event, None, "request" if is_request else "response",
+                                 f"{label} stream: {e.reason}")
+
+    def _request(self, conn: _Connection, frame: bytes, offset: int, event: StreamData) -> FrameRow:
+        if len(frame) < _REQUEST_HEAD.size:  # too short for a header: nothing to pair
+            return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
+                            conn.broker, "request", offset, None, None, None, frame, None)
+        _, api_key, api_version, correlation_id = _REQUEST_HEAD.unpack_from(frame, 0)
+        if self._expects_response(frame, api_key, api_version, correlation_id):
+            conn.pending[correlation_id] = (api_key, api_version)
+            if len(conn.pending) > self.max_pending:
+                del conn.pending[next(iter(conn.pending))]  # the oldest, as framing.Connection does
+        return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
+                        conn.broker, "request", offset, correlation_id, api_key, api_version, frame, None)
+
+    def _response(self, conn: _Connection, frame: bytes, offset: int, event: StreamData) -> FrameRow:
+        correlation_id = _INT32.unpack_from(frame, 4)[0] if len(frame) >= 8 else None
+        paired = conn.pending.pop(correlation_id, None) if correlation_id is not None else None
+        api_key, api_version = paired if paired is not None else (None, None)
+        return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
+                        conn.broker, "response", offset, correlation_id, api_key, api_version, frame, None)
+
+    def _expects_response(self, frame: bytes, api_key: int, api_version: int, correlation_id: int) -> bool:
+        if api_key != PRODUCE:
+            return True
+        # Only a Produce can go unanswered; the rule itself is framing's, applied to the decode.
+        event = RequestEvent(frame, 0, None, api_key, api_version, correlation_id)
+        # undecodable: an answer may come, as framing.Connection assumes (decoded stays None)
+        with contextlib.suppress(KafkaEpochsError):
+            event.decoded = resolve(self.protocol).decode_request(frame, allow_trailing=True)
+        return event.expects_response
+
+    def _realign(self, event: Gap | Resync) -> Iterator[FrameRow]:
+        conn = self._connection(event.flow)
+        if conn is None:
+            return
+        side = conn.request if event.direction is Direction.CLIENT_TO_BROKER else conn.response
+        side.buffer.discard()  # the capture says the next bytes start a frame
+        side.lost = False
+        if isinstance(event, Gap):
+            label = "request" if event.direction is Direction.CLIENT_TO_BROKER else "response"
+            yield self._flow_row(conn, event, event.stream_offset, label, (
+                f"{event.length} bytes missing from the {event.direction} stream at offset "
+                f"{event.stream_offset} ({event.reason})"))
+
+    def _end(self, event: StreamEnd) -> None:
+        conn = self._connections.get(event.flow)
+        if conn is None:
+            return
+        (conn.request if event.direction is Direction.CLIENT_TO_BROKER else conn.response).ended = True
+        if conn.request.ended and conn.response.ended:
+            # both directions closed: no response can still come, so the state is freed and a
+            # capture of many short connections holds only the open ones
+            del self._connections[event.flow]
+
+    # -- rows ----------------------------------------------------------------------------------
+
+    def _flow_row(self, conn: _Connection, event: StreamData | Gap | Resync, offset: int | None,
+                  direction: str, error: str) -> FrameRow:
+        packet = event.packet if isinstance(event, (StreamData, Gap)) else None
+        return FrameRow(self.path, self._next_seq(), packet, event.timestamp_ns, conn.id, conn.client, conn.broker,
+                        direction, offset, None, None, None, None, error)
+
+    def _error_row(self, packet: int | None, time_ns: int | None, error: str) -> FrameRow:
+        """A problem of the file or of a packet: no flow, no frame."""
+        return FrameRow(self.path, self._next_seq(), packet, time_ns, None, None, None, None, None, None, None, None,
+                        None, error)
+
+    def _next_seq(self) -> int:
+        seq = self._seq
+        self._seq += 1
+        return seq
+
+
+def capture_frames(path: str | os.PathLike[str], **options: Any) -> Iterator[FrameRow]:
+    """The rows one file contributes (``options`` as :class:`CaptureFrames` takes them)."""
+    return iter(CaptureFrames(str(path), **options))
+
+
+def to_batches(rows: Iterator[FrameRow], batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+    """Rows as Arrow record batches of :data:`ARROW_SCHEMA`, ``batch_rows`` at a time."""
+    chunk: list[FrameRow] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= batch_rows:
+            yield _batch(chunk)
+            chunk = []
+    if chunk:
+        yield _batch(chunk)
+
+
+def _batch(rows: list[FrameRow]) -> pa.RecordBatch:
+    columns = list(zip(*rows, strict=True))
+    by_name = dict(zip(FrameRow._fields, columns, strict=True))
+    time_ns = by_name["time_ns"]
+    micros = [None if t is None else t // 1000 for t in time_ns]
+    arrays = [pa.array(micros if f.name == "time" else by_name[f.name], f.type) for f in ARROW_SCHEMA]
+    return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+
+
+# -- paths and options -------------------------------------------------------------------------
+
+def expand_paths(paths: Sequence[str]) -> list[str]:
+    """Files for the given paths: a file as is, a directory's capture files, a glob's matches.
+
+    Sorted within each path, duplicates dropped, so partition numbers are stable across runs.
+    """
+    out: list[str] = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if path.is_dir():
+            found = sorted(str(p) for p in path.iterdir() if p.is_file() and p.name.endswith(CAPTURE_SUFFIXES))
+        elif path.is_file():
+            found = [str(path)]
+        else:
+            found = sorted(p for p in glob.glob(str(path)) if os.path.isfile(p))
+        if not found:
+            raise FileNotFoundError(f"{given}: no capture files there")
+        out.extend(str(Path(p).resolve()) for p in found)
+    return list(dict.fromkeys(out))
+
+
+def option_paths(options: dict[str, str]) -> list[str]:
+    """``load(path)`` arrives as option ``path``; ``load([a, b])`` as ``paths``, a JSON list."""
+    paths: list[str] = []
+    if options.get("paths"):
+        paths.extend(json.loads(options["paths"]))
+    if options.get("path"):
+        paths.append(options["path"])
+    if not paths:
+        raise ValueError(f"{FORMAT}: give the capture files, e.g. spark.read.format({FORMAT!r}).load(path)")
+    return paths
+
+
+def option_ints(options: dict[str, str], name: str) -> list[int] | None:
+    text = options.get(name)
+    if not text:
+        return None
+    return [int(part) for part in text.replace(",", " ").split()]
+
+
+def option_specs(options: dict[str, str]) -> ProtocolRef:
+    """``specs``: spec directories (a JSON list, or one path); absent means the bundled protocol."""
+    text = options.get("specs")
+    if not text:
+        return None
+    dirs = json.loads(text) if text.startswith("[") else [text]
+    return tuple(str(Path(d).resolve()) for d in dirs)
+
+
+# -- the Spark data source ---------------------------------------------------------------------
+
+class CapturePartition(InputPartition):
+    """One task's share: a file, and which of its flow buckets."""
+
+    def __init__(self, path: str, bucket: int, buckets: int) -> None:
+        super().__init__((path, bucket, buckets))
+        self.path = path
+        self.bucket = bucket
+        self.buckets = buckets
+
+
+class KafkaCaptureReader(DataSourceReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.paths = option_paths(options)
+        self.ports = option_ints(options, "ports")
+        buckets = option_ints(options, "flowbuckets")
+        self.buckets = buckets[0] if buckets else 1
+        if self.buckets < 1:
+            raise ValueError(f"{FORMAT}: flowBuckets must be at least 1, not {self.buckets}")
+        self.protocol = option_specs(options)
+
+    def partitions(self) -> list[InputPartition]:
+        return [CapturePartition(path, bucket, self.buckets)
+                for path in expand_paths(self.paths) for bucket in range(self.buckets)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, CapturePartition)
+        rows = capture_frames(partition.path, ports=self.ports, bucket=partition.bucket,
+                              buckets=partition.buckets, protocol=self.protocol)
+        yield from to_batches(rows)
+
+
+class KafkaCaptureDataSource(DataSource):
+    """``spark.read.format("kafka-capture").load(paths)``; options ``ports``, ``flowBuckets``, ``specs``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> str:
+        return SCHEMA_DDL
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        # option names are case-insensitive in Spark: look them up lower-cased, in a plain dict
+        return KafkaCaptureReader({k.lower(): v for k, v in self.options.items()})
+
+
+def register(spark: Any) -> None:
+    """Make ``format("kafka-capture")`` known to ``spark`` (once per session is enough)."""
+    spark.dataSource.register(KafkaCaptureDataSource)

@@ -1,0 +1,202 @@
+"""``kafka-epochs spark-decode`` and ``kafka-epochs audit``: the Spark jobs behind the command line.
+
+``add_spark_commands(subparsers)`` adds both to the ``kafka-epochs`` parser. Nothing Spark is
+imported until a command runs, so the rest of the command line works without the extra.
+
+spark-decode: captures -> ``kafka-capture`` data source -> ``decode_frames`` -> Parquet or JSON
+files under ``--out``, then a summary read back from what was written. Bad frames and capture
+problems are rows with ``error`` / ``capture_error`` set; the job itself succeeds (exit 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: The data source columns that decoding replaces (decode_frames gives its own of these names).
+_DECODED_AGAIN = ("frame", "direction", "correlation_id")
+DEFAULT_MASTER = "local[*]"
+
+
+def add_spark_commands(subparsers: Any) -> None:
+    """Add ``spark-decode`` and ``audit`` to an ``argparse`` subparsers object."""
+    dec = subparsers.add_parser(
+        "spark-decode", help="decode captures with Spark (embedded, local by default) into Parquet or JSON")
+    dec.add_argument("captures", nargs="+", help="pcap/pcapng files, directories of them, or globs")
+    dec.add_argument("--out", type=Path, required=True, help="output directory (Spark writes part files there)")
+    _common(dec)
+    dec.add_argument("--format", choices=("parquet", "json"), default="parquet")
+    dec.add_argument("--partitions", type=int, metavar="N",
+                     help="decode in N partitions (default: Spark's parallelism when the captures give fewer)")
+    dec.add_argument("--keep-frames", action="store_true", help="keep the frame bytes in the output")
+    dec.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    dec.set_defaults(run=run_spark_decode)
+
+    aud = subparsers.add_parser(
+        "audit", help="leader-epoch audit of captures with Spark: timeline, stale requests, fenced responses")
+    aud.add_argument("inputs", nargs="+", help="captures (as for spark-decode), or with --table frame tables")
+    aud.add_argument("--table", action="store_true",
+                     help="inputs are Parquet tables of frames (columns as the kafka-capture source gives them)")
+    _common(aud)
+    aud.add_argument("--out", type=Path, help="also write the four tables under this directory")
+    aud.add_argument("--format", choices=("parquet", "json"), default="parquet", help="format of --out")
+    aud.add_argument("--rows", type=int, default=50, metavar="N", help="rows of each table to print (default 50)")
+    aud.add_argument("--equal-epoch", choices=("accept", "fence"), default="accept",
+                     help="StopReplica at the replica's own epoch: accept (Kafka after KAFKA-13972) or fence")
+    aud.set_defaults(run=run_audit)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--specs", type=Path, action="append", metavar="DIR",
+                        help="spec directory to decode with (repeatable, first match wins); default: bundled")
+    parser.add_argument("--master", default=DEFAULT_MASTER,
+                        help=f"Spark master (default {DEFAULT_MASTER}: embedded, all cores, loopback only)")
+    parser.add_argument("--port", type=int, action="append", metavar="N",
+                        help="a Kafka broker port (repeatable; default 9092 plus ports seen in handshakes)")
+    parser.add_argument("--flow-buckets", type=int, default=1, metavar="N",
+                        help="read each capture as N partitions split by connection (default 1)")
+    parser.add_argument("--quiet", action="store_true", help="no Spark progress bar and no summary")
+
+
+# -- spark-decode ------------------------------------------------------------------------------
+
+def run_spark_decode(args: argparse.Namespace) -> int:
+    if not _spark_installed():
+        return 2
+    from kafka_epochs.spark.api import decode_frames
+
+    if args.out.exists() and not args.overwrite:
+        # checked before Spark starts: a refusal should not cost a session start-up
+        print(f"kafka-epochs: {args.out} exists (add --overwrite to replace it)", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    spark = session(args.master, quiet=args.quiet)
+    frames = read_captures(spark, args.captures, ports=args.port, flow_buckets=args.flow_buckets, specs=args.specs)
+    frames = _spread(spark, frames, args.partitions)
+    keep = [c for c in frames.columns if c not in _DECODED_AGAIN or (args.keep_frames and c == "frame")]
+    decoded = decode_frames(frames, keep=keep, direction_col="direction", request_api_key_col="request_api_key",
+                            request_api_version_col="request_api_version", protocol=_protocol(args.specs))
+    decoded.write.mode("overwrite" if args.overwrite else "errorifexists").format(args.format).save(str(args.out))
+    if not args.quiet:
+        written = spark.read.schema(decoded.schema).format(args.format).load(str(args.out))
+        print(decode_summary(written, time.monotonic() - started), file=sys.stderr)
+    return 0
+
+
+def decode_summary(decoded: DataFrame, seconds: float) -> str:
+    """Counts of what a decode wrote: rows, errors, per api and direction (one small aggregation)."""
+    from pyspark.sql import functions as F
+
+    counts = decoded.groupBy("api_name", "direction").agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.count("error").alias("errors"),
+        F.count("capture_error").alias("capture_errors"),
+    ).collect()
+    total = sum(r["rows"] for r in counts)
+    errors = sum(r["errors"] - r["capture_errors"] for r in counts)  # a capture-error row has no frame to decode
+    capture_errors = sum(r["capture_errors"] for r in counts)
+    per_api: dict[str, int] = {}
+    for r in counts:
+        if r["api_name"] is not None:
+            per_api[r["api_name"]] = per_api.get(r["api_name"], 0) + r["rows"]
+    rate = total / seconds if seconds > 0 else 0.0
+    lines = [f"{total} frames in {seconds:.1f} s ({rate:,.0f} frames/s): {errors} could not be decoded, "
+             f"{capture_errors} capture problems (gaps, bad packets, unreadable files)"]
+    if per_api:
+        lines.append("per api: " + ", ".join(f"{k} {v}" for k, v in sorted(per_api.items())))
+    return "\n".join(lines)
+
+
+def _spread(spark: SparkSession, frames: DataFrame, partitions: int | None) -> DataFrame:
+    """Repartition the frames when the captures give fewer partitions than there are cores.
+
+    One large capture is one read task; decoding is the costly part and every row carries what
+    its decoding needs, so spreading the rows costs one shuffle of the frame bytes and nothing else.
+    """
+    wanted = partitions or spark.sparkContext.defaultParallelism
+    if frames.rdd.getNumPartitions() < wanted:
+        return frames.repartition(wanted)
+    return frames
+
+
+# -- audit -------------------------------------------------------------------------------------
+
+def run_audit(args: argparse.Namespace) -> int:
+    if not _spark_installed():
+        return 2
+    from kafka_epochs.epochs import EqualEpochPolicy
+    from kafka_epochs.spark.audit import audit
+
+    spark = session(args.master, quiet=args.quiet)
+    if args.table:
+        frames = spark.read.parquet(*args.inputs)
+    else:
+        frames = read_captures(spark, args.inputs, ports=args.port, flow_buckets=args.flow_buckets, specs=args.specs)
+    policy = EqualEpochPolicy.FENCE if args.equal_epoch == "fence" else EqualEpochPolicy.ACCEPT
+    result = audit(frames, protocol=_protocol(args.specs), equal_epoch=policy)
+    for name, table in result.tables().items():
+        table = table.cache()  # counted, shown and written: computed once
+        rows = table.count()
+        print(f"\n== {name}: {rows} rows ==")
+        if rows:
+            table.show(args.rows, truncate=False)  # prints to sys.stdout
+        if args.out is not None:
+            table.write.mode("overwrite").format(args.format).save(str(args.out / name))
+        table.unpersist()
+    result.events.unpersist()
+    return 0
+
+
+# -- shared ------------------------------------------------------------------------------------
+
+def _spark_installed() -> bool:
+    """Whether the ``spark`` extra is there; says how to get it when not (the commands exist anyway)."""
+    import importlib.util
+
+    missing = [m for m in ("pyspark", "pyarrow", "pandas", "numpy") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"kafka-epochs: this command needs the spark extra ({', '.join(missing)} missing): "
+              "pip install 'kafka-epochs[spark]'", file=sys.stderr)
+    return not missing
+
+
+def session(master: str, *, quiet: bool = False, app_name: str = "kafka-epochs") -> SparkSession:
+    """A SparkSession for the commands: :func:`local_session` for local masters, else a plain one."""
+    conf = {"spark.ui.showConsoleProgress": not quiet}
+    if master == "local" or master.startswith("local["):
+        from kafka_epochs.spark.session import local_session
+
+        spark = local_session(master, app_name, **conf)
+    else:  # a cluster: its own settings decide addresses and Python; ours would be wrong there
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.master(master).appName(app_name).getOrCreate()
+    # Spark's INFO/WARN chatter would bury the progress bar and the summary
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def read_captures(spark: SparkSession, paths: list[str], *, ports: list[int] | None = None, flow_buckets: int = 1,
+                  specs: list[Path] | None = None) -> DataFrame:
+    """The ``kafka-capture`` data source over ``paths`` (registered on first use)."""
+    from kafka_epochs.spark.datasource import FORMAT, register
+
+    register(spark)
+    reader = spark.read.format(FORMAT).option("flowBuckets", str(flow_buckets))
+    if ports:
+        reader = reader.option("ports", ",".join(str(p) for p in ports))
+    if specs:
+        reader = reader.option("specs", json.dumps([str(s) for s in specs]))
+    return reader.load([str(p) for p in paths])
+
+
+def _protocol(specs: list[Path] | None) -> Any:
+    # spec directories go to the workers as paths; each worker loads them once
+    return None if not specs else [str(s) for s in specs]

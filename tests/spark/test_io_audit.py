@@ -1,0 +1,128 @@
+"""The leader-epoch audit: the story's timeline, stale requests, fenced responses and StopReplicas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("pyspark")
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from test_io_traffic import CLIENT, CONTROLLER, ORDERS_ID, fetch_response, frame_table_rows, write_sample
+
+from kafka_epochs import Protocol
+from kafka_epochs.epochs import EqualEpochPolicy
+from kafka_epochs.spark.audit import ERROR_RESPONSE, LEADER_EPOCH, EventExtractor, audit
+from kafka_epochs.spark.datasource import register
+
+P = Protocol.bundled()
+ORDERS_ID_TEXT = "RlrGd25wRjmW0jTlkbFptQ"
+SAMPLE = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples" / "sample.pcap"
+
+
+@pytest.fixture(scope="module")
+def story(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    register(spark)
+    path = write_sample(tmp_path_factory.mktemp("audit") / "story.pcap")
+    return spark.read.format("kafka-capture").load(str(path))
+
+
+@pytest.fixture(scope="module")
+def result(story: Any) -> Any:
+    return audit(story)
+
+
+def rows(df: Any, *columns: str) -> list[tuple[Any, ...]]:
+    return [tuple(r[c] for c in columns) for r in df.collect()]
+
+
+def test_timeline_per_partition(result: Any) -> None:
+    assert rows(result.timeline, "topic", "partition", "leader_epoch", "sources", "behind", "topic_id") == [
+        ("orders", 0, 5, ["Metadata"], False, ORDERS_ID_TEXT),
+        ("orders", 0, 7, ["LeaderAndIsr", "Metadata"], False, ORDERS_ID_TEXT),
+        ("orders", 1, 3, ["Metadata"], False, ORDERS_ID_TEXT),
+        ("orders", 1, 2, ["LeaderAndIsr"], True, ORDERS_ID_TEXT),  # the deposed controller's view
+    ]
+
+
+def test_requests_older_or_newer_than_the_leader(result: Any) -> None:
+    controller = f"{CONTROLLER[0]}:{CONTROLLER[1]}"
+    assert all(r.client != controller for r in result.stale_requests.collect())
+    assert rows(result.stale_requests, "api", "api_version", "correlation_id", "partition", "requested_epoch",
+                "leader_epoch", "error") == [
+        ("Produce", 12, 4, 0, 4, 5, "FENCED_LEADER_EPOCH"),
+        ("Fetch", 12, 5, 1, 4, 3, "UNKNOWN_LEADER_EPOCH"),
+        ("Fetch", 12, 9, 0, 6, 7, "FENCED_LEADER_EPOCH"),  # after LeaderAndIsr moved orders-0 to 7
+    ]
+
+
+def test_epoch_error_responses(result: Any) -> None:
+    client = f"{CLIENT[0]}:{CLIENT[1]}"
+    assert rows(result.fenced_responses, "client", "api", "correlation_id", "topic", "partition", "error") == [
+        (client, "Produce", 4, "orders", 0, "FENCED_LEADER_EPOCH"),
+        (client, "Fetch", 5, "orders", 1, "UNKNOWN_LEADER_EPOCH"),
+        (f"{CONTROLLER[0]}:{CONTROLLER[1]}", "StopReplica", 2, "orders", 1, "FENCED_LEADER_EPOCH"),
+        (client, "Fetch", 9, "orders", 0, "FENCED_LEADER_EPOCH"),
+        (f"{CONTROLLER[0]}:{CONTROLLER[1]}", "LeaderAndIsr", 4, None, None, "STALE_CONTROLLER_EPOCH"),  # top level
+        (f"{CONTROLLER[0]}:{CONTROLLER[1]}", "LeaderAndIsr", 4, "orders", 1, "STALE_CONTROLLER_EPOCH"),
+    ]
+
+
+@pytest.mark.parametrize(("policy", "expected"), [
+    (EqualEpochPolicy.ACCEPT, [(1, 2, True, 3)]),
+    (EqualEpochPolicy.FENCE, [(1, 2, True, 3), (0, 7, False, 7)]),  # the equal epoch, fenced before KAFKA-13972
+])
+def test_stop_replica_that_kip_570_fences(story: Any, policy: EqualEpochPolicy,
+                                          expected: list[tuple[Any, ...]]) -> None:
+    result = audit(story, equal_epoch=policy)
+    assert rows(result.stop_replica_fenced, "partition", "requested_epoch", "delete", "leader_epoch") == expected
+    assert {r.error for r in result.stop_replica_fenced.collect()} == {"FENCED_LEADER_EPOCH"}
+
+
+def test_a_frame_table_without_times_is_audited_in_table_order(spark: Any, tmp_path: Path) -> None:
+    table = frame_table_rows()
+    path = tmp_path / "frames.parquet"
+    pq.write_table(pa.table({
+        "frame": pa.array([r["frame"] for r in table], pa.binary()),
+        "direction": [r["direction"] for r in table],
+        "request_api_key": pa.array([r["key"] for r in table], pa.int32()),
+        "request_api_version": pa.array([r["version"] for r in table], pa.int32()),
+    }), path)
+    result = audit(spark.read.parquet(str(path)))
+    assert rows(result.fenced_responses, "api", "error")[0] == ("Produce", "FENCED_LEADER_EPOCH")
+    assert result.timeline.count() == 4
+    # without times, the table's row order is the order (the story's rows are in capture order per connection)
+    assert [r.error for r in result.stale_requests.collect()] == [
+        "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "FENCED_LEADER_EPOCH"]
+
+
+def test_the_package_attribute_is_callable(story: Any) -> None:
+    import kafka_epochs.spark
+    import kafka_epochs.spark.audit  # makes the package attribute this module, whatever it was
+
+    result = kafka_epochs.spark.audit(story, equal_epoch=EqualEpochPolicy.FENCE)  # type: ignore[operator]
+    assert result.stop_replica_fenced.count() == 2
+
+
+def test_error_context_without_spark() -> None:
+    frame = P.encode_response(fetch_response(3, 74), 12, correlation_id=1)
+    events = EventExtractor(P).events(frame, "response", 1, 12)
+    assert [(e[0], e[3], e[4], e[5], e[9], e[10]) for e in events] == [
+        (ERROR_RESPONSE, "orders", None, 3, 74, "FENCED_LEADER_EPOCH")]  # v12 has no topic id: the zero id is none
+    v13 = EventExtractor(P).events(P.encode_response(fetch_response(3, 75), 13, correlation_id=1), "response", 1, 13)
+    assert [(e[4], e[5], e[10]) for e in v13] == [(ORDERS_ID_TEXT, 3, "UNKNOWN_LEADER_EPOCH")]
+    assert str(ORDERS_ID) != ORDERS_ID_TEXT  # the audit speaks Kafka's text form of ids
+    assert EventExtractor(P).events(b"\x00\x00\x00\x02\x00", "response", 1, 12) == []  # undecodable: nothing
+
+
+def test_the_lead_sample_audits(spark: Any) -> None:
+    if not SAMPLE.is_file():
+        pytest.skip(f"{SAMPLE} is not there yet")
+    register(spark)
+    result = audit(spark.read.format("kafka-capture").load(str(SAMPLE)))
+    assert result.events.where(f"kind = '{LEADER_EPOCH}'").count() > 0
+    assert result.fenced_responses.count() >= 1

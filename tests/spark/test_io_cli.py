@@ -1,0 +1,74 @@
+"""``kafka-epochs spark-decode`` and ``kafka-epochs audit``, through the parser they add."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("pyspark")
+
+import pyarrow.parquet as pq
+from test_io_traffic import write_damaged, write_sample
+
+from kafka_epochs.spark.job import add_spark_commands
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser(prog="kafka-epochs")
+    add_spark_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = args.run(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cli")
+    write_sample(root / "story.pcap")
+    write_damaged(root / "damaged.pcap")
+    return root
+
+
+def test_spark_decode_writes_parquet_and_summarises(spark: Any, captures: Path, tmp_path: Path) -> None:
+    out = tmp_path / "decoded"
+    code, _, err = run("spark-decode", str(captures), "--out", str(out), "--master", "local[2]", "--flow-buckets", "2")
+    assert code == 0  # bad rows (a gap, a cut packet, orphan responses) never fail the job
+    table = pq.read_table(out).to_pylist()
+    assert len(table) == 44
+    assert sum(r["capture_error"] is not None for r in table) == 2
+    assert "frame" not in table[0] and {"body_json", "error", "capture_error", "seq", "client"} <= set(table[0])
+    story = sorted((r for r in table if r["capture"].endswith("story.pcap")), key=lambda r: r["seq"])
+    assert [r["api_name"] for r in story[:4]] == ["ApiVersions", "ApiVersions", "Metadata", "Metadata"]
+    assert all(r["error"] is None for r in story)
+    assert "44 frames in" in err and "2 capture problems" in err and "per api: ApiVersions 4" in err
+
+
+def test_spark_decode_json_keeps_frames_and_refuses_to_overwrite(spark: Any, captures: Path, tmp_path: Path) -> None:
+    out = tmp_path / "json"
+    story = str(captures / "story.pcap")
+    assert run("spark-decode", story, "--out", str(out), "--format", "json", "--keep-frames", "--quiet")[0] == 0
+    lines = [json.loads(line) for f in sorted(out.glob("part-*.json")) for line in f.read_text().splitlines()]
+    assert len(lines) == 27 and all(line["frame"] for line in lines)
+    code, _, err = run("spark-decode", story, "--out", str(out), "--quiet")
+    assert code == 2 and "exists (add --overwrite" in err
+    assert run("spark-decode", story, "--out", str(out), "--overwrite", "--quiet")[0] == 0
+
+
+def test_audit_prints_and_writes_the_four_tables(spark: Any, captures: Path, tmp_path: Path) -> None:
+    code, out, _ = run("audit", str(captures / "story.pcap"), "--out", str(tmp_path / "audit"), "--equal-epoch",
+                       "fence", "--quiet")
+    assert code == 0
+    assert "== timeline: 4 rows ==" in out and "== stale_requests: 3 rows ==" in out
+    assert "== fenced_responses: 6 rows ==" in out and "== stop_replica_fenced: 2 rows ==" in out
+    assert "UNKNOWN_LEADER_EPOCH" in out
+    written = pq.read_table(tmp_path / "audit" / "stop_replica_fenced").to_pylist()
+    assert sorted(r["requested_epoch"] for r in written) == [2, 7]
