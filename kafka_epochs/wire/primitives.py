@@ -27,26 +27,18 @@ class Malformed(Exception):
 
 def read_uvarint(data: bytes, pos: int) -> tuple[int, int]:
     """Unsigned varint of at most 5 bytes (a 32-bit value); returns ``(value, new_pos)``."""
-    value = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift > 28:
-            raise Malformed("varint is longer than 5 bytes")
-    if value > 0xFFFFFFFF:
-        raise Malformed("varint does not fit in 32 bits")
-    return value, pos
+    return _read_unsigned(data, pos, 5, "varint")
 
 
 def read_uvarlong(data: bytes, pos: int) -> tuple[int, int]:
     """Unsigned varint of at most 10 bytes (a 64-bit value)."""
+    return _read_unsigned(data, pos, 10, "varlong")
+
+
+def _read_unsigned(data: bytes, pos: int, max_bytes: int, what: str) -> tuple[int, int]:
     value = 0
     shift = 0
+    limit = 7 * (max_bytes - 1)
     while True:
         b = data[pos]
         pos += 1
@@ -54,10 +46,10 @@ def read_uvarlong(data: bytes, pos: int) -> tuple[int, int]:
         if b < 0x80:
             break
         shift += 7
-        if shift > 63:
-            raise Malformed("varlong is longer than 10 bytes")
-    if value > 0xFFFFFFFFFFFFFFFF:
-        raise Malformed("varlong does not fit in 64 bits")
+        if shift > limit:
+            raise Malformed(f"{what} is longer than {max_bytes} bytes")
+    if value.bit_length() > (32 if max_bytes == 5 else 64):
+        raise Malformed(f"{what} does not fit in {32 if max_bytes == 5 else 64} bits")
     return value, pos
 
 
