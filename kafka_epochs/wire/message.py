@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import operator
 import uuid
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
@@ -41,9 +42,12 @@ class Struct:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view: snake_case keys; bytes as base64, uuids as Kafka's base64url text."""
-        out: dict[str, Any] = {}
-        for f in self._FIELDS:
-            out[f.attr] = _to_plain(getattr(self, f.attr), f.kind, f.element)
+        plan = _PLANS.get(type(self)) or _plan(type(self))
+        out = dict(zip(plan.keys, plan.values(self), strict=True))
+        for key, convert in plan.conversions:
+            value = out[key]
+            if value is not None:
+                out[key] = convert(value)
         unknown = getattr(self, "_unknown_tags", None)
         if unknown:
             out["_unknown_tags"] = {str(t): base64.b64encode(v).decode() for t, v in sorted(unknown.items())}
@@ -166,18 +170,52 @@ def parse_uuid(text: str) -> uuid.UUID:
     return uuid.UUID(text)
 
 
-def _to_plain(value: Any, kind: str, element: str | None) -> Any:
-    if value is None:
-        return None
+class _DictPlan:
+    """How ``to_dict`` renders one class: every value fetched by one ``attrgetter`` call, and only
+    the fields that are not already JSON-ready (structs, bytes, uuids, arrays) converted."""
+
+    __slots__ = ("conversions", "keys", "values")
+
+    def __init__(self, cls: type) -> None:
+        fields = cls._FIELDS  # type: ignore[attr-defined]
+        self.keys = tuple(f.attr for f in fields)
+        getter = operator.attrgetter(*self.keys) if self.keys else (lambda obj: ())
+        self.values: Callable[[Any], tuple[Any, ...]] = (
+            getter if len(self.keys) != 1 else (lambda obj: (getter(obj),)))
+        self.conversions = tuple(
+            (f.attr, convert) for f in fields if (convert := _converter(f.kind, f.element)) is not None)
+
+
+def _converter(kind: str, element: str | None) -> Callable[[Any], Any] | None:
+    """The conversion a non-null value of ``kind`` needs to be JSON-ready, or None."""
     if kind == "array":
-        return [_to_plain(v, element or "", None) for v in value]
+        inner = _converter(element or "", None)
+        if inner is None:
+            return list  # a copy, so the dict does not alias the message's list
+        return lambda items: [None if v is None else inner(v) for v in items]
     if kind == "struct":
-        return value.to_dict()
+        return _struct_to_dict
     if kind in ("bytes", "records"):
-        return base64.b64encode(value).decode()
+        return _base64
     if kind == "uuid":
-        return uuid_text(value)
-    return value
+        return uuid_text
+    return None
+
+
+def _struct_to_dict(value: Struct) -> dict[str, Any]:
+    return value.to_dict()
+
+
+def _base64(value: bytes) -> str:
+    return base64.b64encode(value).decode()
+
+
+_PLANS: dict[type, _DictPlan] = {}
+
+
+def _plan(cls: type) -> _DictPlan:
+    plan = _PLANS[cls] = _DictPlan(cls)
+    return plan
 
 
 def _from_plain(value: Any, f: FieldInfo) -> Any:
