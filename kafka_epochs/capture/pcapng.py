@@ -159,20 +159,11 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                 index += 1
             else:
                 interface_id, ts_high, ts_low, captured, original = layouts.enhanced_packet.unpack_from(buf, pos + 8)
-                data_start = pos + 28
-                if interface_id >= len(interfaces):
-                    yield BadRecord(index, block_offset, CaptureFormatError(
-                        f"packet names interface {interface_id}, the section has {len(interfaces)}",
-                        block_offset + 8, "pcapng.enhanced_packet.interface_id"))
-                elif data_start + captured > body_end:
-                    yield BadRecord(index, block_offset, CaptureFormatError(
-                        f"packet claims {captured} captured bytes, the block holds {body_end - data_start}",
-                        block_offset + 20, "pcapng.enhanced_packet.captured_length"))
-                else:
-                    link_type, _, multiplier, divisor, offset_ns = interfaces[interface_id]
-                    last_timestamp_ns = ((ts_high << 32) | ts_low) * multiplier // divisor + offset_ns
-                    yield Packet(last_timestamp_ns, link_type, buf[data_start:data_start + captured],
-                                 interface_id, index, original)
+                record = _packet_or_error(buf, interfaces, index, block_offset, pos + 28, body_end, interface_id,
+                                          (ts_high << 32) | ts_low, captured, original, "pcapng.enhanced_packet")
+                if isinstance(record, Packet):
+                    last_timestamp_ns = record.timestamp_ns
+                yield record
                 index += 1
         elif block_type == formats.BLOCK_SIMPLE_PACKET:
             if not interfaces:
@@ -200,20 +191,11 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
             else:
                 interface_id, _, ts_high, ts_low, captured, original = layouts.obsolete_packet.unpack_from(
                     buf, pos + 8)
-                data_start = pos + 28
-                if interface_id >= len(interfaces):
-                    yield BadRecord(index, block_offset, CaptureFormatError(
-                        f"packet names interface {interface_id}, the section has {len(interfaces)}",
-                        block_offset + 8, "pcapng.packet.interface_id"))
-                elif data_start + captured > body_end:
-                    yield BadRecord(index, block_offset, CaptureFormatError(
-                        f"packet claims {captured} captured bytes, the block holds {body_end - data_start}",
-                        block_offset + 20, "pcapng.packet.captured_length"))
-                else:
-                    link_type, _, multiplier, divisor, offset_ns = interfaces[interface_id]
-                    last_timestamp_ns = ((ts_high << 32) | ts_low) * multiplier // divisor + offset_ns
-                    yield Packet(last_timestamp_ns, link_type, buf[data_start:data_start + captured],
-                                 interface_id, index, original)
+                record = _packet_or_error(buf, interfaces, index, block_offset, pos + 28, body_end, interface_id,
+                                          (ts_high << 32) | ts_low, captured, original, "pcapng.packet")
+                if isinstance(record, Packet):
+                    last_timestamp_ns = record.timestamp_ns
+                yield record
             index += 1
         elif block_type == formats.BLOCK_SECTION_HEADER:
             body = formats.pcapng_section_header_body(big_endian)
@@ -245,3 +227,20 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
         # Any other block (statistics, name resolution, secrets, custom) is not about packets.
         first_block = False
         pos = end
+
+
+def _packet_or_error(buf: bytes, interfaces: list[Interface], index: int, block_offset: int, data_start: int,
+                     body_end: int, interface_id: int, raw_timestamp: int, captured: int, original: int,
+                     where: str) -> Packet | BadRecord:
+    """The packet of an enhanced (or obsolete) packet block, or why it cannot be read."""
+    if interface_id >= len(interfaces):
+        return BadRecord(index, block_offset, CaptureFormatError(
+            f"packet names interface {interface_id}, the section has {len(interfaces)}",
+            block_offset + 8, f"{where}.interface_id"))
+    if data_start + captured > body_end:
+        return BadRecord(index, block_offset, CaptureFormatError(
+            f"packet claims {captured} captured bytes, the block holds {body_end - data_start}",
+            block_offset + 20, f"{where}.captured_length"))
+    link_type, _, multiplier, divisor, offset_ns = interfaces[interface_id]
+    timestamp_ns = raw_timestamp * multiplier // divisor + offset_ns
+    return Packet(timestamp_ns, link_type, buf[data_start:data_start + captured], interface_id, index, original)
