@@ -11,44 +11,110 @@ from typing import Any
 
 from kafka_epochs.wire.errors import KafkaEpochsError
 
-#: Where ``generate`` reads and writes by default: this checkout's bundled specs and package.
+#: What ``generate`` regenerates by default: each bundled spec source and its committed package.
 _ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SPECS = _ROOT / "messages"
-DEFAULT_OUT = Path(__file__).resolve().parent / "messages"
+_PACKAGE = Path(__file__).resolve().parent
+CATALOGUE = _ROOT / "messages" / "apache" / "catalogue.json"
+BUNDLED_SOURCES = ((_ROOT / "messages", _PACKAGE / "messages"), (CATALOGUE, _PACKAGE / "apache"))
+#: The catalogue's default inputs, oldest first: Apache Kafka 3.9.0's specs beside the checkout,
+#: then the Kafka 4.x client-API specs that kafka-python's wheel ships.
+KAFKA_39_SPECS = _ROOT.parent / "shared" / "reference" / "kafka-3.9.0" / "message"
 #: The small capture shipped with the package (tests/realclients/make_sample.py makes it).
-SAMPLE_CAPTURE = Path(__file__).resolve().parent / "samples" / "sample.pcap"
+SAMPLE_CAPTURE = _PACKAGE / "samples" / "sample.pcap"
 
 
 def _generate(args: argparse.Namespace) -> int:
-    if not args.specs.is_dir():
-        print(f"kafka-epochs: spec directory {args.specs} does not exist (give --specs DIR)", file=sys.stderr)
+    if (args.specs is None) != (args.out is None):
+        print("kafka-epochs: give both --specs and --out, or neither (to regenerate the bundled packages)",
+              file=sys.stderr)
         return 2
+    pairs = BUNDLED_SOURCES if args.specs is None else ((args.specs, args.out),)
+    for specs, _ in pairs:
+        if not specs.exists():
+            print(f"kafka-epochs: spec source {specs} does not exist (give --specs DIR)", file=sys.stderr)
+            return 2
     from kafka_epochs.codegen.build import stale_files, write_construct_modules, write_package
 
-    if args.backend == "construct":
-        written = write_construct_modules(args.specs, args.out)
-        print(f"wrote construct definitions of {len(written)} messages from {args.specs} into {args.out}")
-        return 0
+    status = 0
+    for specs, out in pairs:
+        if args.backend == "construct":
+            written = write_construct_modules(specs, out)
+            print(f"wrote construct definitions of {len(written)} messages from {specs} into {out}")
+        elif args.check:
+            stale = stale_files(specs, out)
+            if stale:
+                print(f"kafka-epochs: {len(stale)} generated files in {out} differ from {specs}: "
+                      f"{', '.join(sorted(stale)[:5])}; run kafka-epochs generate", file=sys.stderr)
+                status = 1
+            else:
+                print(f"{out} is up to date with {specs}")
+        else:
+            written = write_package(specs, out)
+            print(f"generated {len(written) - 3} message modules from {specs} into {out}")
+    return status
+
+
+def _catalogue_sources(inputs: list[str] | None) -> list[Any]:
+    from kafka_epochs.spec.catalogue import SpecSource
+
+    if inputs:
+        sources = []
+        for text in inputs:
+            label, sep, directory = text.partition("=")
+            if not sep or not label:
+                raise ValueError(f"--input takes LABEL=DIR, not {text!r}")
+            sources.append(SpecSource(label, Path(directory)))
+        return sources
+    import importlib.util
+
+    found = importlib.util.find_spec("kafka")
+    if found is None or found.origin is None:
+        raise ValueError("kafka-python is not installed (pip install -e '.[dev]'): it carries the Kafka 4.x specs")
+    kafka_4x = Path(found.origin).parent / "protocol" / "schemas" / "resources"
+    return [SpecSource("kafka-3.9.0", KAFKA_39_SPECS), SpecSource("kafka-4.x@kafka-python-3.0.12", kafka_4x)]
+
+
+def _catalogue(args: argparse.Namespace) -> int:
+    from kafka_epochs.spec.catalogue import build_catalogue, load_catalogue, render_catalogue, verify
+
+    sources = _catalogue_sources(args.input)
+    for source in sources:
+        if not source.directory.is_dir():
+            print(f"kafka-epochs: catalogue input {source.label}: no directory {source.directory}", file=sys.stderr)
+            return 2
+    text = render_catalogue(build_catalogue(sources))
     if args.check:
-        stale = stale_files(args.specs, args.out)
-        if stale:
-            print(f"kafka-epochs: {len(stale)} generated files differ from {args.specs}: "
-                  f"{', '.join(sorted(stale)[:5])}; run kafka-epochs generate", file=sys.stderr)
+        if not args.out.is_file() or args.out.read_text(encoding="utf-8") != text:
+            print(f"kafka-epochs: {args.out} differs from what its inputs give; run kafka-epochs catalogue",
+                  file=sys.stderr)
             return 1
-        print(f"{args.out} is up to date with {args.specs}")
+        print(f"{args.out} is up to date with {', '.join(s.label for s in sources)}")
         return 0
-    written = write_package(args.specs, args.out)
-    print(f"generated {len(written) - 2} message modules from {args.specs} into {args.out}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    checked = verify(load_catalogue(args.out), sources)
+    print(f"wrote {args.out}: {text.count(chr(10)) - 5} messages, {checked} (message, version) layouts "
+          f"equal to their inputs'")
     return 0
 
 
-def _protocol(spec_dirs: list[Path] | None) -> Any:
+def protocol_for(choices: list[str] | None) -> Any:
+    """The protocol of ``--protocol``/``--specs`` values: a profile name or a spec directory each,
+    chained in order when there are several; ``auto`` when none is given."""
     from kafka_epochs.protocol import Protocol, ProtocolChain
 
-    if not spec_dirs:
-        return Protocol.bundled()
-    protocols = [Protocol.from_specs(d) for d in spec_dirs]
+    protocols = [Protocol.profile(choice) for choice in choices or ["auto"]]
     return protocols[0] if len(protocols) == 1 else ProtocolChain(protocols)
+
+
+def add_protocol_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--protocol", action="append", metavar="apache|kip|auto|DIR", dest="protocol",
+        help="how to read bodies: 'auto' (default: Apache Kafka's layouts, and the KIP layouts of "
+             "messages/ where only they fit a frame), 'apache', 'kip', or a spec directory; repeatable: "
+             "the first that defines a frame's api and version reads it")
+    parser.add_argument("--specs", action="append", metavar="DIR", dest="protocol",
+                        help="a spec directory (same as --protocol DIR)")
 
 
 def _decode(args: argparse.Namespace) -> int:
@@ -58,7 +124,7 @@ def _decode(args: argparse.Namespace) -> int:
     if not args.capture.is_file():
         print(f"kafka-epochs: cannot read {args.capture}: no such file", file=sys.stderr)
         return 2
-    protocol = _protocol(args.specs)
+    protocol = protocol_for(args.protocol)
     wanted = {name.removesuffix("Request").removesuffix("Response") for name in args.api or []}
     summary = DecodeSummary()
     progress = _Progress(summary) if sys.stderr.isatty() and not args.quiet else None
@@ -72,7 +138,8 @@ def _decode(args: argparse.Namespace) -> int:
             if wanted and api_name(exchange) not in wanted:
                 continue
             if args.format == "jsonl":
-                out.write(json.dumps(exchange_json(exchange, records=args.records), ensure_ascii=False) + "\n")
+                row = exchange_json(exchange, records=args.records, secrets=args.sasl_secrets)
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
             else:
                 out.write(_table_row(exchange_json(exchange)) + "\n")
     except CaptureFormatError as e:
@@ -112,7 +179,9 @@ def _table_row(row: dict[str, Any]) -> str:
     if status is None:
         names = sorted({e["name"] for e in row.get("errors", [])})
         status = ",".join(names) if names else "ok"
-    api = f"{row['api']} v{row['api_version']}" if row.get("api") else "-"
+    api = row.get("api") or "-"
+    if row.get("api_version") is not None:
+        api = f"{api} v{row['api_version']}"
     flow = f"{row['client']} -> {row['broker']}" if row.get("client") else "-"
     return f"{row['time'] or '-':<27} {flow:<44} {api:<26} {row['correlation_id']!s:>10}  {status}"
 
@@ -133,24 +202,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kafka-epochs", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     gen = commands.add_parser("generate", help="generate Python modules from a directory of JSON message specs")
-    gen.add_argument("--specs", type=Path, default=DEFAULT_SPECS, help="spec directory (default: messages/)")
-    gen.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output package directory")
+    gen.add_argument("--specs", type=Path, help="spec directory or catalogue file (default: every bundled "
+                     "source: messages/ and messages/apache/catalogue.json)")
+    gen.add_argument("--out", type=Path, help="output package directory (with --specs)")
     gen.add_argument("--backend", choices=("python", "construct"), default="python",
                      help="python: the fast classes (default); construct: readable construct definitions per version")
     gen.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 if the output differs from what the specs generate")
     gen.set_defaults(run=_generate)
 
+    cat = commands.add_parser("catalogue", help="(maintainers) rebuild the Apache protocol catalogue from its inputs")
+    cat.add_argument("--input", action="append", metavar="LABEL=DIR",
+                     help="a spec directory, oldest first (repeatable; default: Kafka 3.9.0 from ../shared, "
+                          "then Kafka 4.x's client APIs from kafka-python's wheel)")
+    cat.add_argument("--out", type=Path, default=CATALOGUE, help="catalogue file (default: %(default)s)")
+    cat.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file differs")
+    cat.set_defaults(run=_catalogue)
+
     dec = commands.add_parser("decode", help="decode the Kafka traffic in a pcap/pcapng capture")
     dec.add_argument("capture", type=Path, nargs="?", default=SAMPLE_CAPTURE,
                      help="a pcap or pcapng file, optionally gzipped (default: the bundled sample capture)")
-    dec.add_argument("--specs", type=Path, action="append", metavar="DIR",
-                     help="spec directory to decode with (repeatable: the first that defines a frame's api "
-                          "and version decodes it); default: the bundled protocol")
+    add_protocol_option(dec)
     dec.add_argument("--port", type=int, action="append", metavar="N",
                      help="a Kafka broker port (repeatable; default 9092, plus ports seen in ApiVersions handshakes)")
     dec.add_argument("--format", choices=("jsonl", "table"), default="jsonl")
     dec.add_argument("--records", action="store_true", help="decode record batches in Produce/Fetch")
+    dec.add_argument("--sasl-secrets", action="store_true",
+                     help="show SASL tokens and SaslAuthenticate auth bytes (PLAIN carries passwords in clear); "
+                          "hidden by default")
     dec.add_argument("--api", action="append", metavar="NAME", help="only these apis, e.g. Produce (repeatable)")
     dec.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
     dec.set_defaults(run=_decode)

@@ -6,7 +6,7 @@ connection and pairs every response with its request by correlation id, because 
 cannot be decoded without its request's api key and version. Feed it bytes as they arrive, from
 a socket, a capture or a test, and read the events it returns::
 
-    conn = Connection(Protocol.bundled())
+    conn = Connection(Protocol.auto())
     for event in conn.client_bytes(chunk):   # RequestEvent
         ...
     for event in conn.broker_bytes(chunk):   # ResponseEvent (event.request is its request)
@@ -20,14 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_epochs.protocol import API_VERSIONS, Decoded, Protocol, ProtocolChain
+from kafka_epochs.protocol import Decoded, Protocol
+from kafka_epochs.sasl import SASL_HANDSHAKE, SaslTokens
 from kafka_epochs.wire.errors import DecodeError, KafkaEpochsError
 
 #: Kafka's default ``socket.request.max.bytes``: frames above this are refused, not buffered.
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024
 #: Requests kept waiting for a response before the oldest are forgotten.
 DEFAULT_MAX_PENDING = 10_000
-UNSUPPORTED_VERSION = 35
 
 _INT32 = struct.Struct(">i")
 _REQUEST_PREFIX = struct.Struct(">ihhih")  # size, api key, api version, correlation id, client id length
@@ -131,6 +131,23 @@ class ResponseEvent:
 
 
 @dataclass(slots=True)
+class SaslToken:
+    """A raw SASL token (no Kafka header) after a SaslHandshake v0; a broker token carries the
+    client token it answers in ``request``. The bytes are credentials: show them only when asked."""
+
+    frame: bytes
+    stream_offset: int
+    timestamp_ns: int | None
+    from_client: bool
+    mechanism: str | None
+    request: SaslToken | None = None
+
+    @property
+    def length(self) -> int:
+        return len(self.frame) - 4
+
+
+@dataclass(slots=True)
 class StreamLost:
     """A direction became unreadable (an oversized size prefix, or a gap the caller reported)."""
 
@@ -139,14 +156,14 @@ class StreamLost:
     reason: str
 
 
-Event = RequestEvent | ResponseEvent | StreamLost
+Event = RequestEvent | ResponseEvent | SaslToken | StreamLost
 
 
 class Connection:
     """One client-broker connection: frames both directions and pairs responses with requests."""
 
     def __init__(
-        self, protocol: Protocol | ProtocolChain, *, max_frame_size: int = DEFAULT_MAX_FRAME,
+        self, protocol: Protocol, *, max_frame_size: int = DEFAULT_MAX_FRAME,
         max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
         self.protocol = protocol
@@ -154,32 +171,50 @@ class Connection:
         self.client = FrameBuffer(max_frame_size)
         self.broker = FrameBuffer(max_frame_size)
         self.pending: dict[int, RequestEvent] = {}
+        self.sasl = SaslTokens()
+        self._tokens: list[SaslToken] = []  # client tokens waiting for the broker's
         self._resync = {"client": False, "broker": False}
 
     # -- feeding ----------------------------------------------------------------------------
 
-    def client_bytes(self, data: bytes, timestamp_ns: int | None = None) -> list[RequestEvent | StreamLost]:
-        """Bytes the client sent; returns the requests they complete."""
+    def client_bytes(
+        self, data: bytes, timestamp_ns: int | None = None,
+    ) -> list[RequestEvent | SaslToken | StreamLost]:
+        """Bytes the client sent; returns the requests (and raw SASL tokens) they complete."""
         self.client.feed(data)
         if self._resync["client"] and not self._find_start("client"):
             return []
-        out: list[RequestEvent | StreamLost] = []
+        out: list[RequestEvent | SaslToken | StreamLost] = []
         try:
             for frame in self.client:
-                out.append(self._request(frame, self.client.offset - len(frame), timestamp_ns))
+                offset = self.client.offset - len(frame)
+                if self.sasl.client_token(frame, self._reads_as_request):
+                    token = SaslToken(frame, offset, timestamp_ns, True, self.sasl.mechanism)
+                    self._tokens.append(token)
+                    out.append(token)
+                else:
+                    out.append(self._request(frame, offset, timestamp_ns))
         except FrameTooLarge as e:
             out.append(self._lose("client", e))
         return out
 
-    def broker_bytes(self, data: bytes, timestamp_ns: int | None = None) -> list[ResponseEvent | StreamLost]:
-        """Bytes the broker sent; returns the responses they complete."""
+    def broker_bytes(
+        self, data: bytes, timestamp_ns: int | None = None,
+    ) -> list[ResponseEvent | SaslToken | StreamLost]:
+        """Bytes the broker sent; returns the responses (and raw SASL tokens) they complete."""
         self.broker.feed(data)
         if self._resync["broker"] and not self._find_start("broker"):
             return []
-        out: list[ResponseEvent | StreamLost] = []
+        out: list[ResponseEvent | SaslToken | StreamLost] = []
         try:
             for frame in self.broker:
-                out.append(self._response(frame, self.broker.offset - len(frame), timestamp_ns))
+                offset = self.broker.offset - len(frame)
+                correlation_id = _INT32.unpack_from(frame, 4)[0] if len(frame) >= 8 else None
+                if self.sasl.broker_token(frame, self.pending, correlation_id):
+                    asked = self._tokens.pop(0) if self._tokens else None
+                    out.append(SaslToken(frame, offset, timestamp_ns, False, self.sasl.mechanism, asked))
+                else:
+                    out.append(self._response(frame, offset, timestamp_ns))
         except FrameTooLarge as e:
             out.append(self._lose("broker", e))
         return out
@@ -213,12 +248,14 @@ class Connection:
             _, api_key, api_version, correlation_id = struct.unpack_from(">ihhi", frame, 0)
         event = RequestEvent(frame, offset, timestamp_ns, api_key, api_version, correlation_id)
         try:
-            event.decoded = self.protocol.decode_request(frame, allow_trailing=True)
-            if event.decoded.trailing:
-                # librdkafka sends a few bytes after some Metadata bodies; brokers ignore them.
-                event.warnings.append(f"{event.decoded.trailing} trailing bytes after the body, ignored")
+            # Trailing bytes are tolerated and reported: librdkafka sends a few after some
+            # Metadata bodies, and brokers ignore them.
+            event.decoded = self.protocol.decode_request(frame)
+            event.warnings.extend(event.decoded.warnings)
         except KafkaEpochsError as e:
             event.error = e
+        if api_key == SASL_HANDSHAKE and event.decoded is not None and correlation_id is not None:
+            self.sasl.handshake(correlation_id, event.decoded.api_version, event.decoded.body.mechanism)
         if correlation_id is not None and event.expects_response:
             self.pending[correlation_id] = event
             if len(self.pending) > self.max_pending:
@@ -234,25 +271,26 @@ class Connection:
                 f"no request with correlation id {correlation_id} was seen on this connection; "
                 "a response cannot be decoded without its request", 4, "correlation_id")
             return event
+        prefer = request.decoded.profile if request.decoded is not None else None
         try:
-            event.decoded = self._decode_response(frame, request.api_key, request.api_version, event)
+            event.decoded = self.protocol.decode_response(frame, request.api_key, request.api_version, prefer=prefer)
+            event.warnings.extend(event.decoded.warnings)
         except KafkaEpochsError as e:
             event.error = e
+        if request.api_key == SASL_HANDSHAKE and event.decoded is not None and correlation_id is not None:
+            self.sasl.answered(correlation_id, event.decoded.body.error_code)
         return event
 
-    def _decode_response(self, frame: bytes, api_key: int, api_version: int, event: ResponseEvent) -> Decoded:
+    def _reads_as_request(self, frame: bytes) -> bool:
         try:
-            decoded = self.protocol.decode_response(frame, api_key, api_version, allow_trailing=True)
-        except DecodeError:
-            if api_key != API_VERSIONS or api_version == 0:
-                raise
-            # A broker that lacks the requested ApiVersions version answers in v0 with
-            # UNSUPPORTED_VERSION; clients (Kafka's own) read it again as v0, and so do we.
-            decoded = self.protocol.decode_response(frame, api_key, 0, allow_trailing=True)
-            event.warnings.append(f"ApiVersions v{api_version} answered in v0 (error code {decoded.body.error_code})")
-        if decoded.trailing:
-            event.warnings.append(f"{decoded.trailing} trailing bytes after the body, ignored")
-        return decoded
+            self.protocol.decode_request(frame)
+        except KafkaEpochsError:
+            return False
+        return True
+
+    def unanswered_tokens(self) -> list[SaslToken]:
+        """Client SASL tokens the broker never answered (e.g. at the end of a capture)."""
+        return list(self._tokens)
 
     # -- resynchronising --------------------------------------------------------------------
 
@@ -298,7 +336,7 @@ class Connection:
         if len(data) - offset < 4 + size:
             return None
         try:
-            self.protocol.decode_request(data[offset:offset + 4 + size], allow_trailing=True)
+            self.protocol.decode_request(data[offset:offset + 4 + size])
         except KafkaEpochsError:
             return False
         return True
@@ -313,10 +351,9 @@ class Connection:
         if len(data) - offset < 4 + size:
             return None
         try:
-            self.protocol.decode_response(
-                data[offset:offset + 4 + size], request.api_key, request.api_version, allow_trailing=True)
+            self.protocol.decode_response(data[offset:offset + 4 + size], request.api_key, request.api_version)
         except KafkaEpochsError:
-            return request.api_key == API_VERSIONS  # may be a v0 fallback answer; accept the header match
+            return False
         return True
 
 
@@ -324,6 +361,9 @@ def describe(event: Any) -> str:
     """A one-line summary of an event, for logs and the command line."""
     if isinstance(event, StreamLost):
         return f"{event.direction} stream lost at {event.stream_offset}: {event.reason}"
+    if isinstance(event, SaslToken):
+        side = "client" if event.from_client else "broker"
+        return f"{side} SASL {event.mechanism} token, {event.length} bytes"
     kind = "request" if isinstance(event, RequestEvent) else "response"
     if event.decoded is not None:
         return (f"{kind} {type(event.decoded.body).__name__} v{event.decoded.api_version} "

@@ -1,6 +1,20 @@
-"""A set of generated messages, and whole frames: size prefix, request/response headers, body.
+"""Protocols: generated messages by name and api key, and whole frames (size prefix, headers, body).
 
->>> proto = Protocol.bundled()
+Three profiles ship with the package, and any spec directory makes a fourth:
+
+* ``Protocol.apache()``: every api key and version of Apache Kafka (3.9's specs plus the Kafka
+  4.x client APIs), from the project's catalogue (``messages/apache/catalogue.json``).
+* ``Protocol.kip()``: the seed KIP versions of ``messages/`` where they define a version, Apache's
+  everywhere else.
+* ``Protocol.auto()``: Apache's layouts, except that the four version numbers the KIPs and Apache
+  give different bytes (Produce 12, ListOffsets 6, StopReplica 4, OffsetForLeaderEpoch 4) are read
+  with whichever layout consumes the frame exactly, Apache's first.
+* ``Protocol.from_specs(DIR)``: generated from any directory of Kafka-style JSON specs.
+
+Every :class:`Decoded` frame says which layout read it (``profile``) and what was tolerated on
+the way (``warnings``: trailing bytes, an ApiVersions answer in v0, an unstable version).
+
+>>> proto = Protocol.kip()
 >>> Req = proto.message("ApiVersionsRequest")
 >>> frame = proto.encode_request(Req(client_software_name="app"), 3, correlation_id=7, client_id="c")
 >>> proto.decode_request(frame).body.client_software_name
@@ -29,20 +43,23 @@ _KEY_VERSION = struct.Struct(">hh")
 
 CONTROLLED_SHUTDOWN = 7
 API_VERSIONS = 18
+UNSUPPORTED_VERSION = 35
 
 
 class Decoded:
     """A decoded request or response frame.
 
-    ``trailing`` counts bytes after the body, when the caller allowed them (some clients send a
-    few, and brokers accept them); it is always 0 for an exact decode. (A plain slotted class:
-    the dataclass machinery would double the cost of ``import kafka_epochs.protocol``.)
+    ``profile`` names the layout that read the body (``"apache"``, ``"kip"`` or a spec
+    directory). ``trailing`` counts bytes after the body, which a broker ignores and so do we
+    unless asked to be strict; ``warnings`` says, in words, everything tolerated. (A plain
+    slotted class: the dataclass machinery would double the cost of importing this module.)
     """
 
-    __slots__ = ("api_key", "api_version", "body", "header", "header_version", "trailing")
+    __slots__ = ("api_key", "api_version", "body", "header", "header_version", "profile", "trailing", "warnings")
 
     def __init__(
         self, header: Any, body: Any, api_key: int, api_version: int, header_version: int, trailing: int = 0,
+        profile: str = "", warnings: list[str] | None = None,
     ) -> None:
         self.header = header  # a RequestHeader or ResponseHeader object
         self.body = body  # the generated message object
@@ -50,10 +67,13 @@ class Decoded:
         self.api_version = api_version
         self.header_version = header_version
         self.trailing = trailing
+        self.profile = profile
+        self.warnings = warnings if warnings is not None else []
 
     def __repr__(self) -> str:
         return (f"Decoded(header={self.header!r}, body={self.body!r}, api_key={self.api_key}, "
-                f"api_version={self.api_version}, header_version={self.header_version}, trailing={self.trailing})")
+                f"api_version={self.api_version}, header_version={self.header_version}, trailing={self.trailing}, "
+                f"profile={self.profile!r}, warnings={self.warnings!r})")
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Decoded:
@@ -68,27 +88,60 @@ class Decoded:
 
 
 class Protocol:
-    """Message classes by name and by api key, plus framing with Kafka's header rules."""
+    """Message classes by name and by api key, plus framing with Kafka's header rules.
 
-    def __init__(self, index: dict[str, IndexRow], load: Callable[[str], ModuleType], origin: str) -> None:
+    An instance is one generated package (the catalogue, ``messages/`` or a spec directory);
+    :class:`ProtocolChain` and :class:`AutoProtocol` combine several behind the same methods.
+    """
+
+    def __init__(
+        self, index: dict[str, IndexRow], load: Callable[[str], ModuleType], origin: str, name: str | None = None,
+    ) -> None:
         self._index = index
         self._load = load
         self.origin = origin
+        self.name = name if name is not None else origin  # what Decoded.profile says
         self._classes: dict[str, type[Message]] = {}
+        self._digests: Callable[[], dict[str, tuple[str, ...]]] | None = None
         self._by_key: dict[tuple[int, str], str] = {}
-        for name, (api_key, kind, *_rest) in index.items():
+        for message, (api_key, kind, *_rest) in index.items():
             if api_key is not None and kind in ("request", "response"):
-                self._by_key[(api_key, kind)] = name
+                self._by_key[(api_key, kind)] = message
 
     def __repr__(self) -> str:
-        return f"<Protocol {self.origin}: {len(self._index)} messages>"
+        return f"<Protocol {self.name}: {len(self._index)} messages from {self.origin}>"
 
     # -- construction -------------------------------------------------------------------------
 
     @classmethod
+    def apache(cls) -> Protocol:
+        """Every api key and version of Apache Kafka: 3.9's specs and the Kafka 4.x client APIs."""
+        return _package("kafka_epochs.apache", "apache", "Apache Kafka catalogue")
+
+    @classmethod
+    def kip(cls) -> Protocol:
+        """The seed KIP versions of ``messages/``, layered over :meth:`apache` for everything else."""
+        return _kip()
+
+    @classmethod
+    def auto(cls) -> Protocol:
+        """Apache's layouts; a version number the KIPs gave other bytes is read with the layout that
+        consumes the frame exactly (Apache's first), and each frame records which one did."""
+        return _auto()
+
+    @classmethod
     def bundled(cls) -> Protocol:
-        """The protocol generated from this project's ``messages/`` specs (KIP epoch versions)."""
-        return _bundled()
+        """The package generated from ``messages/`` alone (8 APIs). Prefer :meth:`kip`, which also
+        knows every other Apache API; kept for code written before the profiles existed."""
+        return _package("kafka_epochs.messages", "kip", "bundled messages/")
+
+    @classmethod
+    def profile(cls, name: str | Path) -> Protocol:
+        """A protocol by name: ``"apache"``, ``"kip"``, ``"auto"``, or a spec directory."""
+        text = str(name)
+        if text in PROFILES:
+            return getattr(cls, text)()
+        return cls.from_specs(name)
 
     @classmethod
     def from_specs(cls, spec_dir: str | Path, cache_dir: str | Path | None = None) -> Protocol:
@@ -105,7 +158,9 @@ class Protocol:
         def load(name: str) -> ModuleType:
             return import_from(package, directory, name)
 
-        return cls(index_module.MESSAGES, load, str(spec_dir))
+        protocol = cls(index_module.MESSAGES, load, str(spec_dir))
+        protocol._digests = lambda: import_from(package, directory, "_layouts").LAYOUTS
+        return protocol
 
     # -- lookup -------------------------------------------------------------------------------
 
@@ -147,6 +202,16 @@ class Protocol:
         _, _, low, high, _ = self._index[name]
         return range(low, high + 1)
 
+    def layouts(self, api_key: int, kind: str, version: int) -> list[Protocol]:
+        """The packages whose layout may read this (api key, kind, version), in the order to try."""
+        return [self] if version in self.versions(api_key, kind) else []
+
+    def _layout_digests(self) -> dict[str, tuple[str, ...]]:
+        """name -> a digest of each version's wire layout (first version first), from the package."""
+        if self._digests is None:
+            raise ValueError(f"{self!r} has no layout digests")
+        return self._digests()
+
     def _flexible(self, api_key: int, kind: str, version: int) -> bool:
         name = self._by_key.get((api_key, kind))
         if name is None:
@@ -178,80 +243,320 @@ class Protocol:
         self, body: Message, version: int, correlation_id: int, client_id: str | None = "",
     ) -> bytes:
         """A size-prefixed request frame: header (version chosen by Kafka's rule) and body."""
+        owner = self._owner(body)
         api_key = _api_key(body)
-        header_cls: Any = self.message("RequestHeader")
+        header_cls: Any = owner.message("RequestHeader")
         header = header_cls(
             request_api_key=api_key, request_api_version=version, correlation_id=correlation_id,
             client_id=client_id,
         )
-        return self._frame(header, self.request_header_version(api_key, version), body, version)
+        return _frame(header, owner.request_header_version(api_key, version), body, version)
 
     def encode_response(self, body: Message, version: int, correlation_id: int) -> bytes:
         """A size-prefixed response frame."""
-        header_cls: Any = self.message("ResponseHeader")
+        owner = self._owner(body)
+        header_cls: Any = owner.message("ResponseHeader")
         header = header_cls(correlation_id=correlation_id)
-        return self._frame(header, self.response_header_version(_api_key(body), version), body, version)
+        return _frame(header, owner.response_header_version(_api_key(body), version), body, version)
 
-    def _frame(self, header: Message, header_version: int, body: Message, version: int) -> bytes:
-        if version not in type(body).VALID_VERSIONS:
-            raise UnsupportedVersionError(f"{type(body).__name__} has no version {version}")
-        out: list[bytes] = []
-        header.write(out, header_version)
-        body.write(out, version)
-        size = sum(map(len, out))
-        if size > 0x7FFFFFFF:
-            raise EncodeError(f"frame of {size} bytes does not fit a 32-bit size prefix")
-        out.insert(0, _SIZE.pack(size))
-        return b"".join(out)
+    def _owner(self, body: Message) -> Protocol:
+        """The package whose class ``body`` is (its header rules apply)."""
+        return self
 
-    def decode_request(self, frame: bytes | bytearray | memoryview, *, allow_trailing: bool = False) -> Decoded:
+    def decode_request(self, frame: bytes | bytearray | memoryview, *, strict: bool = False) -> Decoded:
         """Decode a size-prefixed request frame into its header and body.
 
-        Bytes after the body are an error unless ``allow_trailing``; then their count is in
-        ``Decoded.trailing``.
+        Bytes after the body are accepted, counted in ``Decoded.trailing`` and reported in
+        ``Decoded.warnings`` (brokers ignore them); ``strict=True`` refuses them.
         """
         data = _checked_frame(frame)
         if len(data) < 8:
             raise DecodeError("truncated: a request header needs at least 4 bytes", len(data), "request_api_key")
         api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
-        body_cls = self._class_for(api_key, api_version, "request", 4)
-        header_version = self.request_header_version(api_key, api_version)
-        header, pos = self.message("RequestHeader").read(data, 4, header_version)
-        body, trailing = _read_body(body_cls, data, pos, api_version, allow_trailing)
-        return Decoded(header, body, api_key, api_version, header_version, trailing)
+        layouts = self._layouts_or_fail(api_key, api_version, "request", 4)
+        header_version = layouts[0].request_header_version(api_key, api_version)
+        header, pos = layouts[0].message("RequestHeader").read(data, 4, header_version)
+        return _read_body(layouts, "request", header, header_version, data, pos, api_key, api_version, strict)
 
     def decode_response(
-        self, frame: bytes | bytearray | memoryview, api_key: int, api_version: int, *, allow_trailing: bool = False,
+        self, frame: bytes | bytearray | memoryview, api_key: int, api_version: int, *, strict: bool = False,
+        prefer: str | None = None,
     ) -> Decoded:
-        """Decode a size-prefixed response frame; the api key and version come from its request."""
-        data = _checked_frame(frame)
-        body_cls = self._class_for(api_key, api_version, "response", -1)
-        header_version = self.response_header_version(api_key, api_version)
-        header, pos = self.message("ResponseHeader").read(data, 4, header_version)
-        body, trailing = _read_body(body_cls, data, pos, api_version, allow_trailing)
-        return Decoded(header, body, api_key, api_version, header_version, trailing)
+        """Decode a size-prefixed response frame; the api key and version come from its request.
 
-    def _class_for(self, api_key: int, api_version: int, kind: str, offset: int) -> type[Message]:
-        name = self._by_key.get((api_key, kind))
-        if name is None:
-            raise DecodeError(f"unknown api key {api_key}", offset, "request_api_key")
-        cls = self.message(name)
-        if api_version not in cls.VALID_VERSIONS:
-            valid = cls.VALID_VERSIONS
-            raise DecodeError(
-                f"{name} has no version {api_version} (valid: {valid.start}-{valid.stop - 1})",
-                offset + 2 if offset >= 0 else -1, "request_api_version")
-        return cls
+        ``prefer`` names the profile that read the request (``Decoded.profile``), so that where
+        two layouts share a version number the response is tried with the request's first. A
+        broker that lacks the requested ApiVersions version answers in v0 with
+        UNSUPPORTED_VERSION, and Kafka's clients read it again as v0: so do we, with a warning.
+        """
+        data = _checked_frame(frame)
+        try:
+            return self._decode_response(data, api_key, api_version, strict, prefer)
+        except DecodeError as first:
+            if api_key != API_VERSIONS or api_version == 0:
+                raise
+            try:
+                decoded = self._decode_response(data, api_key, 0, strict, prefer)
+            except DecodeError:
+                raise first from None
+            if decoded.body.error_code != UNSUPPORTED_VERSION:
+                raise first from None
+            decoded.warnings.insert(0, f"ApiVersions v{api_version} answered in v0 (UNSUPPORTED_VERSION)")
+            return decoded
+
+    def _decode_response(
+        self, data: bytes, api_key: int, api_version: int, strict: bool, prefer: str | None,
+    ) -> Decoded:
+        layouts = self._layouts_or_fail(api_key, api_version, "response", -1)
+        if prefer is not None and len(layouts) > 1:
+            layouts.sort(key=lambda p: p.name != prefer)  # stable: the request's layout first
+        header_version = layouts[0].response_header_version(api_key, api_version)
+        header, pos = layouts[0].message("ResponseHeader").read(data, 4, header_version)
+        return _read_body(layouts, "response", header, header_version, data, pos, api_key, api_version, strict)
+
+    def _layouts_or_fail(self, api_key: int, api_version: int, kind: str, offset: int) -> list[Protocol]:
+        layouts = self.layouts(api_key, kind, api_version)
+        if layouts:
+            return layouts
+        known = self.versions(api_key, kind)
+        where = offset + 2 if offset >= 0 else -1
+        if not known:
+            raise DecodeError(f"unknown api key {api_key} (v{api_version}): the {self.name} protocol has no such api",
+                              offset, "request_api_key")
+        name = self.message_for(api_key, kind).__name__
+        newer = " (a newer Kafka than it knows?)" if api_version > known.stop - 1 else ""
+        raise DecodeError(
+            f"{name} v{api_version} is not in the {self.name} protocol (it has {known.start}-{known.stop - 1}){newer}",
+            where, "request_api_version")
+
+
+PROFILES = ("apache", "kip", "auto")
+
+
+class ProtocolChain(Protocol):
+    """Several protocols tried in order: the first that defines a frame's api and version decodes it.
+
+    So one capture of clients of mixed Kafka versions decodes, given e.g. Kafka 3.9's and 4.x's
+    spec folders; and the ``kip`` profile is ``messages/`` chained before the Apache catalogue.
+    """
+
+    def __init__(self, protocols: list[Protocol], name: str | None = None) -> None:
+        if not protocols:
+            raise ValueError("a ProtocolChain needs at least one protocol")
+        self.protocols = protocols
+        self.origin = " > ".join(p.origin for p in protocols)
+        self.name = name if name is not None else " > ".join(p.name for p in protocols)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}: {' > '.join(p.name for p in self.protocols)}>"
+
+    def pick(self, api_key: int, api_version: int, kind: str) -> Protocol:
+        """The first protocol defining this api and version (else the first, for its error)."""
+        for protocol in self.protocols:
+            if api_version in protocol.versions(api_key, kind):
+                return protocol
+        return self.protocols[0]
+
+    def layouts(self, api_key: int, kind: str, version: int) -> list[Protocol]:
+        for protocol in self.protocols:
+            found = protocol.layouts(api_key, kind, version)
+            if found:
+                return found
+        return []
+
+    def names(self) -> list[str]:
+        return sorted({name for p in self.protocols for name in p.names()})
+
+    def __contains__(self, name: object) -> bool:
+        return any(name in p for p in self.protocols)
+
+    def message(self, name: str) -> type[Message]:
+        for protocol in self.protocols:
+            if name in protocol:
+                return protocol.message(name)
+        raise KeyError(f"no message {name!r} in {self.origin}")
+
+    def message_for(self, api_key: int, kind: str) -> type[Message]:
+        for protocol in self.protocols:
+            if protocol.versions(api_key, kind):
+                return protocol.message_for(api_key, kind)
+        raise KeyError(f"no {kind} for api key {api_key} in {self!r}")
+
+    def api_keys(self) -> list[int]:
+        return sorted({key for p in self.protocols for key in p.api_keys()})
+
+    def versions(self, api_key: int, kind: str = "request") -> range:
+        ranges = [r for p in self.protocols if (r := p.versions(api_key, kind))]
+        if not ranges:
+            return range(0)
+        return range(min(r.start for r in ranges), max(r.stop for r in ranges))
+
+    def _flexible(self, api_key: int, kind: str, version: int) -> bool:
+        return self.pick(api_key, version, kind)._flexible(api_key, kind, version)
+
+    def _owner(self, body: Message) -> Protocol:
+        name = type(body).__name__
+        for protocol in self.protocols:
+            if name in protocol and protocol.message(name) is type(body):
+                return protocol._owner(body)
+        return self.pick(_api_key(body), 0, type(body).MESSAGE_TYPE)
+
+
+class AutoProtocol(ProtocolChain):
+    """Apache first; where Apache and the KIP specs give one version number different bytes, both
+    layouts are tried and the one that reads the frame exactly wins (Apache's on a tie, with a warning)."""
+
+    def __init__(self, apache: Protocol, kip: Protocol) -> None:
+        super().__init__([apache, kip], name="auto")
+        self._conflicts = _conflicting_versions(apache, kip)
+
+    def layouts(self, api_key: int, kind: str, version: int) -> list[Protocol]:
+        if (api_key, kind, version) in self._conflicts:
+            return list(self.protocols)
+        return super().layouts(api_key, kind, version)
+
+    def conflicts(self) -> list[tuple[int, str, int]]:
+        """(api key, kind, version) that Apache and the KIP specs lay out differently."""
+        return sorted(self._conflicts)
+
+
+def _conflicting_versions(first: Protocol, second: Protocol) -> frozenset[tuple[int, str, int]]:
+    """Versions both packages define with different wire layouts (from their generated digests)."""
+    ours, theirs = first._layout_digests(), second._layout_digests()
+    found: set[tuple[int, str, int]] = set()
+    for name, digests in theirs.items():
+        other = ours.get(name)
+        row = second._index.get(name)
+        if other is None or row is None or row[0] is None:
+            continue
+        api_key, kind, low, _, _ = row
+        assert api_key is not None
+        first_row = first._index[name]
+        for offset, digest in enumerate(digests):
+            version = low + offset
+            at = version - first_row[2]
+            if 0 <= at < len(other) and other[at] != digest:
+                found.add((api_key, kind, version))
+    return frozenset(found)
+
+
+# -- shared steps ---------------------------------------------------------------------------------
+
+def _frame(header: Message, header_version: int, body: Message, version: int) -> bytes:
+    if version not in type(body).VALID_VERSIONS:
+        raise UnsupportedVersionError(f"{type(body).__name__} has no version {version}")
+    out: list[bytes] = []
+    header.write(out, header_version)
+    body.write(out, version)
+    size = sum(map(len, out))
+    if size > 0x7FFFFFFF:
+        raise EncodeError(f"frame of {size} bytes does not fit a 32-bit size prefix")
+    out.insert(0, _SIZE.pack(size))
+    return b"".join(out)
+
+
+def _read_body(
+    layouts: list[Protocol], kind: str, header: Any, header_version: int, data: bytes, pos: int,
+    api_key: int, version: int, strict: bool,
+) -> Decoded:
+    warnings: list[str] = []
+    if len(layouts) == 1:
+        chosen = layouts[0]
+        cls = chosen.message_for(api_key, kind)
+        body, end = cls.read(data, pos, version)
+    else:
+        chosen, cls, body, end = _pick_layout(layouts, kind, data, pos, api_key, version, strict, warnings)
+    trailing = len(data) - end
+    if trailing:
+        if strict:
+            raise DecodeError(f"{trailing} trailing bytes after the body", end, "", f"{cls.__name__} v{version}")
+        warnings.append(trailing_warning(trailing))
+    warnings.extend(version_warnings(cls, version))
+    return Decoded(header, body, api_key, version, header_version, trailing, chosen.name, warnings)
+
+
+def trailing_warning(count: int) -> str:
+    return f"{count} trailing bytes after the body, ignored"
+
+
+def version_warnings(cls: type[Message], version: int) -> list[str]:
+    """What every decode of ``cls`` at ``version`` should carry: an unstable version is one whose
+    bytes a broker may lay out otherwise."""
+    if cls.LATEST_VERSION_UNSTABLE and version == cls.VALID_VERSIONS.stop - 1:
+        return [f"{cls.__name__} v{version} was unreleased (unstable) in the specs it comes from; "
+                "a broker's bytes may differ"]
+    return []
+
+
+def _pick_layout(
+    layouts: list[Protocol], kind: str, data: bytes, pos: int, api_key: int, version: int, strict: bool,
+    warnings: list[str],
+) -> tuple[Protocol, type[Message], Message, int]:
+    """Read with every candidate layout (no error explanations on the way): the first that consumes
+    the frame exactly wins; else, unless strict, the first that reads with bytes left over."""
+    tries = []
+    for layout in layouts:
+        cls = layout.message_for(api_key, kind)
+        tries.append((layout, cls, _attempt(cls, data, pos, version)))
+    exact = [(layout, cls, got) for layout, cls, got in tries if got is not None and got[1] == len(data)]
+    if exact:
+        layout, cls, (body, end) = exact[0]
+        others = [other.name for other, _, got in exact[1:] if not _same_values(got[0].to_dict(), body.to_dict())]
+        if others:
+            warnings.append(f"{cls.__name__} v{version} also reads exactly with the {', '.join(others)} layout, "
+                            f"with other values; read with {layout.name}'s")
+        return layout, cls, body, end
+    partial = [(layout, cls, got) for layout, cls, got in tries if got is not None]
+    if partial and not strict:
+        layout, cls, (body, end) = partial[0]
+        return layout, cls, body, end
+    first = tries[0][1]
+    first.read(data, pos, version)  # raises the explained DecodeError of the preferred layout
+    raise DecodeError(f"{first.__name__} v{version} does not read these bytes", pos, "")
+
+
+def _same_values(a: Any, b: Any) -> bool:
+    """Whether two layouts' readings of one frame agree on every field both have (a field one
+    layout adds inside an empty array, or outside its version, changes no value)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(_same_values(a[key], b[key]) for key in a.keys() & b.keys())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_values(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _attempt(cls: type[Message], data: bytes, pos: int, version: int) -> tuple[Message, int] | None:
+    """One fast read, or None when the layout does not fit the bytes."""
+    try:
+        body, end = cls._DECODERS[version](data, pos, len(data))
+    except Exception:
+        return None
+    return (body, end) if end <= len(data) else None
 
 
 @functools.cache
-def _bundled() -> Protocol:
-    index = importlib.import_module("kafka_epochs.messages._index")
+def _package(module: str, name: str, origin: str) -> Protocol:
+    index = importlib.import_module(f"{module}._index")
 
-    def load(name: str) -> ModuleType:
-        return importlib.import_module(f"kafka_epochs.messages.{name}")
+    def load(message: str) -> ModuleType:
+        return importlib.import_module(f"{module}.{message}")
 
-    return Protocol(index.MESSAGES, load, "bundled messages/")
+    def digests() -> dict[str, tuple[str, ...]]:
+        return importlib.import_module(f"{module}._layouts").LAYOUTS
+
+    protocol = Protocol(index.MESSAGES, load, origin, name)
+    protocol._digests = digests
+    return protocol
+
+
+@functools.cache
+def _kip() -> Protocol:
+    return ProtocolChain([Protocol.bundled(), Protocol.apache()], name="kip")
+
+
+@functools.cache
+def _auto() -> Protocol:
+    return AutoProtocol(Protocol.apache(), Protocol.bundled())
 
 
 def _api_key(body: Message) -> int:
@@ -269,53 +574,3 @@ def _checked_frame(frame: bytes | bytearray | memoryview) -> bytes:
     if size != len(data) - 4:
         raise DecodeError(f"the size prefix says {size} bytes but {len(data) - 4} follow", 0, "size")
     return data
-
-
-def _read_body(cls: type[Message], data: bytes, pos: int, version: int, allow_trailing: bool) -> tuple[Message, int]:
-    body, end = cls.read(data, pos, version)
-    trailing = len(data) - end
-    if trailing and not allow_trailing:
-        raise DecodeError(f"{trailing} trailing bytes after the body", end, "", f"{cls.__name__} v{version}")
-    return body, trailing
-
-
-class ProtocolChain:
-    """Several protocols tried in order: the first that defines a frame's api and version decodes it.
-
-    So one capture of clients of mixed Kafka versions decodes, given e.g. Kafka 3.9's and 4.x's
-    spec folders. It offers what framing needs of a :class:`Protocol`.
-    """
-
-    def __init__(self, protocols: list[Protocol]) -> None:
-        if not protocols:
-            raise ValueError("a ProtocolChain needs at least one protocol")
-        self.protocols = protocols
-
-    def __repr__(self) -> str:
-        return f"<ProtocolChain {' > '.join(p.origin for p in self.protocols)}>"
-
-    def pick(self, api_key: int, api_version: int, kind: str) -> Protocol:
-        """The first protocol defining this api and version (else the first, for its error)."""
-        for protocol in self.protocols:
-            if api_version in protocol.versions(api_key, kind):
-                return protocol
-        return self.protocols[0]
-
-    def message_for(self, api_key: int, kind: str) -> type[Message]:
-        for protocol in self.protocols:
-            if protocol.versions(api_key, kind):
-                return protocol.message_for(api_key, kind)
-        raise KeyError(f"no {kind} for api key {api_key} in {self!r}")
-
-    def decode_request(self, frame: bytes | bytearray | memoryview, *, allow_trailing: bool = False) -> Decoded:
-        data = _checked_frame(frame)
-        if len(data) < 8:
-            return self.protocols[0].decode_request(data, allow_trailing=allow_trailing)
-        api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
-        return self.pick(api_key, api_version, "request").decode_request(data, allow_trailing=allow_trailing)
-
-    def decode_response(
-        self, frame: bytes | bytearray | memoryview, api_key: int, api_version: int, *, allow_trailing: bool = False,
-    ) -> Decoded:
-        protocol = self.pick(api_key, api_version, "response")
-        return protocol.decode_response(frame, api_key, api_version, allow_trailing=allow_trailing)

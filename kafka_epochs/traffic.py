@@ -9,6 +9,7 @@ packet), so nothing is dropped. :func:`exchange_json` renders one as a JSON-read
 from __future__ import annotations
 
 import enum
+from base64 import b64decode
 from base64 import b64encode as _b64encode
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,8 +27,8 @@ from kafka_epochs.capture import (
     Resync,
     StreamData,
 )
-from kafka_epochs.framing import DEFAULT_MAX_FRAME, Connection, RequestEvent, ResponseEvent, StreamLost
-from kafka_epochs.protocol import Protocol, ProtocolChain
+from kafka_epochs.framing import DEFAULT_MAX_FRAME, Connection, RequestEvent, ResponseEvent, SaslToken, StreamLost
+from kafka_epochs.protocol import Protocol
 from kafka_epochs.records.model import RecordBatch
 
 
@@ -38,6 +39,7 @@ class Kind(enum.StrEnum):
     GAP = "gap"  # bytes missing from the capture
     PACKET_ERROR = "packet_error"  # a packet that could not be read
     STREAM_LOST = "stream_lost"  # a direction became unreadable
+    SASL_TOKEN = "sasl_token"  # a raw SASL token and the broker's answer, after a SaslHandshake v0
 
 
 @dataclass(slots=True)
@@ -49,10 +51,13 @@ class Exchange:
     response: ResponseEvent | None = None
     problem: str | None = None  # what went wrong, for everything but a clean pair
     request_time_ns: int | None = None
+    tokens: tuple[SaslToken, ...] = ()  # for SASL_TOKEN: the client's token, then the broker's answer
 
     @property
     def ok(self) -> bool:
-        """A pair (or an acks=0 request) whose frames all decoded."""
+        """A pair (or an acks=0 request, or a SASL round trip) whose frames all decoded."""
+        if self.kind is Kind.SASL_TOKEN:
+            return self.problem is None
         events = [e for e in (self.request, self.response) if e is not None]
         return self.problem is None and all(e.error is None for e in events) and bool(events)
 
@@ -79,7 +84,7 @@ class DecodeSummary:
 
 
 def decode_capture(
-    source: str | Path | BinaryIO, protocol: Protocol | ProtocolChain, *, ports: set[int] | None = None,
+    source: str | Path | BinaryIO, protocol: Protocol, *, ports: set[int] | None = None,
     max_frame_size: int = DEFAULT_MAX_FRAME, summary: DecodeSummary | None = None,
 ) -> Iterator[Exchange]:
     """Every exchange in a capture, decoded with ``protocol``."""
@@ -110,12 +115,17 @@ def decode_capture(
             yield Exchange(Kind.PACKET_ERROR, event.timestamp_ns,
                            problem=f"packet {event.packet}: {event.error}")
     for flow, conn in connections.items():
+        for token in conn.unanswered_tokens():
+            yield Exchange(Kind.SASL_TOKEN, token.timestamp_ns or 0, flow, tokens=(token,),
+                           problem="no answer to this SASL token in the capture", request_time_ns=token.timestamp_ns)
         for request in conn.unanswered():
             yield Exchange(Kind.REQUEST, request.timestamp_ns or 0, flow, request=request,
                            problem="no response in the capture", request_time_ns=request.timestamp_ns)
 
 
-def _client_event(flow: Flow, event: RequestEvent | StreamLost) -> Iterator[Exchange]:
+def _client_event(flow: Flow, event: RequestEvent | SaslToken | StreamLost) -> Iterator[Exchange]:
+    if isinstance(event, SaslToken):
+        return  # reported with the broker's answer
     if isinstance(event, StreamLost):
         yield Exchange(Kind.STREAM_LOST, 0, flow, problem=f"client stream: {event.reason}")
     elif not event.expects_response:
@@ -123,7 +133,14 @@ def _client_event(flow: Flow, event: RequestEvent | StreamLost) -> Iterator[Exch
                        request_time_ns=event.timestamp_ns)
 
 
-def _broker_event(flow: Flow, event: ResponseEvent | StreamLost, timestamp_ns: int) -> Exchange:
+def _broker_event(flow: Flow, event: ResponseEvent | SaslToken | StreamLost, timestamp_ns: int) -> Exchange:
+    if isinstance(event, SaslToken):
+        asked = event.request
+        if asked is None:
+            return Exchange(Kind.SASL_TOKEN, event.timestamp_ns or 0, flow, tokens=(event,),
+                            problem="a SASL token from the broker that answers no client token")
+        return Exchange(Kind.SASL_TOKEN, event.timestamp_ns or 0, flow, tokens=(asked, event),
+                        request_time_ns=asked.timestamp_ns)
     if isinstance(event, StreamLost):
         return Exchange(Kind.STREAM_LOST, timestamp_ns, flow, problem=f"broker stream: {event.reason}")
     if event.request is None:
@@ -135,8 +152,14 @@ def _broker_event(flow: Flow, event: ResponseEvent | StreamLost, timestamp_ns: i
 
 # -- rendering ---------------------------------------------------------------------------------
 
+#: How SASL token exchanges are named where apis are (summaries, ``--api``).
+SASL_TOKENS = "SaslTokens"
+
+
 def api_name(exchange: Exchange) -> str | None:
     """"Produce", "Metadata"...: the message class name without Request/Response."""
+    if exchange.kind is Kind.SASL_TOKEN:
+        return SASL_TOKENS
     for event in (exchange.request, exchange.response):
         if event is not None and event.decoded is not None:
             name = type(event.decoded.body).__name__
@@ -157,8 +180,14 @@ def _endpoint(flow: Flow | None, side: str) -> str | None:
     return f"[{end.address}]:{end.port}" if ":" in end.address else f"{end.address}:{end.port}"
 
 
-def exchange_json(exchange: Exchange, *, records: bool = False) -> dict[str, Any]:
-    """One exchange as a JSON-ready dict (bodies via ``to_dict``; ``records`` fields decoded on request)."""
+def exchange_json(exchange: Exchange, *, records: bool = False, secrets: bool = False) -> dict[str, Any]:
+    """One exchange as a JSON-ready dict (bodies via ``to_dict``; ``records`` fields decoded on request).
+
+    SASL credentials (raw tokens, ``SaslAuthenticate`` auth bytes) are replaced by their length
+    unless ``secrets``: a PLAIN token carries the password in clear.
+    """
+    if exchange.kind is Kind.SASL_TOKEN:
+        return _sasl_json(exchange, secrets)
     req, resp = exchange.request, exchange.response
     out: dict[str, Any] = {
         "kind": exchange.kind.value,
@@ -179,12 +208,42 @@ def exchange_json(exchange: Exchange, *, records: bool = False) -> dict[str, Any
         if event.decoded is not None:
             out[f"{label}_header"] = event.decoded.header.to_dict()
             out[label] = _body_json(event.decoded.body, records)
+            out[f"{label}_profile"] = event.decoded.profile
         if event.error is not None:
             out[f"{label}_error"] = str(event.error)
         if event.warnings:
             out[f"{label}_warnings"] = list(event.warnings)
+    if not secrets and (req is not None and req.api_key == SASL_AUTHENTICATE):
+        for label in ("request", "response"):
+            body = out.get(label)
+            if isinstance(body, dict) and body.get("auth_bytes") is not None:
+                body["auth_bytes"] = _redacted(len(b64decode(body["auth_bytes"])))
     if resp is not None and resp.decoded is not None:
         out["errors"] = error_codes(resp.decoded.body)
+    if exchange.problem:
+        out["problem"] = exchange.problem
+    return out
+
+
+SASL_AUTHENTICATE = 36
+
+
+def _redacted(length: int) -> str:
+    return f"<{length} bytes, hidden: pass --sasl-secrets to show>"
+
+
+def _sasl_json(exchange: Exchange, secrets: bool) -> dict[str, Any]:
+    first = exchange.tokens[0]
+    out: dict[str, Any] = {
+        "kind": exchange.kind.value,
+        "time": _time(exchange.request_time_ns if exchange.request_time_ns is not None else exchange.timestamp_ns),
+        "client": _endpoint(exchange.flow, "client"), "broker": _endpoint(exchange.flow, "broker"),
+        "correlation_id": None, "api": SASL_TOKENS, "api_key": None, "api_version": None,
+        "mechanism": first.mechanism,
+    }
+    for token in exchange.tokens:
+        label = "client_token" if token.from_client else "broker_token"
+        out[label] = _b64(token.frame[4:]) if secrets else _redacted(token.length)
     if exchange.problem:
         out["problem"] = exchange.problem
     return out

@@ -95,7 +95,7 @@ def test_api_versions_answered_in_v0_with_unsupported_version() -> None:
     assert event.decoded is not None and event.decoded.api_version == 0
     assert event.decoded.body.error_code == 35
     assert event.decoded.body.api_keys[0].max_version == 3
-    assert event.warnings == ["ApiVersions v4 answered in v0 (error code 35)"]
+    assert event.warnings == ["ApiVersions v4 answered in v0 (UNSUPPORTED_VERSION)"]
 
 
 def test_trailing_bytes_after_a_request_body_are_a_warning() -> None:

@@ -45,7 +45,7 @@ from kafka_epochs.epochs import (
     stop_replica_partitions,
 )
 from kafka_epochs.epochs.state import ZERO_UUID, known_topic_id
-from kafka_epochs.protocol import Protocol, ProtocolChain
+from kafka_epochs.protocol import Protocol
 from kafka_epochs.spark.protocols import ProtocolLike, protocol_ref, resolve
 from kafka_epochs.spark.spark_types import spark_schema
 
@@ -98,7 +98,7 @@ def _uuid_text(value: Any) -> str | None:
 class EventExtractor:
     """Decodes the frames that can matter and turns them into event tuples (``_EVENT_ONLY`` order)."""
 
-    def __init__(self, protocol: Protocol | ProtocolChain) -> None:
+    def __init__(self, protocol: Protocol) -> None:
         self.protocol = protocol
 
     def events(self, frame: bytes | None, direction: str | None, key: int | None,
@@ -120,7 +120,7 @@ class EventExtractor:
         key = struct.unpack_from(">h", frame, 4)[0]
         if key not in CLIENT_EPOCH_APIS and key not in (LEADER_AND_ISR, STOP_REPLICA):
             return []  # decode nothing that cannot name an epoch
-        decoded = self.protocol.decode_request(frame, allow_trailing=True)
+        decoded = self.protocol.decode_request(frame)
         body, version = decoded.body, decoded.api_version
         api = _api_name(body)
         if key in CLIENT_EPOCH_APIS:
@@ -139,7 +139,7 @@ class EventExtractor:
         metadata = key == METADATA and version >= METADATA_FIRST_EPOCH_VERSION
         if not metadata and not any(code in frame for code in _ERROR_BYTES):
             return []
-        decoded = self.protocol.decode_response(frame, key, version, allow_trailing=True)
+        decoded = self.protocol.decode_response(frame, key, version)
         api = _api_name(decoded.body)
         out: list[tuple[Any, ...]] = []
         if metadata:

@@ -36,6 +36,7 @@ STATUS_FIELDS: list[pa.Field] = [
     pa.field("error_codes", pa.list_(ERROR_CODE)),
     pa.field("error", pa.string()),
     pa.field("warnings", pa.list_(pa.string())),
+    pa.field("profile", pa.string()),  # the layout that read the body: "apache", "kip" or a spec directory
 ]
 
 #: What ``decode_batch`` returns, in this order.
@@ -51,8 +52,8 @@ def decode_batch(
 
     ``direction`` holds "request" or "response" per row (without it, every frame is a request).
     A response is decoded with its request's api key and version from ``request_api_key`` and
-    ``request_api_version``. ``protocol`` is a Protocol, a ProtocolChain, spec directories, or
-    None for the bundled specs.
+    ``request_api_version``. ``protocol`` is a Protocol, profile names ("apache", "kip", "auto")
+    or spec directories, or None for the default profile, ``auto``.
     """
     decoded = DecodedRows.of(frames, direction, request_api_key, request_api_version, protocol, _as_json)
     values = decoded.bodies.values
@@ -112,6 +113,7 @@ class DecodedRows:
             "error_codes": pa.array(codes, pa.list_(ERROR_CODE)),
             "error": pa.array(b.errors, pa.string()),
             "warnings": pa.array(b.warnings, pa.list_(pa.string())),
+            "profile": pa.array(b.profiles, pa.string()),
             **bodies,
         }
         return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)

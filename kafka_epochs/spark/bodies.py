@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kafka_epochs.protocol import API_VERSIONS, Decoded, Protocol, ProtocolChain
+from kafka_epochs.protocol import Decoded, Protocol, trailing_warning
 from kafka_epochs.spark.headers import Headers
 from kafka_epochs.wire.errors import DecodeError
 
@@ -35,8 +35,10 @@ class Bodies:
     values: list[Any] = field(default_factory=list)
     errors: list[str | None] = field(default_factory=list)
     warnings: list[list[str]] = field(default_factory=list)
+    profiles: list[str | None] = field(default_factory=list)  # the layout that read each body
 
-    def add(self, render: Render, body: Any, version: int, is_response: bool, warnings: list[str]) -> None:
+    def add(self, render: Render, body: Any, version: int, is_response: bool, warnings: list[str],
+            profile: str) -> None:
         try:
             value = render(body, version, is_response)
         except Exception as e:  # a body the renderer refuses fails its row only
@@ -45,26 +47,30 @@ class Bodies:
         self.values.append(value)
         self.errors.append(None)
         self.warnings.append(warnings)
+        self.profiles.append(profile)
 
     def fail(self, error: str, warnings: list[str]) -> None:
         self.values.append(None)
         self.errors.append(error)
         self.warnings.append(warnings)
+        self.profiles.append(None)
 
 
-def decode_bodies(headers: Headers, protocol: Protocol | ProtocolChain, render: Render) -> Bodies:
+def decode_bodies(headers: Headers, protocol: Protocol, render: Render) -> Bodies:
     out = Bodies()
     whole, base = _batch_bytes(headers.data, headers.starts, headers.ends)
     rows = zip(headers.body_start.tolist(), headers.starts.tolist(), headers.ends.tolist(),
                headers.api_version.tolist(), headers.is_response.tolist(), headers.entries, strict=True)
     for i, (body_start, start, end, version, is_response, entry) in enumerate(rows):
-        if body_start >= 0 and entry is not None:
+        if body_start >= 0 and entry is not None and entry.cls is not None:
             try:
                 body, stop = entry.cls.read(whole, body_start - base, version, end - base)
             except Exception:  # let the ordinary decoder say what is wrong, in its own words
                 pass
             else:
-                out.add(render, body, version, is_response, _trailing(end - base - stop))
+                trailing = end - base - stop
+                warnings = [trailing_warning(trailing), *entry.warnings] if trailing else list(entry.warnings)
+                out.add(render, body, version, is_response, warnings, entry.profile)
                 continue
         _slow_row(out, headers, i, whole[start - base:end - base], protocol, render)
     return out
@@ -78,52 +84,32 @@ def _batch_bytes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tupl
     return data[low:high].tobytes(), low
 
 
-def _slow_row(
-    out: Bodies, headers: Headers, i: int, frame: bytes, protocol: Protocol | ProtocolChain, render: Render,
-) -> None:
-    warnings: list[str] = []
+def _slow_row(out: Bodies, headers: Headers, i: int, frame: bytes, protocol: Protocol, render: Render) -> None:
     try:
-        decoded = _decode_one(headers, i, frame, protocol, warnings)
+        decoded = _decode_one(headers, i, frame, protocol)
     except Exception as e:  # a bad frame must never fail the batch: its row carries the error
-        out.fail(_describe(e), warnings)
+        out.fail(_describe(e), [])
         return
-    out.add(render, decoded.body, decoded.api_version, bool(headers.is_response[i]),
-            warnings + _trailing(decoded.trailing))
+    out.add(render, decoded.body, decoded.api_version, bool(headers.is_response[i]), decoded.warnings,
+            decoded.profile)
 
 
-def _decode_one(
-    headers: Headers, i: int, frame: bytes, protocol: Protocol | ProtocolChain, warnings: list[str],
-) -> Decoded:
+def _decode_one(headers: Headers, i: int, frame: bytes, protocol: Protocol) -> Decoded:
     """One frame, decoded as ``kafka_epochs.framing`` does it."""
     if headers.direction[i].as_py() is None:
         raise ValueError(f"direction must be 'request' or 'response', not {_given(headers, i)}")
     if not headers.present[i]:
         raise ValueError("no frame (null)")
     if not headers.is_response[i]:
-        return protocol.decode_request(frame, allow_trailing=True)
+        return protocol.decode_request(frame)
     if not (headers.api_key_ok[i] and headers.api_version_ok[i]):
         raise ValueError(NO_REQUEST)
-    api_key, api_version = int(headers.api_key[i]), int(headers.api_version[i])
-    try:
-        return protocol.decode_response(frame, api_key, api_version, allow_trailing=True)
-    except DecodeError:
-        if api_key != API_VERSIONS or api_version == 0:
-            raise
-        # A broker lacking the asked ApiVersions version answers in v0 (UNSUPPORTED_VERSION), and
-        # clients read it again as v0; framing does the same, so the results agree.
-        decoded = protocol.decode_response(frame, api_key, 0, allow_trailing=True)
-        warnings.append(f"ApiVersions v{api_version} answered in v0 (error code {decoded.body.error_code})")
-        return decoded
+    return protocol.decode_response(frame, int(headers.api_key[i]), int(headers.api_version[i]))
 
 
 def _given(headers: Headers, i: int) -> str:
     given = headers.given_direction
     return repr(None if given is None else given[i].as_py())
-
-
-def _trailing(count: int) -> list[str]:
-    # librdkafka sends a few bytes after some bodies and brokers ignore them; framing warns alike
-    return [f"{count} trailing bytes after the body, ignored"] if count else []
 
 
 def _describe(error: Exception) -> str:

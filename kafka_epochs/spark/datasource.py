@@ -40,7 +40,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafka_epochs.capture import CaptureStreams, Direction, Flow, Gap, PacketError, Resync, StreamData, StreamEnd
 from kafka_epochs.framing import DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING, FrameBuffer, FrameTooLarge, RequestEvent
-from kafka_epochs.spark.protocols import ProtocolRef, resolve
+from kafka_epochs.spark.protocols import ProtocolRef, protocol_ref, resolve
 from kafka_epochs.wire.errors import KafkaEpochsError
 
 #: The name to give ``spark.read.format``.
@@ -248,7 +248,7 @@ class CaptureFrames:
         event = RequestEvent(frame, 0, None, api_key, api_version, correlation_id)
         # undecodable: an answer may come, as framing.Connection assumes (decoded stays None)
         with contextlib.suppress(KafkaEpochsError):
-            event.decoded = resolve(self.protocol).decode_request(frame, allow_trailing=True)
+            event.decoded = resolve(self.protocol).decode_request(frame)
         return event.expects_response
 
     def _realign(self, event: Gap | Resync) -> Iterator[FrameRow]:
@@ -361,12 +361,12 @@ def option_ints(options: dict[str, str], name: str) -> list[int] | None:
 
 
 def option_specs(options: dict[str, str]) -> ProtocolRef:
-    """``specs``: spec directories (a JSON list, or one path); absent means the bundled protocol."""
-    text = options.get("specs")
+    """``protocol`` (or its older name ``specs``): profile names ("apache", "kip", "auto") or spec
+    directories, a JSON list or one value; absent means the default profile, ``auto``."""
+    text = options.get("protocol") or options.get("specs")
     if not text:
         return None
-    dirs = json.loads(text) if text.startswith("[") else [text]
-    return tuple(str(Path(d).resolve()) for d in dirs)
+    return protocol_ref(json.loads(text) if text.startswith("[") else [text])
 
 
 # -- the Spark data source ---------------------------------------------------------------------
@@ -403,7 +403,7 @@ class KafkaCaptureReader(DataSourceReader):
 
 
 class KafkaCaptureDataSource(DataSource):
-    """``spark.read.format("kafka-capture").load(paths)``; options ``ports``, ``flowBuckets``, ``specs``."""
+    """``spark.read.format("kafka-capture").load(paths)``; options ``ports``, ``flowBuckets``, ``protocol``."""
 
     @classmethod
     def name(cls) -> str:

@@ -54,8 +54,9 @@ def add_spark_commands(subparsers: Any) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--specs", type=Path, action="append", metavar="DIR",
-                        help="spec directory to decode with (repeatable, first match wins); default: bundled")
+    from kafka_epochs.cli import add_protocol_option
+
+    add_protocol_option(parser)
     parser.add_argument("--master", default=DEFAULT_MASTER,
                         help=f"Spark master (default {DEFAULT_MASTER}: embedded, all cores, loopback only)")
     parser.add_argument("--port", type=int, action="append", metavar="N",
@@ -78,11 +79,12 @@ def run_spark_decode(args: argparse.Namespace) -> int:
         return 2
     started = time.monotonic()
     spark = session(args.master, quiet=args.quiet)
-    frames = read_captures(spark, args.captures, ports=args.port, flow_buckets=args.flow_buckets, specs=args.specs)
+    frames = read_captures(spark, args.captures, ports=args.port, flow_buckets=args.flow_buckets,
+                           protocol=args.protocol)
     frames = _spread(spark, frames, args.partitions)
     keep = [c for c in frames.columns if c not in _DECODED_AGAIN or (args.keep_frames and c == "frame")]
     decoded = decode_frames(frames, keep=keep, direction_col="direction", request_api_key_col="request_api_key",
-                            request_api_version_col="request_api_version", protocol=_protocol(args.specs))
+                            request_api_version_col="request_api_version", protocol=args.protocol)
     decoded.write.mode("overwrite" if args.overwrite else "errorifexists").format(args.format).save(str(args.out))
     if not args.quiet:
         written = spark.read.schema(decoded.schema).format(args.format).load(str(args.out))
@@ -138,9 +140,10 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.table:
         frames = spark.read.parquet(*args.inputs)
     else:
-        frames = read_captures(spark, args.inputs, ports=args.port, flow_buckets=args.flow_buckets, specs=args.specs)
+        frames = read_captures(spark, args.inputs, ports=args.port, flow_buckets=args.flow_buckets,
+                               protocol=args.protocol)
     policy = EqualEpochPolicy.FENCE if args.equal_epoch == "fence" else EqualEpochPolicy.ACCEPT
-    result = audit(frames, protocol=_protocol(args.specs), equal_epoch=policy)
+    result = audit(frames, protocol=args.protocol, equal_epoch=policy)
     for name, table in result.tables().items():
         table = table.cache()  # counted, shown and written: computed once
         rows = table.count()
@@ -184,7 +187,7 @@ def session(master: str, *, quiet: bool = False, app_name: str = "kafka-epochs")
 
 
 def read_captures(spark: SparkSession, paths: list[str], *, ports: list[int] | None = None, flow_buckets: int = 1,
-                  specs: list[Path] | None = None) -> DataFrame:
+                  protocol: list[str] | None = None) -> DataFrame:
     """The ``kafka-capture`` data source over ``paths`` (registered on first use)."""
     from kafka_epochs.spark.datasource import FORMAT, register
 
@@ -192,11 +195,8 @@ def read_captures(spark: SparkSession, paths: list[str], *, ports: list[int] | N
     reader = spark.read.format(FORMAT).option("flowBuckets", str(flow_buckets))
     if ports:
         reader = reader.option("ports", ",".join(str(p) for p in ports))
-    if specs:
-        reader = reader.option("specs", json.dumps([str(s) for s in specs]))
+    if protocol:
+        reader = reader.option("protocol", json.dumps([str(p) for p in protocol]))
     return reader.load([str(p) for p in paths])
 
 
-def _protocol(specs: list[Path] | None) -> Any:
-    # spec directories go to the workers as paths; each worker loads them once
-    return None if not specs else [str(s) for s in specs]

@@ -127,6 +127,11 @@ def parse_spec(text: str, source: str = "<spec>") -> MessageSpec:
         raw = json.loads(strip_comments(text), object_pairs_hook=_no_duplicate_keys)
     except ValueError as e:
         raise SpecError(source, "", f"not valid JSON: {e}") from None
+    return spec_from_dict(raw, source)
+
+
+def spec_from_dict(raw: object, source: str = "<spec>") -> MessageSpec:
+    """Validate an already-parsed spec (e.g. one entry of the protocol catalogue)."""
     return _SpecBuilder(source).message(raw)
 
 

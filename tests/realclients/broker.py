@@ -326,7 +326,7 @@ class LoopbackBroker:
         low, high = self.versions[api_key]
         if not low <= version <= high:
             raise BrokerError(f"api key {api_key} v{version} is outside the advertised {low}-{high}")
-        decoded = self.protocol.decode_request(frame, allow_trailing=True)
+        decoded = self.protocol.decode_request(frame)
         exchange = Exchange(index, frame, decoded)
         handler = {
             API_VERSIONS: self._api_versions,

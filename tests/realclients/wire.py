@@ -45,7 +45,7 @@ def produced_on_the_wire(protocol: Any, recordings: Sequence[ConnectionRecording
             api_key, version = struct.unpack_from(">hh", frame, 4)
             if api_key == API_VERSIONS and version not in protocol.versions(API_VERSIONS):
                 continue  # a too-new ApiVersions, answered in v0; not ours to decode
-            decoded = protocol.decode_request(frame, allow_trailing=True)
+            decoded = protocol.decode_request(frame)
             if decoded.api_key != PRODUCE:
                 continue
             out.requests += 1

@@ -184,18 +184,18 @@ def reference_row(row: dict[str, Any], protocol: Any = None) -> dict[str, Any]:
     from kafka_epochs import KafkaEpochsError, Protocol
     from kafka_epochs.traffic import error_codes
 
-    protocol = protocol or Protocol.bundled()
+    protocol = protocol or Protocol.auto()
     frame, direction = row["frame"], row["direction"]
     try:
         if frame is None or direction not in ("request", "response"):
             raise ValueError(NOT_DECODABLE)
         if direction == "request":
-            decoded = protocol.decode_request(frame, allow_trailing=True)
+            decoded = protocol.decode_request(frame)
         elif row["request_api_key"] is None:
             raise ValueError(NOT_DECODABLE)
         else:
             decoded = protocol.decode_response(
-                frame, row["request_api_key"], row["request_api_version"], allow_trailing=True)
+                frame, row["request_api_key"], row["request_api_version"])
     except (KafkaEpochsError, ValueError) as e:
         return {"error": str(e), "body": None}
     body = decoded.body.to_dict()
@@ -206,7 +206,7 @@ def reference_row(row: dict[str, Any], protocol: Any = None) -> dict[str, Any]:
         "client_id": decoded.header.client_id if direction == "request" else None,
         "body": body, "error": None,
         "error_codes": error_codes(body) if direction == "response" else None,
-        "warnings": [f"{decoded.trailing} trailing bytes after the body, ignored"] if decoded.trailing else [],
+        "warnings": decoded.warnings, "profile": decoded.profile,
     }
 
 

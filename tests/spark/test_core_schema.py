@@ -28,7 +28,7 @@ def test_every_bundled_api_is_covered() -> None:
 @pytest.mark.parametrize("spec", load_specs(SPEC_DIR), ids=lambda s: s.name)
 def test_the_spec_model_and_the_generated_classes_give_one_type(spec: Any) -> None:
     """Two derivations of the same mapping: from the spec files, and from the generated descriptors."""
-    assert arrow_type_for(spec).equals(arrow_type_for(spec.name))
+    assert arrow_type_for(spec).equals(arrow_type_for(spec.name, BUNDLED))
 
 
 def test_mapping_rules_on_a_spec_with_every_type(features_protocol: Any) -> None:
@@ -144,7 +144,7 @@ def test_frames_of_another_message_keep_their_rows(frame_rows: list[dict[str, An
 def test_a_chain_merges_the_types_of_its_protocols(features_protocol: Any) -> None:
     # the same message in two protocols: here bundled twice, which must merge to itself
     chain = ProtocolChain([BUNDLED, Protocol.from_specs(SPEC_DIR)])
-    assert arrow_type_for("ProduceRequest", chain).equals(arrow_type_for("ProduceRequest"))
+    assert arrow_type_for("ProduceRequest", chain).equals(arrow_type_for("ProduceRequest", BUNDLED))
 
 
 def test_a_chain_unites_fields_across_protocols(reference_protocol: Any) -> None:

@@ -32,7 +32,7 @@ def single_process(path: Path) -> tuple[list[tuple[Any, ...]], list[str]]:
     """What ``decode_capture`` sees: one key per frame, and the capture problems' texts."""
     frames: list[tuple[Any, ...]] = []
     problems: list[str] = []
-    for exchange in decode_capture(path, P):
+    for exchange in decode_capture(path, Protocol.auto()):
         if exchange.kind in (Kind.GAP, Kind.PACKET_ERROR, Kind.STREAM_LOST):
             problems.append(exchange.problem or "")
         for label, event in (("request", exchange.request), ("response", exchange.response)):
@@ -92,7 +92,7 @@ def test_flow_id_is_stable_and_buckets_partition_the_rows(captures: dict[str, Pa
 
 
 def _flows(path: Path) -> list[Any]:
-    return [e.flow for e in decode_capture(path, P) if e.flow is not None]
+    return [e.flow for e in decode_capture(path, Protocol.auto()) if e.flow is not None]
 
 
 @pytest.mark.parametrize("name", ["story", "damaged", "lead-sample"])

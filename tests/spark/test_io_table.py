@@ -63,9 +63,9 @@ def expected(row: dict[str, Any]) -> tuple[str | None, str | None]:
     """(api name, body JSON) as the single-process decoder gives them; (None, None) if it cannot."""
     try:
         if row["direction"] == "request":
-            decoded = P.decode_request(row["frame"], allow_trailing=True)
+            decoded = Protocol.auto().decode_request(row["frame"])
         elif row["direction"] == "response":
-            decoded = P.decode_response(row["frame"], row["key"], row["version"], allow_trailing=True)
+            decoded = Protocol.auto().decode_response(row["frame"], row["key"], row["version"])
         else:
             return None, None
     except Exception:
