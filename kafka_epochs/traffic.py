@@ -291,6 +291,8 @@ def _decode_records_in(obj: Any, plain: dict[str, Any]) -> None:
                 decoded = decode_records(value)
                 plain[f.attr] = {"batches": [_entry_json(e) for e in decoded.entries],
                                  "truncated_tail": decoded.truncated_tail}
+                if decoded.warnings:
+                    plain[f.attr]["warnings"] = decoded.warnings
             except KafkaEpochsError as e:
                 plain[f.attr] = {"error": str(e), "base64": plain[f.attr]}
         elif f.kind == "struct":

@@ -25,7 +25,7 @@ _SMALLEST_SIZE = min(MIN_MESSAGE_SIZE.values())
 
 
 def decode_records(data: bytes | bytearray | memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-                   verify_crc: bool = True, allow_truncated_tail: bool = True) -> DecodedRecords:
+                   verify_crc: bool = True, allow_truncated_tail: bool = True, strict: bool = False) -> DecodedRecords:
     """Decode every record batch (magic 2) and legacy message (magic 0/1) in ``data``.
 
     ``max_decompressed`` bounds the bytes that decompression may produce over the whole call
@@ -33,6 +33,9 @@ def decode_records(data: bytes | bytearray | memoryview, *, max_decompressed: in
     A last entry that the data ends inside of is not an error: brokers cut Fetch responses at the
     fetch size. Its length goes to ``truncated_tail``; pass ``allow_truncated_tail=False`` (for a
     Produce request, say) to have it raise instead.
+
+    What real clients send and brokers store is decoded even where Kafka's rules would refuse it
+    (zstd in a magic 1 message, from kafkajs), and said in ``warnings``; ``strict=True`` refuses it.
     """
     if not isinstance(data, bytes):
         data = bytes(data)
@@ -60,7 +63,8 @@ def decode_records(data: bytes | bytearray | memoryview, *, max_decompressed: in
                                   pos + _SIZE_AT, f"{path}.batch_length")
             entries.append(read_batch(data, pos, end, path=path, budget=budget, verify_crc=verify_crc))
         elif magic in MIN_MESSAGE_SIZE:
-            entries.append(read_message(Cursor(data, pos, end), path, budget=budget, verify_crc=verify_crc))
+            entries.append(read_message(Cursor(data, pos, end), path, budget=budget, verify_crc=verify_crc,
+                                        warnings=None if strict else result.warnings))
         else:
             signed = magic - 256 if magic > 127 else magic
             raise DecodeError(f"unknown magic {signed} (0 and 1 are legacy messages, 2 is a record batch)",

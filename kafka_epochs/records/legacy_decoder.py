@@ -16,7 +16,7 @@ import struct
 import zlib
 
 from kafka_epochs.records.budget import DecompressionBudget
-from kafka_epochs.records.codecs import codec_problem
+from kafka_epochs.records.codecs import codec_problem, is_known_codec
 from kafka_epochs.records.cursor import Cursor
 from kafka_epochs.records.model import COMPRESSION_MASK, Compression, LegacyMessage
 
@@ -29,9 +29,15 @@ _CRC_AT = 12
 _MAGIC_AT = 16
 
 
-def read_message(cur: Cursor, path: str, *, budget: DecompressionBudget, verify_crc: bool) -> LegacyMessage:
-    """The message filling ``cur`` (from its offset field to ``cur.end``), wrappers decompressed."""
-    message = _read_plain(cur, path, verify_crc=verify_crc)
+def read_message(cur: Cursor, path: str, *, budget: DecompressionBudget, verify_crc: bool,
+                 warnings: list[str] | None = None) -> LegacyMessage:
+    """The message filling ``cur`` (from its offset field to ``cur.end``), wrappers decompressed.
+
+    A known codec that Kafka's rules do not allow with the message's magic (zstd with magic 1,
+    which kafkajs writes and brokers have stored) is decoded and reported in ``warnings``; with
+    ``warnings=None`` it is refused.
+    """
+    message = _read_plain(cur, path, verify_crc=verify_crc, warnings=warnings)
     codec = message.compression
     if codec is Compression.NONE:
         return message
@@ -44,7 +50,7 @@ def read_message(cur: Cursor, path: str, *, budget: DecompressionBudget, verify_
     return message
 
 
-def _read_plain(cur: Cursor, path: str, *, verify_crc: bool) -> LegacyMessage:
+def _read_plain(cur: Cursor, path: str, *, verify_crc: bool, warnings: list[str] | None = None) -> LegacyMessage:
     start = cur.pos
     offset = cur.int64(path, "offset")
     size = cur.int32(path, "message_size")
@@ -63,7 +69,9 @@ def _read_plain(cur: Cursor, path: str, *, verify_crc: bool) -> LegacyMessage:
     attributes = cur.int8(path, "attributes") & 0xFF
     problem = codec_problem(attributes & COMPRESSION_MASK, magic)
     if problem:
-        raise cur.fail(problem, path, "attributes", cur.pos - 1)
+        if warnings is None or not is_known_codec(attributes & COMPRESSION_MASK):
+            raise cur.fail(problem, path, "attributes", cur.pos - 1)
+        warnings.append(f"{path}: {problem}; decoded anyway, as a broker may have stored it")
     timestamp = cur.int64(path, "timestamp") if magic == 1 else None
     key = _read_nullable_bytes(cur, path, "key")
     value = _read_nullable_bytes(cur, path, "value")

@@ -184,6 +184,7 @@ class DecodedRecords:
 
     entries: list[Entry] = field(default_factory=list)
     truncated_tail: int = 0
+    warnings: list[str] = field(default_factory=list)  # what was decoded although Kafka's rules forbid it
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(self.entries)

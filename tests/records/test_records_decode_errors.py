@@ -199,11 +199,29 @@ def test_unknown_codec_in_a_batch(codec_id: int) -> None:
 
 
 @pytest.mark.parametrize("magic", [0, 1])
-def test_zstd_is_not_valid_in_legacy_messages(magic: int) -> None:
+def test_zstd_is_not_valid_in_legacy_messages_when_strict(magic: int) -> None:
     with pytest.raises(DecodeError) as info:
-        decode_records(raw_legacy(b"anything", magic=magic, attributes=int(Compression.ZSTD)))
+        decode_records(raw_legacy(b"anything", magic=magic, attributes=int(Compression.ZSTD)), strict=True)
     assert info.value.path == "batches[0].attributes"
     assert "zstd compression is not valid with magic" in info.value.reason
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_zstd_in_a_legacy_wrapper_decodes_with_a_warning(magic: int) -> None:
+    """kafkajs writes zstd wrappers with magic 1, which brokers have stored: decode them, and say so.
+    The compressed set is made by the zstandard library, not by this project."""
+    import zstandard
+
+    inner = raw_legacy(b"one", magic=magic, offset=0) + raw_legacy(b"two", magic=magic, offset=1)
+    wrapper = raw_legacy(zstandard.ZstdCompressor().compress(inner), magic=magic,
+                         attributes=int(Compression.ZSTD), offset=1)
+    decoded = decode_records(wrapper + raw_legacy(b"plain", magic=magic, offset=2))
+    assert [m.value for m in decoded[0].inner] == [b"one", b"two"]
+    assert decoded[1].value == b"plain"
+    assert decoded.warnings == [f"batches[0]: zstd compression is not valid with magic {magic}; "
+                                "decoded anyway, as a broker may have stored it"]
+    with pytest.raises(DecodeError, match="unknown compression codec 6"):  # unknown codecs stay errors
+        decode_records(raw_legacy(b"anything", magic=magic, attributes=6))
 
 
 @pytest.mark.parametrize("codec", ALL_CODECS[1:], ids=lambda c: c.name)

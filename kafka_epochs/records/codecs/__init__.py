@@ -18,6 +18,7 @@ __all__ = [
     "codec_problem",
     "compress",
     "decompress",
+    "is_known_codec",
 ]
 
 #: The default bound on decompressed bytes per ``decode_records`` call.
@@ -40,6 +41,13 @@ def codec_problem(codec_id: int, magic: int) -> str | None:
     if codec not in _ALLOWED[magic]:
         return f"{codec.name.lower()} compression is not valid with magic {magic}"
     return None
+
+
+def is_known_codec(codec_id: int) -> bool:
+    return codec_id in _KNOWN
+
+
+_KNOWN = frozenset(c.value for c in Compression)
 
 
 def compress(codec: Compression, data: bytes, magic: int) -> bytes:
