@@ -5,7 +5,7 @@ Each run is a fresh interpreter. The child times, with ``time.perf_counter``, ex
 user's program does first:
 
     import kafka_epochs
-    proto = kafka_epochs.Protocol.bundled()        # or Protocol.from_specs(dir), cache warm
+    proto = kafka_epochs.Protocol.auto()           # or .apache(), .kip(), .bundled(), .from_specs(dir)
     cls = proto.message("MetadataResponse")
     cls.decode(data, 12)                           # a 3-broker, 1-topic, 3-partition response
 
@@ -49,7 +49,8 @@ specs, cache = (sys.argv[3], sys.argv[4]) if mode == "from_specs" else (None, No
 t0 = time.perf_counter()
 import kafka_epochs
 t1 = time.perf_counter()
-proto = kafka_epochs.Protocol.bundled() if mode != "from_specs" else kafka_epochs.Protocol.from_specs(specs, cache)
+P = kafka_epochs.Protocol
+proto = P.from_specs(specs, cache) if mode == "from_specs" else getattr(P, mode)()
 t2 = time.perf_counter()
 cls = proto.message("MetadataResponse")
 t3 = time.perf_counter()
@@ -134,7 +135,7 @@ def measure(runs: int = 11, specs: Path = DEFAULT_SPECS) -> dict[str, Any]:
 
     modes = []
     if bundled_available():
-        modes.append("bundled")
+        modes += ["auto", "apache", "kip", "bundled"]  # auto first: what every command uses
     if specs.is_dir():
         modes.append("from_specs")
     if not modes:
@@ -146,8 +147,8 @@ def measure(runs: int = 11, specs: Path = DEFAULT_SPECS) -> dict[str, Any]:
         prefix.mkdir()
         report: dict[str, Any] = {"runs": runs, "python": sys.version.split()[0], "modes": {}}
         for mode in modes:
-            if mode == "bundled":
-                proto = Protocol.bundled()
+            if mode != "from_specs":
+                proto = getattr(Protocol, mode)()
                 data = sample_bytes(proto)
                 args = [mode, data.hex()]
             else:
@@ -174,7 +175,7 @@ def measure(runs: int = 11, specs: Path = DEFAULT_SPECS) -> dict[str, Any]:
                 "no_pyc_median_ms": medians(cold_samples),
             }
 
-            if mode == "bundled":
+            if mode == modes[0]:
                 # An editable install (``pip install -e .``, as in development) runs a finder from a
                 # .pth file at start-up that imports pathlib, re, urllib.parse, importlib.util ...,
                 # so those come free to kafka_epochs. A regular install has no such finder: this
@@ -190,8 +191,8 @@ def measure(runs: int = 11, specs: Path = DEFAULT_SPECS) -> dict[str, Any]:
             next(c for name, _, c in rows if name == "kafka_epochs") for rows in bare) / 1000
         mode = modes[0]
         scenario = (
-            "import kafka_epochs; p = kafka_epochs.Protocol.bundled(); p.message('MetadataResponse')"
-            if mode == "bundled" else
+            f"import kafka_epochs; p = kafka_epochs.Protocol.{mode}(); p.message('MetadataResponse')"
+            if mode != "from_specs" else
             f"import kafka_epochs; p = kafka_epochs.Protocol.from_specs({str(specs)!r}, {str(cache)!r}); "
             "p.message('MetadataResponse')")
         rows = importtime(child_env(prefix, True), scenario)
@@ -208,7 +209,7 @@ def print_report(report: dict[str, Any]) -> None:
     print(f"Start-up (fresh interpreter, median of {report['runs']} runs, .pyc present)")
     for mode, r in report["modes"].items():
         m = r["median_ms"]
-        how = "Protocol.bundled()" if mode == "bundled" else "Protocol.from_specs(dir), cache warm"
+        how = f"Protocol.{mode}()" if mode != "from_specs" else "Protocol.from_specs(dir), cache warm"
         print(f"  {how}: import + load MetadataResponse + decode {r['message_bytes']} bytes = "
               f"{m['total']:.1f} ms (best {r['min_total_ms']:.1f})")
         print("    " + ", ".join(f"{k} {v:.2f}" for k, v in m.items() if k != "total") + " ms")
