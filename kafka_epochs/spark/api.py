@@ -24,6 +24,8 @@ from kafka_epochs.spark.spark_types import spark_schema
 from kafka_epochs.spark.typed import decode_typed_batch, typed_schema
 
 ColumnLike = Column | str
+#: The kafka-capture source's column that marks raw SASL tokens, used when present.
+SASL_COLUMN = "sasl_mechanism"
 
 
 def decode_frame(
@@ -179,8 +181,11 @@ class _Columns:
     def pairing(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
         if self.direction is None or self.request_api_key is None or self.request_api_version is None:
             return {}
-        return {"direction": batch.column(self.direction), "request_api_key": batch.column(self.request_api_key),
-                "request_api_version": batch.column(self.request_api_version)}
+        out = {"direction": batch.column(self.direction), "request_api_key": batch.column(self.request_api_key),
+               "request_api_version": batch.column(self.request_api_version)}
+        if SASL_COLUMN in batch.schema.names:  # the capture source's mark of raw SASL tokens
+            out["sasl_mechanism"] = batch.column(SASL_COLUMN)
+        return out
 
     def joined(self, batch: pa.RecordBatch, decoded: pa.RecordBatch) -> pa.RecordBatch:
         columns = [batch.column(c) for c in self.keep] + decoded.columns
@@ -203,10 +208,12 @@ class _Inputs:
             if clash:
                 raise ValueError(f"kept columns {clash} clash with decoded columns; rename them first")
         pairing = [c for c in (direction_col, request_api_key_col, request_api_version_col) if c is not None]
+        if direction_col is not None and SASL_COLUMN in names:
+            pairing.append(SASL_COLUMN)
         for column in [frame_col, *kept, *pairing]:
             if column not in names:
                 raise ValueError(f"no column {column!r} in the DataFrame (it has {names})")
-        if direction_col is not None and len(pairing) != 3:
+        if direction_col is not None and len(pairing) < 3:
             raise ValueError("direction_col needs request_api_key_col and request_api_version_col too")
         frame_type = df.schema[frame_col].dataType
         if not isinstance(frame_type, T.BinaryType):

@@ -16,7 +16,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 from kafka_epochs.spark.bodies import Bodies, Render, decode_bodies
 from kafka_epochs.spark.headers import Headers, read_headers
 from kafka_epochs.spark.protocols import Lookup, ProtocolLike, resolve
-from kafka_epochs.traffic import error_codes
+from kafka_epochs.traffic import SASL_TOKENS, error_codes
 
 ERROR_CODE = pa.struct([("path", pa.string()), ("code", pa.int16()), ("name", pa.string())])
 
@@ -46,16 +46,18 @@ DECODED_SCHEMA = pa.schema([*HEADER_FIELDS, pa.field("body_json", pa.string()), 
 def decode_batch(
     frames: pa.Array | pa.ChunkedArray, *, direction: pa.Array | None = None,
     request_api_key: pa.Array | None = None, request_api_version: pa.Array | None = None,
-    protocol: ProtocolLike = None,
+    protocol: ProtocolLike = None, sasl_mechanism: pa.Array | None = None,
 ) -> pa.RecordBatch:
     """Decode size-prefixed Kafka frames (a binary array) into :data:`DECODED_SCHEMA` rows.
 
     ``direction`` holds "request" or "response" per row (without it, every frame is a request).
     A response is decoded with its request's api key and version from ``request_api_key`` and
     ``request_api_version``. ``protocol`` is a Protocol, profile names ("apache", "kip", "auto")
-    or spec directories, or None for the default profile, ``auto``.
+    or spec directories, or None for the default profile, ``auto``. ``sasl_mechanism`` (the
+    capture source's column) marks raw SASL tokens: they are named, not decoded.
     """
-    decoded = DecodedRows.of(frames, direction, request_api_key, request_api_version, protocol, _as_json)
+    decoded = DecodedRows.of(frames, direction, request_api_key, request_api_version, protocol, _as_json,
+                             sasl_mechanism)
     values = decoded.bodies.values
     body_json = pa.array([None if v is None else v[0] for v in values], pa.string())
     return decoded.record_batch(DECODED_SCHEMA, {"body_json": body_json}, [None if v is None else v[1] for v in values])
@@ -83,15 +85,17 @@ class DecodedRows:
     def of(
         cls, frames: pa.Array | pa.ChunkedArray, direction: pa.Array | None, request_api_key: pa.Array | None,
         request_api_version: pa.Array | None, protocol: ProtocolLike, render: Render,
+        sasl_mechanism: pa.Array | None = None,
     ) -> DecodedRows:
         frames = _one_chunk(frames)
-        pairing = [_maybe_chunk(c) for c in (direction, request_api_key, request_api_version)]
-        for name, column in zip(("direction", "request_api_key", "request_api_version"), pairing, strict=True):
+        pairing = [_maybe_chunk(c) for c in (direction, request_api_key, request_api_version, sasl_mechanism)]
+        for name, column in zip(("direction", "request_api_key", "request_api_version", "sasl_mechanism"), pairing,
+                                strict=True):
             if column is not None and len(column) != len(frames):
                 raise ValueError(f"{name} has {len(column)} rows but frames has {len(frames)}")
         resolved = resolve(protocol)
         lookup = Lookup(resolved)
-        headers = read_headers(frames, pairing[0], pairing[1], pairing[2], lookup)
+        headers = read_headers(frames, pairing[0], pairing[1], pairing[2], lookup, pairing[3])
         return cls(headers, decode_bodies(headers, resolved, render), lookup)
 
     def record_batch(
@@ -121,9 +125,12 @@ class DecodedRows:
     def _api_names(self) -> pa.Array:
         h = self.headers
         names: list[str | None] = []
-        for entry, key, ok, response in zip(
-                h.entries, h.api_key.tolist(), h.api_key_ok.tolist(), h.is_response.tolist(), strict=True):
-            if entry is not None:
+        for entry, key, ok, response, mechanism in zip(
+                h.entries, h.api_key.tolist(), h.api_key_ok.tolist(), h.is_response.tolist(), h.sasl_mechanism,
+                strict=True):
+            if mechanism is not None:
+                names.append(SASL_TOKENS)
+            elif entry is not None:
                 names.append(entry.api_name)
             else:  # the version may be unknown while the api is not: say which api the bad row is
                 names.append(self.lookup.api_name(key, "response" if response else "request") if ok else None)

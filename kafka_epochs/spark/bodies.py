@@ -49,6 +49,13 @@ class Bodies:
         self.warnings.append(warnings)
         self.profiles.append(profile)
 
+    def note(self, warning: str) -> None:
+        """A row with nothing to decode and nothing wrong (a raw SASL token)."""
+        self.values.append(None)
+        self.errors.append(None)
+        self.warnings.append([warning])
+        self.profiles.append(None)
+
     def fail(self, error: str, warnings: list[str]) -> None:
         self.values.append(None)
         self.errors.append(error)
@@ -62,6 +69,11 @@ def decode_bodies(headers: Headers, protocol: Protocol, render: Render) -> Bodie
     rows = zip(headers.body_start.tolist(), headers.starts.tolist(), headers.ends.tolist(),
                headers.api_version.tolist(), headers.is_response.tolist(), headers.entries, strict=True)
     for i, (body_start, start, end, version, is_response, entry) in enumerate(rows):
+        mechanism = headers.sasl_mechanism[i]
+        if mechanism is not None:
+            out.note(f"a raw SASL {mechanism} token of {end - start - 4} bytes (after a SaslHandshake v0): "
+                     "it has no Kafka header, and its bytes are credentials, so it is not decoded")
+            continue
         if body_start >= 0 and entry is not None and entry.cls is not None:
             try:
                 body, stop = entry.cls.read(whole, body_start - base, version, end - base)

@@ -40,6 +40,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafka_epochs.capture import CaptureStreams, Direction, Flow, Gap, PacketError, Resync, StreamData, StreamEnd
 from kafka_epochs.framing import DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING, FrameBuffer, FrameTooLarge, RequestEvent
+from kafka_epochs.sasl import SASL_HANDSHAKE, SaslTokens
 from kafka_epochs.spark.protocols import ProtocolRef, protocol_ref, resolve
 from kafka_epochs.wire.errors import KafkaEpochsError
 
@@ -69,13 +70,15 @@ ARROW_SCHEMA = pa.schema([
     ("request_api_version", pa.int32()),
     ("frame", pa.binary()),  # the whole frame, size prefix included; null on capture-error rows
     ("capture_error", pa.string()),
+    # the mechanism, on a raw SASL token after a SaslHandshake v0 (a frame with no Kafka header)
+    ("sasl_mechanism", pa.string()),
 ])
 
 #: The same schema as Spark DDL (what :meth:`KafkaCaptureDataSource.schema` returns).
 SCHEMA_DDL = (
     "capture string, seq bigint, packet bigint, time timestamp, time_ns bigint, flow_id bigint, client string, "
     "broker string, direction string, stream_offset bigint, correlation_id int, request_api_key int, "
-    "request_api_version int, frame binary, capture_error string"
+    "request_api_version int, frame binary, capture_error string, sasl_mechanism string"
 )
 
 #: ``seq`` = event index << SEQ_SHIFT | row within the event. An event's data comes from one
@@ -103,6 +106,7 @@ class FrameRow(NamedTuple):
     request_api_version: int | None
     frame: bytes | None
     capture_error: str | None
+    sasl_mechanism: str | None = None
 
 
 def flow_id(flow: Flow) -> int:
@@ -137,6 +141,7 @@ class _Connection:
     request: _Side
     response: _Side
     pending: dict[int, tuple[int, int]] = field(default_factory=dict)  # correlation id -> (key, version)
+    sasl: SaslTokens = field(default_factory=SaslTokens)
 
 
 class CaptureFrames:
@@ -223,10 +228,17 @@ class CaptureFrames:
                                  f"{label} stream: {e.reason}")
 
     def _request(self, conn: _Connection, frame: bytes, offset: int, event: StreamData) -> FrameRow:
+        if conn.sasl.client_token(frame, self._reads_as_request):
+            return self._token_row(conn, frame, offset, event, "request")
         if len(frame) < _REQUEST_HEAD.size:  # too short for a header: nothing to pair
             return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
                             conn.broker, "request", offset, None, None, None, frame, None)
         _, api_key, api_version, correlation_id = _REQUEST_HEAD.unpack_from(frame, 0)
+        if api_key == SASL_HANDSHAKE:
+            # the one request whose body matters here: a v0 handshake makes raw tokens follow
+            with contextlib.suppress(KafkaEpochsError):
+                handshake = resolve(self.protocol).decode_request(frame)
+                conn.sasl.handshake(correlation_id, api_version, handshake.body.mechanism)
         if self._expects_response(frame, api_key, api_version, correlation_id):
             conn.pending[correlation_id] = (api_key, api_version)
             if len(conn.pending) > self.max_pending:
@@ -236,10 +248,27 @@ class CaptureFrames:
 
     def _response(self, conn: _Connection, frame: bytes, offset: int, event: StreamData) -> FrameRow:
         correlation_id = _INT32.unpack_from(frame, 4)[0] if len(frame) >= 8 else None
+        if conn.sasl.broker_token(frame, conn.pending, correlation_id):
+            return self._token_row(conn, frame, offset, event, "response")
         paired = conn.pending.pop(correlation_id, None) if correlation_id is not None else None
         api_key, api_version = paired if paired is not None else (None, None)
+        if api_key == SASL_HANDSHAKE and api_version is not None and correlation_id is not None:
+            with contextlib.suppress(KafkaEpochsError):
+                answer = resolve(self.protocol).decode_response(frame, api_key, api_version)
+                conn.sasl.answered(correlation_id, answer.body.error_code)
         return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
                         conn.broker, "response", offset, correlation_id, api_key, api_version, frame, None)
+
+    def _reads_as_request(self, frame: bytes) -> bool:
+        try:
+            resolve(self.protocol).decode_request(frame)
+        except KafkaEpochsError:
+            return False
+        return True
+
+    def _token_row(self, conn: _Connection, frame: bytes, offset: int, event: StreamData, direction: str) -> FrameRow:
+        return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
+                        conn.broker, direction, offset, None, None, None, frame, None, conn.sasl.mechanism)
 
     def _expects_response(self, frame: bytes, api_key: int, api_version: int, correlation_id: int) -> bool:
         if api_key != PRODUCE:

@@ -47,17 +47,21 @@ class Headers:
     entries: list[Entry | None]  # what decodes the body; None: unknown api/version, or no header
     header_version: Ints  # -1 where there is no entry
     body_start: Ints  # where the body starts; -1 where the Python fast path cannot tell
+    sasl_mechanism: list[str | None]  # a raw SASL token's mechanism (no Kafka header); else None
 
 
 def read_headers(
     frames: pa.Array, direction: pa.Array | None, request_api_key: pa.Array | None,
-    request_api_version: pa.Array | None, lookup: Lookup,
+    request_api_version: pa.Array | None, lookup: Lookup, sasl_mechanism: pa.Array | None = None,
 ) -> Headers:
     n = len(frames)
     starts, ends, data = _bounds(frames)
     length = ends - starts
     present = _mask(frames.is_valid())
     names, is_response, direction_ok = _directions(direction, n)
+    # raw SASL tokens have no header to read: they are neither requests nor responses here
+    tokens = np.zeros(n, dtype=bool) if sasl_mechanism is None else _mask(sasl_mechanism.is_valid())
+    direction_ok = direction_ok & ~tokens
     requests = present & direction_ok & ~is_response
     responses = present & direction_ok & is_response
 
@@ -112,7 +116,8 @@ def read_headers(
         is_response=is_response, size_ok=size_ok,
         api_key=api_key, api_key_ok=key_ok, api_version=api_version, api_version_ok=version_ok,
         correlation_id=correlation_id, correlation_id_ok=corr_ok, client_id=client_id, entries=entries,
-        header_version=header_version, body_start=body_start)
+        header_version=header_version, body_start=body_start,
+        sasl_mechanism=[None] * n if sasl_mechanism is None else sasl_mechanism.to_pylist())
 
 
 def _bounds(frames: pa.Array) -> tuple[Ints, Ints, npt.NDArray[np.uint8]]:
