@@ -15,6 +15,11 @@ DataFrames (:class:`AuditResult`):
 - ``stop_replica_fenced``: every StopReplica partition that the KIP-570 rule
   (:func:`kafka_epochs.epochs.stop_replica_epoch_error`) would fence against that epoch.
 
+Every row of the last three says how its frame was read: ``profile`` (the layout: ``apache``,
+``kip`` or a spec directory) and ``warnings`` (trailing bytes, an ApiVersions v0 answer, an
+unstable version, a frame that two layouts read differently), so a verdict resting on a tolerated
+or ambiguous frame says so.
+
 The rules are the ``kafka_epochs.epochs`` functions; this module only finds their inputs in the
 traffic. Frames are decoded again here (only those that can matter) because the rules read
 decoded objects, not JSON. A frame that does not decode contributes nothing: the decode job's
@@ -84,6 +89,8 @@ EVENT_SCHEMA = pa.schema([
     ("leader", pa.int32()),  # leader_epoch events
     ("delete", pa.bool_()),  # stop_replica events
     ("error_code", pa.int32()), ("error", pa.string()), ("path", pa.string()),  # error_response events
+    # how the frame was read: the layout ("apache", "kip", ...) and what was tolerated (trailing bytes, ...)
+    ("profile", pa.string()), ("warnings", pa.list_(pa.string())),
 ])
 _EVENT_ONLY = EVENT_SCHEMA.names[len(_CONTEXT):]
 
@@ -121,7 +128,9 @@ class EventExtractor:
         if key not in CLIENT_EPOCH_APIS and key not in (LEADER_AND_ISR, STOP_REPLICA):
             return []  # decode nothing that cannot name an epoch
         decoded = self.protocol.decode_request(frame)
-        body, version = decoded.body, decoded.api_version
+        return _read_as(decoded, self._request_events(key, decoded.body, decoded.api_version))
+
+    def _request_events(self, key: int, body: Any, version: int) -> list[tuple[Any, ...]]:
         api = _api_name(body)
         if key in CLIENT_EPOCH_APIS:
             return [(REQUEST_EPOCH, api, version, p.topic, _uuid_text(p.topic_id), p.partition,
@@ -140,6 +149,9 @@ class EventExtractor:
         if not metadata and not any(code in frame for code in _ERROR_BYTES):
             return []
         decoded = self.protocol.decode_response(frame, key, version)
+        return _read_as(decoded, self._response_events(decoded, metadata, version))
+
+    def _response_events(self, decoded: Any, metadata: bool, version: int) -> list[tuple[Any, ...]]:
         api = _api_name(decoded.body)
         out: list[tuple[Any, ...]] = []
         if metadata:
@@ -153,6 +165,12 @@ class EventExtractor:
             out.append((ERROR_RESPONSE, api, version, context.get("topic"), context.get("topic_id"),
                         context.get("partition"), None, None, None, code, Errors.for_code(code).name, path))
         return out
+
+
+def _read_as(decoded: Any, events: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Each event with the layout that read its frame and the frame's warnings."""
+    how = (decoded.profile, decoded.warnings or None)
+    return [event + how for event in events]
 
 
 def _api_name(body: Any) -> str:
@@ -255,7 +273,8 @@ def audit(frames: DataFrame, *, protocol: ProtocolLike = None,
         stale_requests=_report(stale, "requested_epoch").orderBy("time_ns", "seq", "topic", "partition"),
         fenced_responses=events.where(F.col("kind") == ERROR_RESPONSE).select(
             "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api", "api_version", "topic",
-            "topic_id", "partition", "path", "error_code", "error").orderBy("time_ns", "seq", "path"),
+            "topic_id", "partition", "path", "error_code", "error", "profile", "warnings",
+        ).orderBy("time_ns", "seq", "path"),
         stop_replica_fenced=_report(stops, "requested_epoch", "delete").orderBy("time_ns", "seq", "topic",
                                                                                  "partition"),
         events=events,
@@ -353,7 +372,7 @@ def _report(checks: DataFrame, epoch_name: str, *extra: str) -> DataFrame:
     return checks.select(
         "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api", "api_version", "topic",
         "topic_id", "partition", F.col("epoch").alias(epoch_name), *extra, "leader_epoch",
-        F.col("verdict").alias("error"))
+        F.col("verdict").alias("error"), "profile", "warnings")
 
 
 class _CallableModule(types.ModuleType):

@@ -58,6 +58,9 @@ def test_requests_older_or_newer_than_the_leader(result: Any) -> None:
         ("Fetch", 12, 5, 1, 4, 3, "UNKNOWN_LEADER_EPOCH"),
         ("Fetch", 12, 9, 0, 6, 7, "FENCED_LEADER_EPOCH"),  # after LeaderAndIsr moved orders-0 to 7
     ]
+    # each verdict says which layout read its frame: the KIP-359 Produce v12 is not Apache 4.0's v12
+    assert rows(result.stale_requests, "api", "profile", "warnings") == [
+        ("Produce", "kip", None), ("Fetch", "apache", None), ("Fetch", "apache", None)]
 
 
 def test_epoch_error_responses(result: Any) -> None:
