@@ -243,7 +243,7 @@ class Protocol:
         self, body: Message, version: int, correlation_id: int, client_id: str | None = "",
     ) -> bytes:
         """A size-prefixed request frame: header (version chosen by Kafka's rule) and body."""
-        owner = self._owner(body)
+        owner = self._owner(body, version)
         api_key = _api_key(body)
         header_cls: Any = owner.message("RequestHeader")
         header = header_cls(
@@ -254,12 +254,12 @@ class Protocol:
 
     def encode_response(self, body: Message, version: int, correlation_id: int) -> bytes:
         """A size-prefixed response frame."""
-        owner = self._owner(body)
+        owner = self._owner(body, version)
         header_cls: Any = owner.message("ResponseHeader")
         header = header_cls(correlation_id=correlation_id)
         return _frame(header, owner.response_header_version(_api_key(body), version), body, version)
 
-    def _owner(self, body: Message) -> Protocol:
+    def _owner(self, body: Message, version: int) -> Protocol:
         """The package whose class ``body`` is (its header rules apply)."""
         return self
 
@@ -394,12 +394,13 @@ class ProtocolChain(Protocol):
     def _flexible(self, api_key: int, kind: str, version: int) -> bool:
         return self.pick(api_key, version, kind)._flexible(api_key, kind, version)
 
-    def _owner(self, body: Message) -> Protocol:
+    def _owner(self, body: Message, version: int) -> Protocol:
         name = type(body).__name__
         for protocol in self.protocols:
             if name in protocol and protocol.message(name) is type(body):
-                return protocol._owner(body)
-        return self.pick(_api_key(body), 0, type(body).MESSAGE_TYPE)
+                return protocol._owner(body, version)
+        # a class from elsewhere (another spec directory): the header rules of whoever has its version
+        return self.pick(_api_key(body), version, type(body).MESSAGE_TYPE)
 
 
 class AutoProtocol(ProtocolChain):
