@@ -38,6 +38,14 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def apache_protocol():  # type: ignore[no-untyped-def]
+    """The bundled Apache Kafka protocol (the catalogue): needs no spec directory."""
+    from kafka_epochs import Protocol
+
+    return Protocol.apache()
+
+
+@pytest.fixture(scope="session")
 def reference_protocol(reference_dir: Path, cache_dir: Path):  # type: ignore[no-untyped-def]
     from kafka_epochs import Protocol
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from kafka_epochs import Protocol
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
 from kafka_epochs.cli import main
 from kafka_epochs.framing import FrameBuffer
@@ -48,12 +49,13 @@ def expected_pairs(recordings: list[Any]) -> set[tuple[int, int, bytes, bytes | 
 
 @pytest.mark.parametrize("client", CLIENTS)
 def test_pcap_of_real_client_traffic_decodes_to_the_same_pairs(
-        reference_protocol: Any, client: str, tmp_path: Path) -> None:
-    recordings = record_session(reference_protocol, client, codec="lz4")
+        apache_protocol: Any, client: str, tmp_path: Path) -> None:
+    recordings = record_session(apache_protocol, client, codec="lz4")
     path = tmp_path / f"{client}.pcap"
     to_capture(recordings, path)
     got = set()
-    for exchange in decode_capture(path, reference_protocol):  # no ports: learnt from ApiVersions
+    # the default profile, no spec directory: what a user who pip-installed the package gets
+    for exchange in decode_capture(path, Protocol.auto()):  # no ports: learnt from ApiVersions
         assert exchange.kind in (Kind.PAIR, Kind.REQUEST), exchange.problem
         request, response = exchange.request, exchange.response
         assert request is not None and request.error is None, request
@@ -65,14 +67,13 @@ def test_pcap_of_real_client_traffic_decodes_to_the_same_pairs(
     assert any(frame[4:6] == b"\x00\x00" for _, _, frame, _ in got)  # Produce requests are in there
 
 
-def test_decode_command_on_a_real_client_capture(reference_protocol: Any, reference_dir: Path,
-                                                 tmp_path: Path) -> None:
-    recordings = record_session(reference_protocol, "confluent-kafka", codec="zstd")
+def test_decode_command_on_a_real_client_capture(apache_protocol: Any, tmp_path: Path) -> None:
+    recordings = record_session(apache_protocol, "confluent-kafka", codec="zstd")
     path = tmp_path / "rdkafka.pcap"
     to_capture(recordings, path)
     out = io.StringIO()
     with redirect_stdout(out):
-        code = main(["decode", str(path), "--specs", str(reference_dir), "--records", "--quiet"])
+        code = main(["decode", str(path), "--records", "--quiet"])  # no --specs, no --protocol
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     expected = expected_pairs(recordings)
     assert {(int(r["client"].rsplit(":", 1)[1]), r["correlation_id"]) for r in rows} == {
@@ -83,3 +84,25 @@ def test_decode_command_on_a_real_client_capture(reference_protocol: Any, refere
     batches = [b for r in produced for t in r["request"]["topic_data"] for p in t["partition_data"]
                for b in p["records"]["batches"]]
     assert batches and {b["compression"] for b in batches} == {"ZSTD"}
+    assert {r["request_profile"] for r in rows} == {"apache"}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_spark_batch_decoder_reads_every_frame_of_a_real_client_capture(
+        apache_protocol: Any, client: str, tmp_path: Path) -> None:
+    """What spark-decode runs on each batch: the capture source's rows, then decode_batch, defaults only."""
+    pytest.importorskip("pyspark")
+    from kafka_epochs.spark.batch import decode_batch
+    from kafka_epochs.spark.datasource import capture_frames, to_batches
+
+    path = tmp_path / f"{client}.pcap"
+    to_capture(record_session(apache_protocol, client, codec="gzip"), path)
+    rows = 0
+    for batch in to_batches(capture_frames(path)):
+        decoded = decode_batch(batch.column("frame"), direction=batch.column("direction"),
+                               request_api_key=batch.column("request_api_key"),
+                               request_api_version=batch.column("request_api_version"),
+                               sasl_mechanism=batch.column("sasl_mechanism")).to_pylist()
+        assert [d["error"] for d in decoded] == [None] * len(decoded)
+        rows += len(decoded)
+    assert rows > 10
