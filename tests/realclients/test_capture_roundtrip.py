@@ -65,6 +65,12 @@ def test_pcap_of_real_client_traffic_decodes_to_the_same_pairs(
                  response.frame if response is not None else None))
     assert got == expected_pairs(recordings)
     assert any(frame[4:6] == b"\x00\x00" for _, _, frame, _ in got)  # Produce requests are in there
+    # and Protocol.apache() alone reads every recorded frame, request and response
+    for _, _, request_frame, response_frame in got:
+        request = apache_protocol.decode_request(request_frame)
+        if response_frame is not None:
+            response = apache_protocol.decode_response(response_frame, request.api_key, request.api_version)
+            assert response.correlation_id == request.correlation_id
 
 
 def test_decode_command_on_a_real_client_capture(apache_protocol: Any, tmp_path: Path) -> None:
