@@ -245,11 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits with status 2 on bad usage
     try:
         return int(args.run(args))
+    except BrokenPipeError:  # e.g. piped into head: the reader has what it wanted (before OSError, its base)
+        sys.stderr.close()  # nothing more can be said, and Python must not complain at exit either
+        return 0
     except (KafkaEpochsError, OSError, ValueError) as e:
         print(f"kafka-epochs: {e}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # e.g. piped into head
-        return 0
 
 
 if __name__ == "__main__":

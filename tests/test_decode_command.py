@@ -180,3 +180,29 @@ def test_error_codes_from_objects_and_from_dicts_agree() -> None:
     body = fenced()
     assert error_codes(body) == error_codes(body.to_dict()) == [  # type: ignore[attr-defined]
         {"path": "responses[0].partition_responses[0].error_code", "code": 74, "name": "FENCED_LEADER_EPOCH"}]
+
+
+CLIENTS_SAMPLE = Path(__file__).resolve().parent.parent / "kafka_epochs" / "samples" / "clients.pcap"
+
+
+def test_the_real_clients_sample_decodes_whole_with_no_flags() -> None:
+    """The README's second example: real clients' traffic, the default profile, no spec directory."""
+    code, out, err = run("decode", str(CLIENTS_SAMPLE))
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) > 40 and all(r["kind"] == "pair" for r in rows)
+    assert not any("request_error" in r or "response_error" in r for r in rows)
+    versions = {(r["api"], r["api_version"]) for r in rows}
+    assert ("Metadata", 13) in versions  # librdkafka's and kafka-python's: a Kafka 4.x version
+    assert ("Metadata", 5) in versions  # aiokafka's, non-flexible
+    assert "0 with problems" in err
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    import subprocess
+    import sys
+
+    command = f"set -o pipefail; {sys.executable} -m kafka_epochs.cli decode {CLIENTS_SAMPLE} | head -c 10"
+    head = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60, check=False)
+    assert head.returncode == 0 and len(head.stdout) == 10
+    assert "Broken pipe" not in head.stderr and "Traceback" not in head.stderr
