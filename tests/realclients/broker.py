@@ -38,8 +38,10 @@ LIST_OFFSETS = 2
 METADATA = 3
 FIND_COORDINATOR = 10
 API_VERSIONS = 18
+SASL_HANDSHAKE = 17
 INIT_PRODUCER_ID = 22
 OFFSET_FOR_LEADER_EPOCH = 23
+SASL_AUTHENTICATE = 36
 
 # Error codes (Apache Kafka's numbering).
 NONE = 0
@@ -47,7 +49,9 @@ OFFSET_OUT_OF_RANGE = 1
 CORRUPT_MESSAGE = 2
 UNKNOWN_TOPIC_OR_PARTITION = 3
 COORDINATOR_NOT_AVAILABLE = 15
+UNSUPPORTED_SASL_MECHANISM = 33
 UNSUPPORTED_VERSION = 35
+SASL_AUTHENTICATION_FAILED = 58
 INVALID_REQUEST = 42
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
@@ -148,6 +152,8 @@ class LoopbackBroker:
         fetch_wait_cap_s: float = 0.1,
         max_lifetime_s: float = 120.0,
         cluster_id: str = "kafka-epochs-loopback",
+        sasl_users: dict[str, str] | None = None,
+        sasl_authenticate: bool = False,
     ) -> None:
         self.protocol = protocol
         self.node_id = node_id
@@ -165,6 +171,14 @@ class LoopbackBroker:
             known = protocol.versions(key)
             high = min(known.stop - 1, caps.get(key, known.stop - 1))
             self.versions[key] = (MIN_VERSIONS.get(key, known.start), high)
+        # SASL/PLAIN (user -> password): a SaslHandshake is then required. Without SaslAuthenticate
+        # advertised, clients fall back to handshake v0 and raw tokens with no Kafka header.
+        self.sasl_users = sasl_users
+        if sasl_users is not None:
+            self.versions[SASL_HANDSHAKE] = (0, 1 if sasl_authenticate else 0)
+            if sasl_authenticate:
+                self.versions[SASL_AUTHENTICATE] = (0, min(2, protocol.versions(SASL_AUTHENTICATE).stop - 1))
+        self._raw_token_next: set[int] = set()  # connections whose next frame is a raw SASL token
         self.topics: dict[str, Topic] = {}
         self.recordings_list: list[ConnectionRecording] = []
         self.exchanges: list[Exchange] = []
@@ -313,6 +327,11 @@ class LoopbackBroker:
     # -- requests -----------------------------------------------------------------------------
 
     def _handle(self, frame: bytes, index: int) -> bytes | None:
+        if index in self._raw_token_next:
+            self._raw_token_next.discard(index)
+            if not self._plain_ok(frame[4:]):
+                raise BrokerError("SASL/PLAIN authentication failed (raw token)")  # Kafka closes, too
+            return struct.pack(">i", 0)  # PLAIN's answer: an empty token, size-prefixed, no header
         if len(frame) < 12:
             raise BrokerError(f"a {len(frame)}-byte frame is too short for a request header")
         _, api_key, version, correlation_id = struct.unpack_from(">ihhi", frame, 0)
@@ -328,6 +347,9 @@ class LoopbackBroker:
             raise BrokerError(f"api key {api_key} v{version} is outside the advertised {low}-{high}")
         decoded = self.protocol.decode_request(frame)
         exchange = Exchange(index, frame, decoded)
+        if api_key == SASL_HANDSHAKE:
+            body = self._sasl_handshake(decoded.body, version, index)
+            return self._reply(exchange, body, version, correlation_id)
         handler = {
             API_VERSIONS: self._api_versions,
             METADATA: self._metadata,
@@ -337,6 +359,7 @@ class LoopbackBroker:
             INIT_PRODUCER_ID: self._init_producer_id,
             FIND_COORDINATOR: self._find_coordinator,
             OFFSET_FOR_LEADER_EPOCH: self._offset_for_leader_epoch,
+            SASL_AUTHENTICATE: self._sasl_authenticate,
         }[api_key]
         body = handler(decoded.body, version)
         if body is None:  # acks=0: no answer, but the request is kept
@@ -365,6 +388,29 @@ class LoopbackBroker:
 
     def _api_versions(self, request: Any, version: int) -> Any:
         return self._api_versions_body(NONE)
+
+    # SASL/PLAIN --------------------------------------------------------------------------------
+
+    def _plain_ok(self, token: bytes) -> bool:
+        """A PLAIN token is authzid NUL user NUL password (RFC 4616)."""
+        parts = token.split(b"\x00")
+        if len(parts) != 3 or self.sasl_users is None:
+            return False
+        user, password = parts[1].decode(errors="replace"), parts[2].decode(errors="replace")
+        return self.sasl_users.get(user) == password
+
+    def _sasl_handshake(self, request: Any, version: int, index: int) -> Any:
+        ok = self.sasl_users is not None and request.mechanism == "PLAIN"
+        if ok and version == 0:
+            self._raw_token_next.add(index)
+        return self._msg("SaslHandshakeResponse")(
+            error_code=NONE if ok else UNSUPPORTED_SASL_MECHANISM, mechanisms=["PLAIN"])
+
+    def _sasl_authenticate(self, request: Any, version: int) -> Any:
+        ok = self._plain_ok(request.auth_bytes)
+        return self._msg("SaslAuthenticateResponse")(
+            error_code=NONE if ok else SASL_AUTHENTICATION_FAILED,
+            error_message=None if ok else "bad user or password", auth_bytes=b"")
 
     # Metadata ----------------------------------------------------------------------------------
 
