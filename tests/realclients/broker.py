@@ -36,7 +36,16 @@ PRODUCE = 0
 FETCH = 1
 LIST_OFFSETS = 2
 METADATA = 3
+OFFSET_COMMIT = 8
+OFFSET_FETCH = 9
 FIND_COORDINATOR = 10
+JOIN_GROUP = 11
+HEARTBEAT = 12
+LEAVE_GROUP = 13
+SYNC_GROUP = 14
+#: What ``groups=True`` adds: a one-node group coordinator, with the versions it serves at most
+#: (OffsetCommit/OffsetFetch v10 name topics by id, which this broker's offset store does not).
+GROUP_APIS = {OFFSET_COMMIT: 9, OFFSET_FETCH: 9, JOIN_GROUP: 9, HEARTBEAT: 4, LEAVE_GROUP: 5, SYNC_GROUP: 5}
 API_VERSIONS = 18
 SASL_HANDSHAKE = 17
 INIT_PRODUCER_ID = 22
@@ -49,9 +58,11 @@ OFFSET_OUT_OF_RANGE = 1
 CORRUPT_MESSAGE = 2
 UNKNOWN_TOPIC_OR_PARTITION = 3
 COORDINATOR_NOT_AVAILABLE = 15
+UNKNOWN_MEMBER_ID = 25
 UNSUPPORTED_SASL_MECHANISM = 33
 UNSUPPORTED_VERSION = 35
 SASL_AUTHENTICATION_FAILED = 58
+MEMBER_ID_REQUIRED = 79
 INVALID_REQUEST = 42
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
@@ -132,6 +143,17 @@ class Topic:
     partitions: list[Partition]
 
 
+@dataclass
+class Group:
+    """A consumer group's state on the coordinator."""
+
+    generation: int = 0
+    leader: str = ""
+    protocol: str = ""
+    members: dict[str, dict[str, bytes]] = field(default_factory=dict)  # member id -> protocol -> metadata
+    assignments: dict[str, bytes] = field(default_factory=dict)
+
+
 class BrokerError(Exception):
     """A request this broker cannot serve; the connection is closed."""
 
@@ -154,6 +176,7 @@ class LoopbackBroker:
         cluster_id: str = "kafka-epochs-loopback",
         sasl_users: dict[str, str] | None = None,
         sasl_authenticate: bool = False,
+        groups: bool = False,
     ) -> None:
         self.protocol = protocol
         self.node_id = node_id
@@ -179,6 +202,13 @@ class LoopbackBroker:
             if sasl_authenticate:
                 self.versions[SASL_AUTHENTICATE] = (0, min(2, protocol.versions(SASL_AUTHENTICATE).stop - 1))
         self._raw_token_next: set[int] = set()  # connections whose next frame is a raw SASL token
+        # a group coordinator for consumer groups: this node for every group
+        self.groups = groups
+        if groups:
+            for key, high in GROUP_APIS.items():
+                self.versions[key] = (0, min(high, protocol.versions(key).stop - 1))
+        self.group_state: dict[str, Group] = {}
+        self.committed: dict[tuple[str, str, int], int] = {}  # (group, topic, partition) -> offset
         self.topics: dict[str, Topic] = {}
         self.recordings_list: list[ConnectionRecording] = []
         self.exchanges: list[Exchange] = []
@@ -360,6 +390,12 @@ class LoopbackBroker:
             FIND_COORDINATOR: self._find_coordinator,
             OFFSET_FOR_LEADER_EPOCH: self._offset_for_leader_epoch,
             SASL_AUTHENTICATE: self._sasl_authenticate,
+            JOIN_GROUP: self._join_group,
+            SYNC_GROUP: self._sync_group,
+            HEARTBEAT: self._heartbeat,
+            LEAVE_GROUP: self._leave_group,
+            OFFSET_COMMIT: self._offset_commit,
+            OFFSET_FETCH: self._offset_fetch,
         }[api_key]
         body = handler(decoded.body, version)
         if body is None:  # acks=0: no answer, but the request is kept
@@ -615,8 +651,14 @@ class LoopbackBroker:
             throttle_time_ms=0, error_code=NONE, producer_id=producer_id, producer_epoch=0)
 
     def _find_coordinator(self, request: Any, version: int) -> Any:
-        """Groups and transactions are beyond this broker: every coordinator is unavailable."""
+        """With ``groups``, this node coordinates every group; otherwise none is available."""
         cls = self._msg("FindCoordinatorResponse")
+        if self.groups and version < 4:
+            return cls(throttle_time_ms=0, error_code=NONE, node_id=self.node_id, host=self.host, port=self.port)
+        if self.groups:
+            return cls(throttle_time_ms=0, coordinators=[
+                cls.Coordinator(key=key, node_id=self.node_id, host=self.host, port=self.port, error_code=NONE)
+                for key in request.coordinator_keys])
         if version < 4:
             return cls(throttle_time_ms=0, error_code=COORDINATOR_NOT_AVAILABLE, error_message="no coordinators here",
                        node_id=-1, host="", port=-1)
@@ -624,6 +666,91 @@ class LoopbackBroker:
             cls.Coordinator(key=key, node_id=-1, host="", port=-1, error_code=COORDINATOR_NOT_AVAILABLE,
                             error_message="no coordinators here")
             for key in request.coordinator_keys])
+
+    # Groups: one node, members joining one at a time (every join completes at once) -------------
+
+    def _join_group(self, request: Any, version: int) -> Any:
+        cls = self._msg("JoinGroupResponse")
+        with self._lock:
+            group = self.group_state.setdefault(request.group_id, Group())
+            member_id = request.member_id
+            if not member_id:
+                member_id = f"{request.group_id}-member-{uuid.uuid4().hex[:8]}"
+                if version >= 4:  # KIP-394: the client must join again with the id it was given
+                    return cls(error_code=MEMBER_ID_REQUIRED, generation_id=-1, member_id=member_id, leader="",
+                               protocol_name="", members=[])
+            group.members[member_id] = {p.name: p.metadata for p in request.protocols}
+            group.generation += 1
+            group.leader = group.leader if group.leader in group.members else member_id
+            group.protocol = request.protocols[0].name
+            members = [cls.JoinGroupResponseMember(member_id=m, metadata=protocols.get(group.protocol, b""))
+                       for m, protocols in group.members.items()] if member_id == group.leader else []
+            return cls(error_code=NONE, generation_id=group.generation, protocol_type=request.protocol_type,
+                       protocol_name=group.protocol, leader=group.leader, member_id=member_id, members=members)
+
+    def _sync_group(self, request: Any, version: int) -> Any:
+        cls = self._msg("SyncGroupResponse")
+        with self._lock:
+            group = self.group_state.get(request.group_id)
+            if group is None or request.member_id not in group.members:
+                return cls(error_code=UNKNOWN_MEMBER_ID, assignment=b"")
+            if request.member_id == group.leader:
+                group.assignments = {a.member_id: a.assignment for a in request.assignments}
+            return cls(error_code=NONE, protocol_type=request.protocol_type, protocol_name=group.protocol,
+                       assignment=group.assignments.get(request.member_id, b""))
+
+    def _heartbeat(self, request: Any, version: int) -> Any:
+        with self._lock:
+            group = self.group_state.get(request.group_id)
+            known = group is not None and request.member_id in group.members
+        return self._msg("HeartbeatResponse")(error_code=NONE if known else UNKNOWN_MEMBER_ID)
+
+    def _leave_group(self, request: Any, version: int) -> Any:
+        cls = self._msg("LeaveGroupResponse")
+        leaving = [m.member_id for m in request.members] if version >= 3 else [request.member_id]
+        with self._lock:
+            group = self.group_state.get(request.group_id)
+            for member_id in leaving:
+                if group is not None:
+                    group.members.pop(member_id, None)
+        return cls(error_code=NONE, members=[cls.MemberResponse(member_id=m, error_code=NONE) for m in leaving]
+                   if version >= 3 else [])
+
+    def _offset_commit(self, request: Any, version: int) -> Any:
+        cls = self._msg("OffsetCommitResponse")
+        topics = []
+        with self._lock:
+            for topic in request.topics:
+                partitions = []
+                for p in topic.partitions:
+                    self.committed[(request.group_id, topic.name, p.partition_index)] = p.committed_offset
+                    partitions.append(cls.OffsetCommitResponsePartition(partition_index=p.partition_index,
+                                                                        error_code=NONE))
+                topics.append(cls.OffsetCommitResponseTopic(name=topic.name, partitions=partitions))
+        return cls(topics=topics)
+
+    def _offset_fetch(self, request: Any, version: int) -> Any:
+        cls = self._msg("OffsetFetchResponse")
+        if version >= 8:  # KIP-709: several groups per request
+            return cls(groups=[cls.OffsetFetchResponseGroup(
+                group_id=g.group_id, error_code=NONE,
+                topics=[cls.OffsetFetchResponseTopics(name=name, partitions=[
+                    cls.OffsetFetchResponsePartitions(partition_index=i, committed_offset=offset, metadata="")
+                    for i, offset in parts]) for name, parts in self._committed(g.group_id, g.topics)])
+                for g in request.groups])
+        return cls(error_code=NONE, topics=[cls.OffsetFetchResponseTopic(name=name, partitions=[
+            cls.OffsetFetchResponsePartition(partition_index=i, committed_offset=offset, metadata="")
+            for i, offset in parts]) for name, parts in self._committed(request.group_id, request.topics)])
+
+    def _committed(self, group_id: str, wanted: Any) -> list[tuple[str, list[tuple[int, int]]]]:
+        """(topic, [(partition, offset or -1)]) for the topics asked (all committed ones for None)."""
+        with self._lock:
+            if wanted is None:
+                names = sorted({t for g, t, _ in self.committed if g == group_id})
+                asked = [(n, sorted(p for g, t, p in self.committed if (g, t) == (group_id, n))) for n in names]
+            else:
+                asked = [(t.name, list(t.partition_indexes)) for t in wanted]
+            return [(name, [(i, self.committed.get((group_id, name, i), -1)) for i in parts]) for name, parts in asked]
 
     def _offset_for_leader_epoch(self, request: Any, version: int) -> Any:
         cls = self._msg("OffsetForLeaderEpochResponse")

@@ -1,0 +1,114 @@
+"""Real clients in a consumer group against the loopback broker's one-node coordinator.
+
+Each client subscribes with a group id, consumes what was produced, commits and leaves; the
+broker's offset store then holds the end offsets, and the capture of the whole session
+(FindCoordinator, JoinGroup, SyncGroup, Heartbeat, OffsetFetch, OffsetCommit, LeaveGroup, ...)
+decodes whole with the default profile and no spec directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kafka_epochs import Protocol
+from kafka_epochs.traffic import api_name, decode_capture
+
+from .broker import JOIN_GROUP, OFFSET_COMMIT, SYNC_GROUP, LoopbackBroker
+from .drivers import DRIVERS, PARTITIONS, make_records
+from .test_capture_roundtrip import to_capture
+
+TOPIC, GROUP, COUNT, TIMEOUT = "grouped", "kafka-epochs-group", 12, 20.0
+
+
+def consume_kafka_python(bootstrap: str) -> int:
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=GROUP, auto_offset_reset="earliest",
+                             enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=500,
+                             fetch_max_wait_ms=100, request_timeout_ms=int(TIMEOUT * 1000))
+    seen = 0
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while seen < COUNT and time.monotonic() < deadline:
+            seen += sum(len(batch) for batch in consumer.poll(timeout_ms=200).values())
+        consumer.commit()
+    finally:
+        consumer.close()  # sends LeaveGroup
+    return seen
+
+
+def consume_confluent(bootstrap: str) -> int:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP, "auto.offset.reset": "earliest",
+                         "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+                         "fetch.wait.max.ms": 100, "log_level": 0})
+    seen = 0
+    try:
+        consumer.subscribe([TOPIC])
+        deadline = time.monotonic() + TIMEOUT
+        while seen < COUNT and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                seen += 1
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+    return seen
+
+
+def consume_aiokafka(bootstrap: str) -> int:
+    from aiokafka import AIOKafkaConsumer
+
+    async def run() -> int:
+        consumer = AIOKafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=GROUP,
+                                    auto_offset_reset="earliest", enable_auto_commit=False,
+                                    session_timeout_ms=6000, heartbeat_interval_ms=500, fetch_max_wait_ms=100)
+        await consumer.start()
+        seen = 0
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            while seen < COUNT and time.monotonic() < deadline:
+                batches = await consumer.getmany(timeout_ms=200)
+                seen += sum(len(batch) for batch in batches.values())
+            await consumer.commit()
+        finally:
+            await consumer.stop()
+        return seen
+
+    return asyncio.run(run())
+
+
+CONSUMERS: dict[str, tuple[str, Callable[[str], int]]] = {
+    "kafka-python": ("kafka", consume_kafka_python), "confluent-kafka": ("confluent_kafka", consume_confluent),
+    "aiokafka": ("aiokafka", consume_aiokafka)}
+
+
+@pytest.mark.parametrize("client", list(CONSUMERS))
+def test_consumer_group_session_decodes_whole(client: str, tmp_path: Path) -> None:
+    module, consume = CONSUMERS[client]
+    pytest.importorskip(module)
+    records = make_records([TOPIC], COUNT, null_header_values=False)
+    with LoopbackBroker(Protocol.apache(), groups=True) as broker:
+        broker.create_topic(TOPIC)
+        DRIVERS[client].produce(broker.bootstrap, records, "gzip", acks=1, timeout=TIMEOUT)
+        seen = consume(broker.bootstrap)
+    assert broker.errors == []
+    assert seen == COUNT
+    # what the group committed: each partition's end offset (records spread over the partitions)
+    ends = {p: len([r for r in records if r.partition == p]) for p in range(PARTITIONS)}
+    assert {p: broker.committed.get((GROUP, TOPIC, p)) for p in range(PARTITIONS)} == ends
+    for key in (JOIN_GROUP, SYNC_GROUP, OFFSET_COMMIT):
+        assert broker.requests(key), f"api key {key} never crossed the wire"
+    path = tmp_path / f"{client}-group.pcap"
+    to_capture(broker.recordings, path)
+    exchanges = list(decode_capture(path, Protocol.auto()))
+    problems = [(api_name(x), x.problem, x.request and x.request.error) for x in exchanges if not x.ok]
+    # a consumer's last Fetch may still wait for its answer when the connection closes
+    assert all(name == "Fetch" for name, _, _ in problems), problems
+    assert {"FindCoordinator", "JoinGroup", "SyncGroup", "OffsetCommit"} <= {api_name(x) for x in exchanges}
