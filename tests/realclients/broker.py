@@ -43,6 +43,15 @@ JOIN_GROUP = 11
 HEARTBEAT = 12
 LEAVE_GROUP = 13
 SYNC_GROUP = 14
+CREATE_TOPICS = 19
+DELETE_TOPICS = 20
+DESCRIBE_CONFIGS = 32
+#: What ``admin=True`` adds, with the versions served at most (DeleteTopics v6 may name topics by id).
+ADMIN_APIS = {CREATE_TOPICS: 7, DELETE_TOPICS: 5, DESCRIBE_CONFIGS: 4}
+TOPIC_RESOURCE = 2
+TOPIC_ALREADY_EXISTS = 36
+#: The configs DescribeConfigs reports for every topic, as topic overrides (source 1: clients hide defaults).
+TOPIC_CONFIGS = {"cleanup.policy": "delete", "retention.ms": "604800000", "segment.bytes": "1073741824"}
 #: What ``groups=True`` adds: a one-node group coordinator, with the versions it serves at most
 #: (OffsetCommit/OffsetFetch v10 name topics by id, which this broker's offset store does not).
 GROUP_APIS = {OFFSET_COMMIT: 9, OFFSET_FETCH: 9, JOIN_GROUP: 9, HEARTBEAT: 4, LEAVE_GROUP: 5, SYNC_GROUP: 5}
@@ -177,6 +186,7 @@ class LoopbackBroker:
         sasl_users: dict[str, str] | None = None,
         sasl_authenticate: bool = False,
         groups: bool = False,
+        admin: bool = False,
     ) -> None:
         self.protocol = protocol
         self.node_id = node_id
@@ -206,6 +216,9 @@ class LoopbackBroker:
         self.groups = groups
         if groups:
             for key, high in GROUP_APIS.items():
+                self.versions[key] = (0, min(high, protocol.versions(key).stop - 1))
+        if admin:
+            for key, high in ADMIN_APIS.items():
                 self.versions[key] = (0, min(high, protocol.versions(key).stop - 1))
         self.group_state: dict[str, Group] = {}
         self.committed: dict[tuple[str, str, int], int] = {}  # (group, topic, partition) -> offset
@@ -396,6 +409,9 @@ class LoopbackBroker:
             LEAVE_GROUP: self._leave_group,
             OFFSET_COMMIT: self._offset_commit,
             OFFSET_FETCH: self._offset_fetch,
+            CREATE_TOPICS: self._create_topics,
+            DELETE_TOPICS: self._delete_topics,
+            DESCRIBE_CONFIGS: self._describe_configs,
         }[api_key]
         body = handler(decoded.body, version)
         if body is None:  # acks=0: no answer, but the request is kept
@@ -666,6 +682,47 @@ class LoopbackBroker:
             cls.Coordinator(key=key, node_id=-1, host="", port=-1, error_code=COORDINATOR_NOT_AVAILABLE,
                             error_message="no coordinators here")
             for key in request.coordinator_keys])
+
+    # Admin -------------------------------------------------------------------------------------
+
+    def _create_topics(self, request: Any, version: int) -> Any:
+        cls = self._msg("CreateTopicsResponse")
+        results = []
+        with self._lock:
+            for wanted in request.topics:
+                exists = wanted.name in self.topics
+                if not exists and not request.validate_only:
+                    count = wanted.num_partitions if wanted.num_partitions > 0 else None
+                    self._create(wanted.name, count)
+                topic = self.topics.get(wanted.name)
+                results.append(cls.CreatableTopicResult(
+                    name=wanted.name, topic_id=topic.topic_id if topic is not None else uuid.UUID(int=0),
+                    error_code=TOPIC_ALREADY_EXISTS if exists else NONE,
+                    num_partitions=len(topic.partitions) if topic is not None else wanted.num_partitions,
+                    replication_factor=1, configs=[]))
+        return cls(topics=results)
+
+    def _delete_topics(self, request: Any, version: int) -> Any:
+        cls = self._msg("DeleteTopicsResponse")
+        names = list(request.topic_names) if version < 6 else [t.name for t in request.topics]
+        with self._lock:
+            gone = {name: self.topics.pop(name, None) is not None for name in names}
+        return cls(responses=[cls.DeletableTopicResult(
+            name=name, error_code=NONE if found else UNKNOWN_TOPIC_OR_PARTITION) for name, found in gone.items()])
+
+    def _describe_configs(self, request: Any, version: int) -> Any:
+        cls = self._msg("DescribeConfigsResponse")
+        results = []
+        for resource in request.resources:
+            known = resource.resource_type == TOPIC_RESOURCE and resource.resource_name in self.topics
+            keys = resource.configuration_keys or list(TOPIC_CONFIGS)
+            configs = [cls.DescribeConfigsResourceResult(
+                name=key, value=TOPIC_CONFIGS.get(key), read_only=False, config_source=1, is_default=False,
+                is_sensitive=False, synonyms=[]) for key in keys if key in TOPIC_CONFIGS] if known else []
+            results.append(cls.DescribeConfigsResult(
+                error_code=NONE if known else UNKNOWN_TOPIC_OR_PARTITION, resource_type=resource.resource_type,
+                resource_name=resource.resource_name, configs=configs))
+        return cls(results=results)
 
     # Groups: one node, members joining one at a time (every join completes at once) -------------
 
