@@ -43,6 +43,10 @@ JOIN_GROUP = 11
 HEARTBEAT = 12
 LEAVE_GROUP = 13
 SYNC_GROUP = 14
+ADD_PARTITIONS_TO_TXN = 24
+ADD_OFFSETS_TO_TXN = 25
+END_TXN = 26
+TXN_OFFSET_COMMIT = 28
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
 DESCRIBE_CONFIGS = 32
@@ -60,6 +64,10 @@ SASL_HANDSHAKE = 17
 INIT_PRODUCER_ID = 22
 OFFSET_FOR_LEADER_EPOCH = 23
 SASL_AUTHENTICATE = 36
+#: What ``transactions=True`` adds (with a coordinator, as ``groups=True``): the client-side
+#: transaction apis, at the versions before KIP-890's server-side changes (AddPartitionsToTxn v4+
+#: is broker to broker; EndTxn v5 bumps epochs); InitProducerId v6 is unstable in its spec.
+TXN_APIS = {INIT_PRODUCER_ID: 5, ADD_PARTITIONS_TO_TXN: 3, ADD_OFFSETS_TO_TXN: 3, END_TXN: 4, TXN_OFFSET_COMMIT: 3}
 
 # Error codes (Apache Kafka's numbering).
 NONE = 0
@@ -187,6 +195,7 @@ class LoopbackBroker:
         sasl_authenticate: bool = False,
         groups: bool = False,
         admin: bool = False,
+        transactions: bool = False,
     ) -> None:
         self.protocol = protocol
         self.node_id = node_id
@@ -213,8 +222,14 @@ class LoopbackBroker:
                 self.versions[SASL_AUTHENTICATE] = (0, min(2, protocol.versions(SASL_AUTHENTICATE).stop - 1))
         self._raw_token_next: set[int] = set()  # connections whose next frame is a raw SASL token
         # a group coordinator for consumer groups: this node for every group
-        self.groups = groups
-        if groups:
+        self.groups = groups or transactions
+        if transactions:
+            for key, high in TXN_APIS.items():
+                self.versions[key] = (0, min(high, protocol.versions(key).stop - 1))
+        #: (transactional id, producer id, committed?) for every EndTxn, in order
+        self.ended_transactions: list[tuple[str, int, bool]] = []
+        self._txn_producers: dict[str, int] = {}
+        if self.groups:
             for key, high in GROUP_APIS.items():
                 self.versions[key] = (0, min(high, protocol.versions(key).stop - 1))
         if admin:
@@ -412,6 +427,10 @@ class LoopbackBroker:
             CREATE_TOPICS: self._create_topics,
             DELETE_TOPICS: self._delete_topics,
             DESCRIBE_CONFIGS: self._describe_configs,
+            ADD_PARTITIONS_TO_TXN: self._add_partitions_to_txn,
+            ADD_OFFSETS_TO_TXN: self._add_offsets_to_txn,
+            END_TXN: self._end_txn,
+            TXN_OFFSET_COMMIT: self._txn_offset_commit,
         }[api_key]
         body = handler(decoded.body, version)
         if body is None:  # acks=0: no answer, but the request is kept
@@ -661,10 +680,43 @@ class LoopbackBroker:
 
     def _init_producer_id(self, request: Any, version: int) -> Any:
         with self._lock:
-            producer_id = self._next_producer_id
-            self._next_producer_id += 1
+            producer_id = self._txn_producers.get(request.transactional_id) if request.transactional_id else None
+            if producer_id is None:
+                producer_id = self._next_producer_id
+                self._next_producer_id += 1
+                if request.transactional_id:
+                    self._txn_producers[request.transactional_id] = producer_id
         return self._msg("InitProducerIdResponse")(
             throttle_time_ms=0, error_code=NONE, producer_id=producer_id, producer_epoch=0)
+
+    # Transactions: accepted as asked; stored batches stay as they are (no markers are written,
+    # so the tests read transactional records back with read_uncommitted, or not at all) ---------
+
+    def _add_partitions_to_txn(self, request: Any, version: int) -> Any:
+        cls = self._msg("AddPartitionsToTxnResponse")
+        return cls(results_by_topic_v3_and_below=[cls.AddPartitionsToTxnTopicResult(
+            name=topic.name, results_by_partition=[
+                cls.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=NONE)
+                for p in topic.partitions]) for topic in request.v3_and_below_topics])
+
+    def _add_offsets_to_txn(self, request: Any, version: int) -> Any:
+        return self._msg("AddOffsetsToTxnResponse")(error_code=NONE)
+
+    def _txn_offset_commit(self, request: Any, version: int) -> Any:
+        cls = self._msg("TxnOffsetCommitResponse")
+        with self._lock:
+            for topic in request.topics:
+                for p in topic.partitions:
+                    self.committed[(request.group_id, topic.name, p.partition_index)] = p.committed_offset
+        return cls(topics=[cls.TxnOffsetCommitResponseTopic(name=t.name, partitions=[
+            cls.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=NONE)
+            for p in t.partitions]) for t in request.topics])
+
+    def _end_txn(self, request: Any, version: int) -> Any:
+        with self._lock:
+            self.ended_transactions.append((request.transactional_id, request.producer_id, request.committed))
+        return self._msg("EndTxnResponse")(error_code=NONE, producer_id=request.producer_id,
+                                           producer_epoch=request.producer_epoch)
 
     def _find_coordinator(self, request: Any, version: int) -> Any:
         """With ``groups``, this node coordinates every group; otherwise none is available."""
