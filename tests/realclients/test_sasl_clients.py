@@ -21,7 +21,7 @@ from kafka_epochs.cli import main
 from kafka_epochs.traffic import Kind, decode_capture
 
 from .broker import SASL_AUTHENTICATE, SASL_HANDSHAKE, LoopbackBroker
-from .test_capture_roundtrip import to_capture
+from .test_capture_roundtrip import SPARK, spark_rows_without_errors, to_capture
 
 USER, PASSWORD = "alice", "pw-not-to-print"
 TIMEOUT = 15.0
@@ -67,6 +67,7 @@ def session(client: str, tmp_path: Path, *, authenticate: bool) -> tuple[Loopbac
         produce(broker.bootstrap, PASSWORD)
     path = tmp_path / f"{client}-sasl.pcap"
     to_capture(broker.recordings, path)
+    assert spark_rows_without_errors(path) > 0 or not SPARK  # spark-decode reads every frame too
     return broker, path
 
 
