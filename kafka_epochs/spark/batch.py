@@ -65,7 +65,7 @@ def decode_batch(
 
 def _as_json(body: Any, version: int, is_response: bool) -> tuple[str, list[dict[str, Any]] | None]:
     """A body as its JSON text and, for a response, its non-zero error codes."""
-    plain = body.to_dict()
+    plain = body.to_dict(version)  # only the fields of the version read, as the typed struct (nulls) does
     return _JSON.encode(plain), error_codes(plain) if is_response else None
 
 

@@ -40,9 +40,15 @@ class Struct:
             parts.append(f"_unknown_tags={unknown!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view: snake_case keys; bytes as base64, uuids as Kafka's base64url text."""
-        plan = _PLANS.get(type(self)) or _plan(type(self))
+    def to_dict(self, version: int | None = None) -> dict[str, Any]:
+        """A JSON-ready view: snake_case keys; bytes as base64, uuids as Kafka's base64url text.
+
+        With ``version``, only the fields that version carries (nested structs too): what a
+        frame of that version held, without the defaults of fields it has no room for. Without
+        it, every field (an object built in code belongs to no version).
+        """
+        cls = type(self)
+        plan = _PLANS.get((cls, version)) or _plan(cls, version)
         out = dict(zip(plan.keys, plan.values(self), strict=True))
         for key, convert in plan.conversions:
             value = out[key]
@@ -176,25 +182,27 @@ class _DictPlan:
 
     __slots__ = ("conversions", "keys", "values")
 
-    def __init__(self, cls: type) -> None:
-        fields = cls._FIELDS  # type: ignore[attr-defined]
+    def __init__(self, cls: type, version: int | None) -> None:
+        fields = [f for f in cls._FIELDS if version is None or f.present(version)]  # type: ignore[attr-defined]
         self.keys = tuple(f.attr for f in fields)
         getter = operator.attrgetter(*self.keys) if self.keys else (lambda obj: ())
         self.values: Callable[[Any], tuple[Any, ...]] = (
             getter if len(self.keys) != 1 else (lambda obj: (getter(obj),)))
         self.conversions = tuple(
-            (f.attr, convert) for f in fields if (convert := _converter(f.kind, f.element)) is not None)
+            (f.attr, convert) for f in fields
+            if (convert := _converter(f.kind, f.element, version)) is not None)
 
 
-def _converter(kind: str, element: str | None) -> Callable[[Any], Any] | None:
+def _converter(kind: str, element: str | None, version: int | None) -> Callable[[Any], Any] | None:
     """The conversion a non-null value of ``kind`` needs to be JSON-ready, or None."""
     if kind == "array":
-        inner = _converter(element or "", None)
+        inner = _converter(element or "", None, version)
         if inner is None:
             return list  # a copy, so the dict does not alias the message's list
         return lambda items: [None if v is None else inner(v) for v in items]
     if kind == "struct":
-        return _struct_to_dict
+        # nested fields' version ranges are the message's versions: the same version applies
+        return _struct_to_dict if version is None else lambda value: value.to_dict(version)
     if kind in ("bytes", "records"):
         return _base64
     if kind == "uuid":
@@ -210,11 +218,11 @@ def _base64(value: bytes) -> str:
     return base64.b64encode(value).decode()
 
 
-_PLANS: dict[type, _DictPlan] = {}
+_PLANS: dict[tuple[type, int | None], _DictPlan] = {}
 
 
-def _plan(cls: type) -> _DictPlan:
-    plan = _PLANS[cls] = _DictPlan(cls)
+def _plan(cls: type, version: int | None) -> _DictPlan:
+    plan = _PLANS[cls, version] = _DictPlan(cls, version)
     return plan
 
 

@@ -198,7 +198,7 @@ def reference_row(row: dict[str, Any], protocol: Any = None) -> dict[str, Any]:
                 frame, row["request_api_key"], row["request_api_version"])
     except (KafkaEpochsError, ValueError) as e:
         return {"error": str(e), "body": None}
-    body = decoded.body.to_dict()
+    body = decoded.to_dict()["body"]  # the fields of the version read, as body_json holds
     return {
         "direction": direction, "api_key": decoded.api_key, "api_version": decoded.api_version,
         "api_name": type(decoded.body).__name__.removesuffix(direction.capitalize()),

@@ -166,6 +166,6 @@ def test_with_variant_queries_any_api(spark: Any, frame_rows: list[dict[str, Any
                .selectExpr("id", "to_json(body:topics)").collect())
     frames = {r["id"]: r["frame"] for r in frame_rows}
     for row_id, topics_json in got.items():
-        expected = Protocol.bundled().decode_request(frames[row_id]).body.to_dict()["topics"]
+        expected = Protocol.bundled().decode_request(frames[row_id]).to_dict()["body"]["topics"]
         assert (json.loads(topics_json) if topics_json is not None else None) == expected
     assert len(got) == 2 * 12

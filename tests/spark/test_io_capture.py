@@ -40,7 +40,7 @@ def single_process(path: Path) -> tuple[list[tuple[Any, ...]], list[str]]:
                 continue
             flow = exchange.flow
             request = event if label == "request" else event.request  # type: ignore[union-attr]
-            body = None if event.decoded is None else json.dumps(event.decoded.body.to_dict(), separators=(",", ":"))
+            body = None if event.decoded is None else json.dumps(event.decoded.to_dict()["body"], separators=(",", ":"))
             frames.append((str(flow.client) if flow else None, str(flow.broker) if flow else None, label,
                            event.stream_offset, event.timestamp_ns, event.correlation_id,
                            None if request is None else request.api_key,

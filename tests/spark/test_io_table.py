@@ -71,7 +71,7 @@ def expected(row: dict[str, Any]) -> tuple[str | None, str | None]:
     except Exception:
         return None, None
     name = type(decoded.body).__name__.removesuffix("Request").removesuffix("Response")
-    return name, json.dumps(decoded.body.to_dict(), separators=(",", ":"))
+    return name, json.dumps(decoded.to_dict()["body"], separators=(",", ":"))
 
 
 def write_table(path: Path, rows: list[dict[str, Any]]) -> Path:
