@@ -1,9 +1,8 @@
-"""The ``kafka-epochs`` command line."""
+"""The kafka-epochs command line: generate codecs from specs, decode captures, audit epochs."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,8 +18,17 @@ BUNDLED_SOURCES = ((_ROOT / "messages", _PACKAGE / "messages"), (CATALOGUE, _PAC
 #: The catalogue's default inputs, oldest first: Apache Kafka 3.9.0's specs beside the checkout,
 #: then the Kafka 4.x client-API specs that kafka-python's wheel ships.
 KAFKA_39_SPECS = _ROOT.parent / "shared" / "reference" / "kafka-3.9.0" / "message"
-#: The small capture shipped with the package (tests/realclients/make_sample.py makes it).
-SAMPLE_CAPTURE = _PACKAGE / "samples" / "sample.pcap"
+
+EXAMPLES = """examples:
+  kafka-epochs decode capture.pcapng                      one JSON line per request/response pair
+  kafka-epochs decode captures/ --format table --api produce --errors-only
+  tcpdump -i any -w - port 9092 | kafka-epochs decode -   decode live traffic as it arrives
+  kafka-epochs decode capture.pcap --protocol apache      Apache Kafka's layouts only
+  kafka-epochs spark-decode captures/ --out decoded/      the same at scale, into Parquet
+  kafka-epochs audit captures/                            leader-epoch timeline and fenced requests
+  kafka-epochs generate --specs my-specs/ --out mypkg/    codecs for your own spec directory
+
+'kafka-epochs COMMAND --help' describes each command's options."""
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -29,9 +37,14 @@ def _generate(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     pairs = BUNDLED_SOURCES if args.specs is None else ((args.specs, args.out),)
-    for specs, _ in pairs:
+    for specs, out in pairs:
         if not specs.exists():
-            print(f"kafka-epochs: spec source {specs} does not exist (give --specs DIR)", file=sys.stderr)
+            print(f"kafka-epochs: spec source {specs} does not exist (give --specs DIR and --out DIR)",
+                  file=sys.stderr)
+            return 2
+        if not args.check and _installed(out):
+            print(f"kafka-epochs: refusing to write into {out}: it is inside an installed package "
+                  "(site-packages); give --out a directory of your project", file=sys.stderr)
             return 2
     from kafka_epochs.codegen.build import stale_files, write_construct_modules, write_package
 
@@ -52,6 +65,11 @@ def _generate(args: argparse.Namespace) -> int:
             written = write_package(specs, out)
             print(f"generated {len(written) - 3} message modules from {specs} into {out}")
     return status
+
+
+def _installed(path: Path) -> bool:
+    """Whether ``path`` is inside an installed Python distribution, where nothing should be written."""
+    return any(part in ("site-packages", "dist-packages") for part in path.resolve().parts)
 
 
 def _catalogue_sources(inputs: list[str] | None) -> list[Any]:
@@ -101,110 +119,52 @@ def _catalogue(args: argparse.Namespace) -> int:
 def protocol_for(choices: list[str] | None) -> Any:
     """The protocol of ``--protocol``/``--specs`` values: a profile name or a spec directory each,
     chained in order when there are several; ``auto`` when none is given."""
-    from kafka_epochs.protocol import Protocol, ProtocolChain
+    from kafka_epochs.protocol import PROFILES, Protocol, ProtocolChain
 
-    protocols = [Protocol.profile(choice) for choice in choices or ["auto"]]
+    def generating(target: Path) -> None:
+        print(f"kafka-epochs: generating decoders for a spec directory on its first use (a few seconds; "
+              f"cached in {target})", file=sys.stderr)
+
+    protocols = [getattr(Protocol, choice)() if choice in PROFILES else
+                 Protocol.from_specs(choice, on_generate=generating) for choice in choices or ["auto"]]
     return protocols[0] if len(protocols) == 1 else ProtocolChain(protocols)
+
+
+def protocol_choice(text: str) -> str:
+    """An argparse type for ``--protocol``/``--specs``: a profile name, or a directory of specs."""
+    from kafka_epochs.protocol import PROFILES
+
+    if text in PROFILES:
+        return text
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is neither a profile ({', '.join(PROFILES)}) nor a directory")
+    if not any(path.glob("*.json")):
+        raise argparse.ArgumentTypeError(f"{text} holds no Kafka message specs (no *.json files)")
+    return text
 
 
 def add_protocol_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--protocol", action="append", metavar="apache|kip|auto|DIR", dest="protocol",
+        "--protocol", action="append", metavar="apache|kip|auto|DIR", dest="protocol", type=protocol_choice,
         help="how to read bodies: 'auto' (default: Apache Kafka's layouts, and the KIP layouts of "
              "messages/ where only they fit a frame), 'apache', 'kip', or a spec directory; repeatable: "
              "the first that defines a frame's api and version reads it")
-    parser.add_argument("--specs", action="append", metavar="DIR", dest="protocol",
+    parser.add_argument("--specs", action="append", metavar="DIR", dest="protocol", type=protocol_choice,
                         help="a spec directory (same as --protocol DIR)")
 
 
-def _decode(args: argparse.Namespace) -> int:
-    from kafka_epochs.capture import CaptureFormatError
-    from kafka_epochs.traffic import DecodeSummary, api_name, decode_capture, exchange_json
-
-    if not args.capture.is_file():
-        print(f"kafka-epochs: cannot read {args.capture}: no such file", file=sys.stderr)
-        return 2
-    protocol = protocol_for(args.protocol)
-    wanted = {name.removesuffix("Request").removesuffix("Response") for name in args.api or []}
-    summary = DecodeSummary()
-    progress = _Progress(summary) if sys.stderr.isatty() and not args.quiet else None
-    out = sys.stdout
-    try:
-        for exchange in decode_capture(args.capture, protocol, ports=set(args.port) if args.port else None,
-                                       summary=summary):
-            summary.count(exchange)
-            if progress is not None:
-                progress.tick()
-            if wanted and api_name(exchange) not in wanted:
-                continue
-            if args.format == "jsonl":
-                row = exchange_json(exchange, records=args.records, secrets=args.sasl_secrets)
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            else:
-                out.write(_table_row(exchange_json(exchange)) + "\n")
-    except CaptureFormatError as e:
-        print(f"kafka-epochs: {args.capture} is not a readable pcap or pcapng file: {e}", file=sys.stderr)
-        return 2
-    finally:
-        if progress is not None:
-            progress.close()
-    if not args.quiet:
-        print(_summary_text(summary), file=sys.stderr)
-    return 1 if summary.problems else 0
-
-
-class _Progress:
-    """A progress bar on a terminal, counting packets read (tqdm, loaded only when shown)."""
-
-    def __init__(self, summary: Any) -> None:
-        from tqdm import tqdm
-
-        self.summary = summary
-        self.bar = tqdm(unit=" packets", desc="decoding", leave=False, mininterval=0.5)
-        self.shown = 0
-
-    def tick(self) -> None:
-        stats = self.summary.capture
-        packets = stats.packets if stats is not None else 0
-        if packets - self.shown >= 1000:
-            self.bar.update(packets - self.shown)
-            self.shown = packets
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-def _table_row(row: dict[str, Any]) -> str:
-    status = row.get("problem") or row.get("request_error") or row.get("response_error")
-    if status is None:
-        names = sorted({e["name"] for e in row.get("errors", [])})
-        status = ",".join(names) if names else "ok"
-    api = row.get("api") or "-"
-    if row.get("api_version") is not None:
-        api = f"{api} v{row['api_version']}"
-    flow = f"{row['client']} -> {row['broker']}" if row.get("client") else "-"
-    return f"{row['time'] or '-':<27} {flow:<44} {api:<26} {row['correlation_id']!s:>10}  {status}"
-
-
-def _summary_text(summary: Any) -> str:
-    lines = [f"{summary.exchanges} exchanges: {summary.pairs} pairs, {summary.requests} requests, "
-             f"{summary.responses} responses, {summary.problems} with problems"]
-    stats = summary.capture
-    if stats is not None:
-        lines.append(f"capture: {stats.packets} packets ({stats.bad_packets} bad), {stats.flows} Kafka connections, "
-                     f"{stats.gaps} gaps ({stats.gap_bytes} bytes), {stats.resyncs} resyncs")
-    if summary.per_api:
-        lines.append("per api: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.per_api.items())))
-    return "\n".join(lines)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafka-epochs", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="kafka-epochs", description=__doc__, epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     gen = commands.add_parser("generate", help="generate Python modules from a directory of JSON message specs")
-    gen.add_argument("--specs", type=Path, help="spec directory or catalogue file (default: every bundled "
-                     "source: messages/ and messages/apache/catalogue.json)")
-    gen.add_argument("--out", type=Path, help="output package directory (with --specs)")
+    gen.add_argument("--specs", type=Path, help="spec directory or catalogue file (with --out; without both, "
+                     "regenerate the bundled packages of a source checkout: messages/ into kafka_epochs/messages/ "
+                     "and messages/apache/catalogue.json into kafka_epochs/apache/)")
+    gen.add_argument("--out", type=Path, help="output package directory, with --specs (never inside an installed "
+                     "package)")
     gen.add_argument("--backend", choices=("python", "construct"), default="python",
                      help="python: the fast classes (default); construct: readable construct definitions per version")
     gen.add_argument("--check", action="store_true",
@@ -219,25 +179,22 @@ def build_parser() -> argparse.ArgumentParser:
     cat.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file differs")
     cat.set_defaults(run=_catalogue)
 
-    dec = commands.add_parser("decode", help="decode the Kafka traffic in a pcap/pcapng capture")
-    dec.add_argument("capture", type=Path, nargs="?", default=SAMPLE_CAPTURE,
-                     help="a pcap or pcapng file, optionally gzipped (default: the bundled sample capture)")
-    add_protocol_option(dec)
-    dec.add_argument("--port", type=int, action="append", metavar="N",
-                     help="a Kafka broker port (repeatable; default 9092, plus ports seen in ApiVersions handshakes)")
-    dec.add_argument("--format", choices=("jsonl", "table"), default="jsonl")
-    dec.add_argument("--records", action="store_true", help="decode record batches in Produce/Fetch")
-    dec.add_argument("--sasl-secrets", action="store_true",
-                     help="show SASL tokens and SaslAuthenticate auth bytes (PLAIN carries passwords in clear); "
-                          "hidden by default")
-    dec.add_argument("--api", action="append", metavar="NAME", help="only these apis, e.g. Produce (repeatable)")
-    dec.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
-    dec.set_defaults(run=_decode)
+    from kafka_epochs.decode_command import add_decode_command
 
+    add_decode_command(commands)
     from kafka_epochs.spark.job import add_spark_commands  # imports no Spark until a command runs
 
     add_spark_commands(commands)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kafka-epochs")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

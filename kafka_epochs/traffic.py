@@ -14,10 +14,10 @@ from base64 import b64encode as _b64encode
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from kafka_epochs.capture import (
+    CaptureSource,
     CaptureStats,
     CaptureStreams,
     Direction,
@@ -84,7 +84,7 @@ class DecodeSummary:
 
 
 def decode_capture(
-    source: str | Path | BinaryIO, protocol: Protocol, *, ports: set[int] | None = None,
+    source: CaptureSource, protocol: Protocol, *, ports: set[int] | None = None,
     max_frame_size: int = DEFAULT_MAX_FRAME, summary: DecodeSummary | None = None,
 ) -> Iterator[Exchange]:
     """Every exchange in a capture, decoded with ``protocol``."""
@@ -202,12 +202,14 @@ def exchange_json(exchange: Exchange, *, records: bool = False, secrets: bool = 
     if resp is not None and exchange.request_time_ns is not None and resp.timestamp_ns is not None:
         out["response_time"] = _time(resp.timestamp_ns)
         out["latency_ms"] = round((resp.timestamp_ns - exchange.request_time_ns) / 1e6, 3)
+    bad_batches = 0
     for label, event in (("request", req), ("response", resp)):
         if event is None:
             continue
         if event.decoded is not None:
-            out[f"{label}_header"] = event.decoded.header.to_dict()
-            out[label] = _body_json(event.decoded.body, records)
+            out[f"{label}_header"] = event.decoded.header.to_dict(event.decoded.header_version)
+            out[label], bad = _body_json(event.decoded.body, event.decoded.api_version, records)
+            bad_batches += bad
             out[f"{label}_profile"] = event.decoded.profile
         if event.error is not None:
             out[f"{label}_error"] = str(event.error)
@@ -220,6 +222,8 @@ def exchange_json(exchange: Exchange, *, records: bool = False, secrets: bool = 
                 body["auth_bytes"] = _redacted(len(b64decode(body["auth_bytes"])))
     if resp is not None and resp.decoded is not None:
         out["errors"] = error_codes(resp.decoded.body)
+    if bad_batches:
+        out["record_errors"] = bad_batches  # record batches that did not decode (each marked in place)
     if exchange.problem:
         out["problem"] = exchange.problem
     return out
@@ -249,11 +253,11 @@ def _sasl_json(exchange: Exchange, secrets: bool) -> dict[str, Any]:
     return out
 
 
-def _body_json(body: Any, records: bool) -> Any:
-    plain = body.to_dict()
-    if records:
-        _decode_records_in(body, plain)
-    return plain
+def _body_json(body: Any, version: int, records: bool) -> tuple[Any, int]:
+    """A body's JSON view, and how many of its record batches did not decode (with ``records``)."""
+    plain = body.to_dict(version)
+    bad = _decode_records_in(body, plain) if records else 0
+    return plain, bad
 
 
 def _paths_to(cls: Any, kind: str, name: str | None = None) -> tuple[Any, ...]:
@@ -277,29 +281,36 @@ def _paths_to(cls: Any, kind: str, name: str | None = None) -> tuple[Any, ...]:
 _PATHS: dict[tuple[Any, str, str | None], tuple[Any, ...]] = {}
 
 
-def _decode_records_in(obj: Any, plain: dict[str, Any]) -> None:
-    """Replace each ``records`` field's base64 by its decoded batches (or the decode error)."""
-    from kafka_epochs.records import decode_records
-    from kafka_epochs.wire.errors import KafkaEpochsError
+def _decode_records_in(obj: Any, plain: dict[str, Any]) -> int:
+    """Replace each ``records`` field's base64 by its decoded batches; returns the bad ones' count.
 
+    A batch that does not decode stays in its place as ``{"error", "offset", "length", "base64"}``
+    and the batches around it are kept.
+    """
+    from kafka_epochs.records import decode_records
+
+    bad = 0
     for f in _paths_to(type(obj), "records"):
         value = getattr(obj, f.attr)
         if value is None or f.attr not in plain:
             continue
         if f.kind == "records":
-            try:
-                decoded = decode_records(value)
-                plain[f.attr] = {"batches": [_entry_json(e) for e in decoded.entries],
-                                 "truncated_tail": decoded.truncated_tail}
-                if decoded.warnings:
-                    plain[f.attr]["warnings"] = decoded.warnings
-            except KafkaEpochsError as e:
-                plain[f.attr] = {"error": str(e), "base64": plain[f.attr]}
+            decoded = decode_records(value, keep_going=True)
+            batches: list[dict[str, Any]] = [_entry_json(e) for e in decoded.entries]
+            for earlier_bad, entry in enumerate(decoded.bad):  # in order: the earlier bad ones are in place
+                batches.insert(entry.index + earlier_bad, {
+                    "error": str(entry.error), "offset": entry.offset, "length": entry.length,
+                    "base64": _b64(value[entry.offset:entry.offset + entry.length])})
+            plain[f.attr] = {"batches": batches, "truncated_tail": decoded.truncated_tail}
+            if decoded.warnings:
+                plain[f.attr]["warnings"] = decoded.warnings
+            bad += len(decoded.bad)
         elif f.kind == "struct":
-            _decode_records_in(value, plain[f.attr])
+            bad += _decode_records_in(value, plain[f.attr])
         elif f.kind == "array" and f.element == "struct":
             for item, item_plain in zip(value, plain[f.attr], strict=True):
-                _decode_records_in(item, item_plain)
+                bad += _decode_records_in(item, item_plain)
+    return bad
 
 
 def _b64(value: bytes | None) -> str | None:

@@ -118,10 +118,13 @@ def test_unpaired_frames_are_reported_and_exit_1(tmp_path: Path) -> None:
 
 def test_table_format(clean_capture: Path) -> None:
     _, out, _ = run("decode", str(clean_capture), "--format", "table")
-    lines = out.splitlines()
+    header, *lines = out.splitlines()
+    assert header.split() == ["TIME", "CLIENT", "->", "BROKER", "API", "CORR_ID", "STATUS"]
     assert len(lines) == 4
     assert "10.1.1.1:40000 -> 10.1.1.2:9092" in lines[2] and "Produce v12" in lines[2]
     assert lines[2].rstrip().endswith("FENCED_LEADER_EPOCH") and lines[0].rstrip().endswith("ok")
+    # each column starts where its title does
+    assert [header.index(t) for t in ("CLIENT", "API")] == [lines[0].index("10.1.1.1"), lines[0].index("ApiVersions")]
 
 
 def test_gzipped_capture_and_other_port(tmp_path: Path) -> None:

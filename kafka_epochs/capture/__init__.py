@@ -33,7 +33,7 @@ from kafka_epochs.capture.events import (
     StreamEvent,
     StreamStart,
 )
-from kafka_epochs.capture.files import read_packets
+from kafka_epochs.capture.files import CaptureSource, read_packets
 from kafka_epochs.capture.records import BadRecord, Packet
 from kafka_epochs.capture.resync import (
     FrameRule,
@@ -47,7 +47,8 @@ from kafka_epochs.capture.streams import CaptureStreams, iter_streams
 from kafka_epochs.capture.writer import write_pcap
 
 __all__ = [
-    "BadRecord", "CaptureError", "CaptureFormatError", "CaptureStats", "CaptureStreams", "Direction", "Discarded",
+    "BadRecord", "CaptureError", "CaptureFormatError", "CaptureSource", "CaptureStats", "CaptureStreams",
+    "Direction", "Discarded",
     "EndReason", "Endpoint", "Flow", "FlowEvent", "FrameRule", "Gap", "GapReason", "Packet", "PacketError",
     "Resync", "ResyncReason", "StreamData", "StreamEnd", "StreamEvent", "StreamStart", "UnsupportedPacket",
     "default_frame_rule", "find_frame_start", "iter_streams", "plausible_request", "plausible_response",

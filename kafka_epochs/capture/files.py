@@ -17,7 +17,8 @@ from kafka_epochs.capture.source import GZIP_MAGIC, ByteStream, GzipInput, read_
 #: really holds; the bound only tells a corrupt length field from a large packet.
 DEFAULT_MAX_RECORD_SIZE = 16 * 1024 * 1024
 
-CaptureSource = str | os.PathLike[str] | BinaryIO
+#: A path, or anything with ``read(size) -> bytes`` (a binary file, standard input, a counting wrapper).
+CaptureSource = str | os.PathLike[str] | BinaryIO | ByteStream
 
 
 def read_packets(source: CaptureSource, *, max_record_size: int = DEFAULT_MAX_RECORD_SIZE,

@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -39,17 +40,29 @@ def spec_digest(spec_dir: Path) -> str:
     return h.hexdigest()[:24]
 
 
-def compiled_package(spec_dir: str | Path, cache_dir: str | Path | None = None) -> tuple[str, Path]:
-    """Generate (or reuse from the cache) the package for ``spec_dir``; returns (package name, path)."""
+def compiled_package(
+    spec_dir: str | Path, cache_dir: str | Path | None = None, on_generate: Callable[[Path], None] | None = None,
+) -> tuple[str, Path]:
+    """Generate (or reuse from the cache) the package for ``spec_dir``; returns (package name, path).
+
+    ``on_generate(target)`` is called before a cache miss is generated (a few seconds for a
+    large spec set), so that a command line can say why it pauses.
+    """
     spec_dir = Path(spec_dir)
     if not spec_dir.is_dir():
         raise FileNotFoundError(f"spec directory {spec_dir} does not exist")
+    if not any(spec_dir.glob("*.json")):
+        # an empty package would make every frame fail later with "unknown api key"
+        raise ValueError(f"{spec_dir} holds no Kafka message specs (no *.json files)")
     digest = spec_digest(spec_dir)
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     target = root / f"specs_{digest}"
     if not (target / "_index.py").exists():
         # A miss: only now load the generator (a hit costs a digest and an import).
         import tempfile
+
+        if on_generate is not None:
+            on_generate(target)
 
         from kafka_epochs.codegen.build import package_files
         from kafka_epochs.spec.loader import load_specs

@@ -14,6 +14,7 @@ from kafka_epochs.records.decode import decode_records
 from kafka_epochs.records.encode import encode_records
 from kafka_epochs.records.legacy_encoder import encode_legacy, write_message
 from kafka_epochs.records.model import (
+    BadEntry,
     Compression,
     ControlRecord,
     ControlRecordType,
@@ -27,6 +28,7 @@ from kafka_epochs.records.model import (
 
 __all__ = [
     "DEFAULT_MAX_DECOMPRESSED",
+    "BadEntry",
     "Compression",
     "ControlRecord",
     "ControlRecordType",

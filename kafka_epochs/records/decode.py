@@ -14,7 +14,7 @@ from kafka_epochs.records.budget import DecompressionBudget
 from kafka_epochs.records.codecs import DEFAULT_MAX_DECOMPRESSED
 from kafka_epochs.records.cursor import Cursor
 from kafka_epochs.records.legacy_decoder import LOG_OVERHEAD, MIN_MESSAGE_SIZE, read_message
-from kafka_epochs.records.model import DecodedRecords
+from kafka_epochs.records.model import BadEntry, DecodedRecords
 from kafka_epochs.wire.errors import DecodeError
 
 _SIZE = struct.Struct(">i")
@@ -25,7 +25,8 @@ _SMALLEST_SIZE = min(MIN_MESSAGE_SIZE.values())
 
 
 def decode_records(data: bytes | bytearray | memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-                   verify_crc: bool = True, allow_truncated_tail: bool = True, strict: bool = False) -> DecodedRecords:
+                   verify_crc: bool = True, allow_truncated_tail: bool = True, strict: bool = False,
+                   keep_going: bool = False) -> DecodedRecords:
     """Decode every record batch (magic 2) and legacy message (magic 0/1) in ``data``.
 
     ``max_decompressed`` bounds the bytes that decompression may produce over the whole call
@@ -36,48 +37,79 @@ def decode_records(data: bytes | bytearray | memoryview, *, max_decompressed: in
 
     What real clients send and brokers store is decoded even where Kafka's rules would refuse it
     (zstd in a magic 1 message, from kafkajs), and said in ``warnings``; ``strict=True`` refuses it.
+
+    ``keep_going=True`` keeps every entry that decodes: a bad one goes to ``bad`` (with its error)
+    and decoding goes on after it, since each entry's size says where the next one starts. Only a
+    size that cannot be trusted ends the walk, as a last bad entry spanning the rest.
     """
     if not isinstance(data, bytes):
         data = bytes(data)
     budget = DecompressionBudget(max_decompressed)
     result = DecodedRecords()
-    entries = result.entries
     pos = 0
-    total = len(data)
-    while pos < total:
-        path = f"batches[{len(entries)}]"
-        left = total - pos
-        if left < LOG_OVERHEAD:
-            return _cut_off(result, left, LOG_OVERHEAD, pos, path, allow_truncated_tail)
-        (size,) = _SIZE.unpack_from(data, pos + _SIZE_AT)
-        if size < _SMALLEST_SIZE:
-            raise DecodeError(f"entry size {size} is below the smallest entry ({_SMALLEST_SIZE} bytes)",
-                              pos + _SIZE_AT, f"{path}.{_size_name(data, pos)}")
-        if size > left - LOG_OVERHEAD:
-            return _cut_off(result, left, LOG_OVERHEAD + size, pos, path, allow_truncated_tail)
-        end = pos + LOG_OVERHEAD + size
-        magic = data[pos + _MAGIC_AT]
-        if magic == 2:
-            if size < MIN_BATCH_LENGTH:
-                raise DecodeError(f"batch length {size} is below the {MIN_BATCH_LENGTH} bytes of a batch header",
-                                  pos + _SIZE_AT, f"{path}.batch_length")
-            entries.append(read_batch(data, pos, end, path=path, budget=budget, verify_crc=verify_crc))
-        elif magic in MIN_MESSAGE_SIZE:
-            entries.append(read_message(Cursor(data, pos, end), path, budget=budget, verify_crc=verify_crc,
-                                        warnings=None if strict else result.warnings))
-        else:
-            signed = magic - 256 if magic > 127 else magic
-            raise DecodeError(f"unknown magic {signed} (0 and 1 are legacy messages, 2 is a record batch)",
-                              pos + _MAGIC_AT, f"{path}.magic")
-        pos = end
+    while pos < len(data):
+        if not keep_going:
+            pos = _entry(data, pos, result, budget, verify_crc, allow_truncated_tail, strict)
+            continue
+        try:
+            pos = _entry(data, pos, result, budget, verify_crc, allow_truncated_tail, strict)
+        except DecodeError as e:
+            end = _entry_end(data, pos)
+            result.bad.append(BadEntry(len(result.entries), pos, end - pos, e))
+            pos = end
     return result
 
 
-def _cut_off(result: DecodedRecords, left: int, needed: int, pos: int, path: str, allowed: bool) -> DecodedRecords:
+def _entry(data: bytes, pos: int, result: DecodedRecords, budget: DecompressionBudget, verify_crc: bool,
+           allow_truncated_tail: bool, strict: bool) -> int:
+    """Decode the entry at ``pos`` into ``result``; returns where the next one starts (the end
+    of the data after a cut-off last entry)."""
+    entries = result.entries
+    total = len(data)
+    path = f"batches[{len(entries) + len(result.bad)}]"  # bad entries keep their place
+    left = total - pos
+    if left < LOG_OVERHEAD:
+        return _cut_off(result, left, LOG_OVERHEAD, pos, path, allow_truncated_tail, total)
+    (size,) = _SIZE.unpack_from(data, pos + _SIZE_AT)
+    if size < _SMALLEST_SIZE:
+        raise DecodeError(f"entry size {size} is below the smallest entry ({_SMALLEST_SIZE} bytes)",
+                          pos + _SIZE_AT, f"{path}.{_size_name(data, pos)}")
+    if size > left - LOG_OVERHEAD:
+        return _cut_off(result, left, LOG_OVERHEAD + size, pos, path, allow_truncated_tail, total)
+    end = pos + LOG_OVERHEAD + size
+    magic = data[pos + _MAGIC_AT]
+    if magic == 2:
+        if size < MIN_BATCH_LENGTH:
+            raise DecodeError(f"batch length {size} is below the {MIN_BATCH_LENGTH} bytes of a batch header",
+                              pos + _SIZE_AT, f"{path}.batch_length")
+        entries.append(read_batch(data, pos, end, path=path, budget=budget, verify_crc=verify_crc))
+    elif magic in MIN_MESSAGE_SIZE:
+        entries.append(read_message(Cursor(data, pos, end), path, budget=budget, verify_crc=verify_crc,
+                                    warnings=None if strict else result.warnings))
+    else:
+        signed = magic - 256 if magic > 127 else magic
+        raise DecodeError(f"unknown magic {signed} (0 and 1 are legacy messages, 2 is a record batch)",
+                          pos + _MAGIC_AT, f"{path}.magic")
+    return end
+
+
+def _cut_off(result: DecodedRecords, left: int, needed: int, pos: int, path: str, allowed: bool, total: int) -> int:
     if not allowed:
         raise DecodeError(f"the data ends inside an entry: {left} of its {needed} bytes are here", pos, path)
     result.truncated_tail = left
-    return result
+    return total
+
+
+def _entry_end(data: bytes, pos: int) -> int:
+    """Where the entry at ``pos`` ends by its own size field, or the end of the data when that
+    size is unusable (too small to be an entry, or past the end)."""
+    total = len(data)
+    if total - pos < LOG_OVERHEAD:
+        return total
+    (size,) = _SIZE.unpack_from(data, pos + _SIZE_AT)
+    if size < _SMALLEST_SIZE or size > total - pos - LOG_OVERHEAD:
+        return total
+    return pos + LOG_OVERHEAD + size
 
 
 def _size_name(data: bytes, pos: int) -> str:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import overload
 
+from kafka_epochs.wire.errors import DecodeError
+
 #: Bits 0-2 of a batch's or message's attributes name the codec.
 COMPRESSION_MASK = 0x07
 #: Bit 3: the broker's append time instead of the producer's create time (v1 messages, v2 batches).
@@ -174,17 +176,35 @@ class LegacyMessage:
 Entry = RecordBatch | LegacyMessage
 
 
+@dataclass(frozen=True, slots=True)
+class BadEntry:
+    """An entry that did not decode, kept by ``decode_records(..., keep_going=True)``.
+
+    ``index`` is the place it holds among the entries (the good entries before it are
+    ``entries[:index]``); ``offset`` and ``length`` locate its bytes in the records field. When
+    its own size field is unusable, it runs to the end of the data (nothing after it can be
+    found) and ``length`` says so.
+    """
+
+    index: int
+    offset: int
+    length: int
+    error: DecodeError
+
+
 @dataclass(slots=True)
 class DecodedRecords:
     """The entries of one ``records`` field, in order, and what was left of a cut-off last one.
 
     ``truncated_tail`` counts the bytes of a last entry that the data ends inside of (0 when
     none). A Fetch response may legitimately end so: the broker cuts at the fetch size.
+    ``bad`` lists the entries that did not decode, when the caller asked to keep going.
     """
 
     entries: list[Entry] = field(default_factory=list)
     truncated_tail: int = 0
     warnings: list[str] = field(default_factory=list)  # what was decoded although Kafka's rules forbid it
+    bad: list[BadEntry] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(self.entries)

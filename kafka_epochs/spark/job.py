@@ -32,7 +32,8 @@ def add_spark_commands(subparsers: Any) -> None:
     dec.add_argument("captures", nargs="+", help="pcap/pcapng files, directories of them, or globs")
     dec.add_argument("--out", type=Path, required=True, help="output directory (Spark writes part files there)")
     _common(dec)
-    dec.add_argument("--format", choices=("parquet", "json"), default="parquet")
+    dec.add_argument("--format", choices=("parquet", "json"), default="parquet",
+                     help="what Spark writes under --out: parquet (default) or JSON lines part files")
     dec.add_argument("--partitions", type=int, metavar="N",
                      help="decode in N partitions (default: Spark's parallelism when the captures give fewer)")
     dec.add_argument("--keep-frames", action="store_true", help="keep the frame bytes in the output")

@@ -1,0 +1,406 @@
+"""``kafka-epochs decode``: captures (files, directories, standard input) to JSON lines or a table.
+
+The command reads each capture with :func:`kafka_epochs.traffic.decode_capture`, keeps the
+exchanges its filters select, prints them as they complete, and ends with a summary on stderr
+that describes what was printed. Exit status: 0 when every printed exchange decoded whole, 1 when
+some did not (each printed with its error), 2 for bad usage or an unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+#: The small capture shipped with the package (tests/realclients/make_sample.py makes it).
+SAMPLE_CAPTURE = Path(__file__).resolve().parent / "samples" / "sample.pcap"
+#: Files a directory contributes: what capture tools write (``.gz`` for compressed ones).
+CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
+STDIN = "-"
+
+
+def add_decode_command(commands: Any) -> None:
+    from kafka_epochs.cli import add_protocol_option
+
+    dec = commands.add_parser(
+        "decode", help="decode the Kafka traffic in pcap/pcapng captures",
+        description="Decode the Kafka traffic in captures: one JSON line (or table row) per request/response "
+                    "pair, printed as responses complete; a summary goes to stderr.")
+    dec.add_argument("captures", type=Path, nargs="*", metavar="CAPTURE",
+                     help="pcap or pcapng files, optionally gzipped, or directories of them; '-' reads standard "
+                          f"input (e.g. tcpdump -w - | kafka-epochs decode -). Default: the bundled sample, "
+                          f"{SAMPLE_CAPTURE.name}")
+    add_protocol_option(dec)
+    dec.add_argument("--port", type=int, action="append", metavar="N",
+                     help="a Kafka broker port (repeatable; default 9092, plus ports seen in ApiVersions handshakes)")
+    dec.add_argument("--format", choices=("jsonl", "table"), default="jsonl",
+                     help="jsonl: one JSON object per exchange, bodies included (default); table: one aligned "
+                          "line per exchange with time, flow, api, correlation id and status, under a header row")
+    dec.add_argument("--records", action="store_true",
+                     help="decode the record batches in Produce and Fetch (jsonl only); a batch that does not "
+                          "decode is kept in place with its error and counted")
+    dec.add_argument("--sasl-secrets", action="store_true",
+                     help="show SASL tokens and SaslAuthenticate auth bytes (PLAIN carries passwords in clear); "
+                          "hidden by default")
+    filters = dec.add_argument_group("filters (an exchange is printed when it passes all of them)")
+    filters.add_argument("--api", action="append", metavar="NAME|KEY",
+                         help="only these apis, by name in any case (Produce, produce, ProduceRequest) or api key "
+                              "(0); repeatable")
+    filters.add_argument("--topic", action="append", metavar="NAME",
+                         help="only exchanges whose request or response names this topic (or topic id); repeatable")
+    filters.add_argument("--client", action="append", metavar="ADDR",
+                         help="only this client: an address, address:port, or client id; repeatable")
+    filters.add_argument("--broker", action="append", metavar="ADDR",
+                         help="only this broker: an address or address:port; repeatable")
+    filters.add_argument("--correlation-id", type=int, action="append", metavar="N",
+                         help="only this correlation id; repeatable")
+    filters.add_argument("--errors-only", action="store_true",
+                         help="only exchanges with a problem: a frame that did not decode or pair, a non-zero "
+                              "error code in the response, a record batch that did not decode")
+    dec.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
+    dec.set_defaults(run=run_decode)
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+def capture_inputs(paths: list[Path]) -> list[Path]:
+    """The capture files ``paths`` name: files as given, directories expanded (sorted), ``-`` kept.
+
+    Raises ValueError with a one-line reason for a path that does not exist or a directory with
+    no captures in it.
+    """
+    found: list[Path] = []
+    for path in paths or [SAMPLE_CAPTURE]:
+        if str(path) == STDIN:
+            found.append(path)
+        elif path.is_dir():
+            inside = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(CAPTURE_SUFFIXES))
+            if not inside:
+                raise ValueError(f"{path} is a directory with no capture files in it "
+                                 f"({', '.join(CAPTURE_SUFFIXES)})")
+            found.extend(inside)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ValueError(f"cannot read {path}: no such file or directory")
+    if sum(str(p) == STDIN for p in found) > 1:
+        raise ValueError("standard input ('-') can be read only once")
+    return found
+
+
+class CountingReader:
+    """A binary stream that counts the bytes read through it (the progress bar's position).
+
+    On standard input it returns what has arrived rather than waiting for a whole chunk, so
+    exchanges are printed as the packets come in (``tcpdump -w - | kafka-epochs decode -``).
+    """
+
+    def __init__(self, stream: BinaryIO, live: bool = False) -> None:
+        self.stream = stream
+        self.count = 0
+        read1 = getattr(stream, "read1", None)
+        self._read = read1 if live and read1 is not None else stream.read
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._read(size)
+        self.count += len(data)
+        return data
+
+
+# -- filters -----------------------------------------------------------------------------------
+
+@dataclass
+class ExchangeFilter:
+    """What ``--api``, ``--topic``, ``--client``, ``--broker``, ``--correlation-id`` and
+    ``--errors-only`` select; empty means everything."""
+
+    apis: set[str] = field(default_factory=set)
+    topics: set[str] = field(default_factory=set)
+    clients: set[str] = field(default_factory=set)
+    brokers: set[str] = field(default_factory=set)
+    correlation_ids: set[int] = field(default_factory=set)
+    errors_only: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.apis or self.topics or self.clients or self.brokers or self.correlation_ids
+                    or self.errors_only)
+
+    def matches_flow(self, exchange: Any) -> bool:
+        """The filters that need no rendering: api, correlation id, client, broker."""
+        from kafka_epochs.traffic import api_name
+
+        if self.apis and api_name(exchange) not in self.apis:
+            return False
+        if self.correlation_ids and _correlation_id(exchange) not in self.correlation_ids:
+            return False
+        flow = exchange.flow
+        if self.clients and not (_endpoint_matches(flow, "client", self.clients)
+                                 or _client_id(exchange) in self.clients):
+            return False
+        return not self.brokers or _endpoint_matches(flow, "broker", self.brokers)
+
+    def matches_content(self, exchange: Any, row: dict[str, Any]) -> bool:
+        """The filters that read the rendered exchange: topic, errors only."""
+        if self.topics and not self.topics & _topics_in(row):
+            return False
+        return not self.errors_only or has_problem(exchange, row)
+
+    def describe(self) -> str:
+        parts = [f"--api {' '.join(sorted(self.apis))}" if self.apis else "",
+                 f"--topic {' '.join(sorted(self.topics))}" if self.topics else "",
+                 f"--client {' '.join(sorted(self.clients))}" if self.clients else "",
+                 f"--broker {' '.join(sorted(self.brokers))}" if self.brokers else "",
+                 f"--correlation-id {' '.join(map(str, sorted(self.correlation_ids)))}" if self.correlation_ids
+                 else "",
+                 "--errors-only" if self.errors_only else ""]
+        return ", ".join(p for p in parts if p)
+
+
+def api_names(protocol: Any, wanted: list[str]) -> set[str]:
+    """``--api`` values as the names exchanges carry; ValueError naming the known ones otherwise."""
+    from kafka_epochs.traffic import SASL_TOKENS
+
+    known = {name.removesuffix("Request").removesuffix("Response") for name in protocol.names()
+             if name.endswith(("Request", "Response"))} | {SASL_TOKENS}
+    by_lower = {name.lower(): name for name in known}
+    names = set()
+    for text in wanted:
+        if text.lstrip("-").isdigit():
+            try:
+                names.add(protocol.message_for(int(text), "request").__name__.removesuffix("Request"))
+            except KeyError:
+                raise ValueError(f"--api {text}: no api has key {text} "
+                                 f"(known keys: {', '.join(map(str, protocol.api_keys()))})") from None
+            continue
+        bare = text.lower().removesuffix("request").removesuffix("response")
+        if bare not in by_lower:
+            raise ValueError(f"--api {text}: no such api{_closest(bare, by_lower)}; known apis: "
+                             f"{', '.join(sorted(known))}")
+        names.add(by_lower[bare])
+    return names
+
+
+def _closest(text: str, by_lower: dict[str, str]) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(text, list(by_lower), n=1)
+    return f" (did you mean {by_lower[near[0]]}?)" if near else ""
+
+
+def _correlation_id(exchange: Any) -> int | None:
+    event = exchange.request or exchange.response
+    return None if event is None else event.correlation_id
+
+
+def _client_id(exchange: Any) -> str | None:
+    request = exchange.request
+    if request is None or request.decoded is None:
+        return None
+    return getattr(request.decoded.header, "client_id", None)
+
+
+def _endpoint_matches(flow: Any, side: str, wanted: set[str]) -> bool:
+    if flow is None:
+        return False
+    end = flow.client if side == "client" else flow.broker
+    address = str(end.address)
+    with_port = f"[{address}]:{end.port}" if ":" in address else f"{address}:{end.port}"
+    return address in wanted or with_port in wanted or f"{address}:{end.port}" in wanted
+
+
+#: Field names that hold a topic's name or id, in every api that names topics.
+_TOPIC_FIELDS = frozenset({"topic", "topic_name", "topic_id"})
+
+
+def _topics_in(row: dict[str, Any]) -> set[str]:
+    """Topic names and ids a rendered exchange mentions: ``topic``, ``topic_name`` and ``topic_id``
+    fields anywhere, and ``name`` fields of elements of arrays called ``topics``."""
+    found: set[str] = set()
+    stack: list[tuple[Any, bool]] = [(row.get("request"), False), (row.get("response"), False)]
+    while stack:
+        value, in_topics = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, str) and (key in _TOPIC_FIELDS or (in_topics and key == "name")):
+                    found.add(item)
+                elif isinstance(item, (dict, list)):
+                    stack.append((item, key == "topics"))
+        elif isinstance(value, list):
+            stack.extend((item, in_topics) for item in value)
+    return found
+
+
+def has_problem(exchange: Any, row: dict[str, Any]) -> bool:
+    """A frame that did not decode or pair, a non-zero response error code, a bad record batch."""
+    return not exchange.ok or bool(row.get("errors") or row.get("record_errors"))
+
+
+# -- the command -------------------------------------------------------------------------------
+
+@dataclass
+class Printed:
+    """What the command printed: the summary's last lines and the exit status come from it."""
+
+    exchanges: int = 0
+    problems: int = 0  # printed exchanges that did not decode or pair whole
+    record_errors: int = 0  # record batches that did not decode, in printed exchanges
+    captures: list[Any] = field(default_factory=list)  # each input's CaptureStats
+
+
+def run_decode(args: argparse.Namespace) -> int:
+    from kafka_epochs.cli import protocol_for
+    from kafka_epochs.traffic import DecodeSummary
+
+    if args.records and args.format == "table":
+        print("kafka-epochs: --records applies to --format jsonl (a table row has no room for batches)",
+              file=sys.stderr)
+        return 2
+    inputs = capture_inputs(args.captures)
+    protocol = protocol_for(args.protocol)
+    selected = ExchangeFilter(
+        apis=api_names(protocol, args.api or []), topics=set(args.topic or []), clients=set(args.client or []),
+        brokers=set(args.broker or []), correlation_ids=set(args.correlation_id or []), errors_only=args.errors_only)
+    summary = DecodeSummary()
+    printed = Printed()
+    live = any(str(p) == STDIN for p in inputs)
+    total = None if live else sum(p.stat().st_size for p in inputs)
+    progress = _Progress(total) if sys.stderr.isatty() and not args.quiet else None
+    if args.format == "table":
+        sys.stdout.write(TABLE_HEADER + "\n")
+    try:
+        for capture, exchange in _exchanges(inputs, protocol, args, summary, printed, progress):
+            _print(exchange, capture if len(inputs) > 1 else None, args, selected, summary, printed, live)
+    finally:
+        if progress is not None:
+            progress.close()
+    if not args.quiet:
+        print(_summary_text(summary, printed, selected), file=sys.stderr)
+    return 1 if printed.problems or printed.record_errors else 0
+
+
+def _exchanges(inputs: list[Path], protocol: Any, args: argparse.Namespace, summary: Any, printed: Printed,
+               progress: _Progress | None) -> Iterator[tuple[str, Any]]:
+    from kafka_epochs.capture import CaptureFormatError
+    from kafka_epochs.traffic import decode_capture
+
+    ports = set(args.port) if args.port else None
+    read_before = 0
+    for path in inputs:
+        name = "<stdin>" if str(path) == STDIN else str(path)
+        summary.capture = None  # decode_capture sets this input's own
+        with _open(path) as stream:
+            try:
+                for exchange in decode_capture(stream, protocol, ports=ports, summary=summary):
+                    if progress is not None:
+                        progress.update(read_before + stream.count)
+                    yield name, exchange
+            except CaptureFormatError as e:
+                raise ValueError(f"{name} is not a readable pcap or pcapng file: {e}") from None
+            finally:
+                if summary.capture is not None:
+                    printed.captures.append(summary.capture)
+            read_before += stream.count
+
+
+class _open:
+    """The capture's bytes behind a :class:`CountingReader`; standard input is read live."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.file: BinaryIO | None = None
+
+    def __enter__(self) -> CountingReader:
+        if str(self.path) == STDIN:
+            return CountingReader(sys.stdin.buffer, live=True)
+        self.file = open(self.path, "rb")
+        return CountingReader(self.file)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+def _print(exchange: Any, capture: str | None, args: argparse.Namespace, selected: ExchangeFilter, summary: Any,
+           printed: Printed, live: bool) -> None:
+    from kafka_epochs.traffic import exchange_json
+
+    summary.count(exchange)
+    if not selected.matches_flow(exchange):
+        return  # decided before anything is rendered
+    row = exchange_json(exchange, records=args.records, secrets=args.sasl_secrets)
+    if not selected.matches_content(exchange, row):
+        return
+    printed.exchanges += 1
+    printed.problems += not exchange.ok
+    printed.record_errors += row.get("record_errors", 0)
+    if capture is not None:
+        row = {"capture": capture, **row}
+    line = json.dumps(row, ensure_ascii=False) if args.format == "jsonl" else table_row(row)
+    sys.stdout.write(line + "\n")
+    if live:
+        sys.stdout.flush()  # a live capture: each exchange as soon as it completes
+
+
+# -- output ------------------------------------------------------------------------------------
+
+_COLUMNS = ((27, "TIME"), (44, "CLIENT -> BROKER"), (26, "API"), (10, "CORR_ID"), (0, "STATUS"))
+TABLE_HEADER = " ".join(f"{title:<{width}}" if width else title for width, title in _COLUMNS[:3]) + \
+    f" {_COLUMNS[3][1]:>10}  {_COLUMNS[4][1]}"
+
+
+def table_row(row: dict[str, Any]) -> str:
+    """One exchange as an aligned line under :data:`TABLE_HEADER`; a missing value is ``-``."""
+    status = row.get("problem") or row.get("request_error") or row.get("response_error")
+    if status is None:
+        names = sorted({e["name"] for e in row.get("errors", [])})
+        status = ",".join(names) if names else "ok"
+    api = row.get("api") or "-"
+    if row.get("api_version") is not None:
+        api = f"{api} v{row['api_version']}"
+    flow = f"{row['client']} -> {row['broker']}" if row.get("client") else "-"
+    correlation = "-" if row.get("correlation_id") is None else str(row["correlation_id"])
+    return f"{row.get('time') or '-':<27} {flow:<44} {api:<26} {correlation:>10}  {status}"
+
+
+def _summary_text(summary: Any, printed: Printed, selected: ExchangeFilter) -> str:
+    lines = [f"{summary.exchanges} exchanges: {summary.pairs} pairs, {summary.requests} requests, "
+             f"{summary.responses} responses, {summary.problems} with problems"]
+    if selected:
+        lines.append(f"printed {printed.exchanges} of {summary.exchanges} exchanges ({selected.describe()}), "
+                     f"{printed.problems} of them with problems")
+    if printed.record_errors:
+        lines.append(f"{printed.record_errors} record batches did not decode (each printed in place with its error)")
+    if printed.captures:
+        def total(name: str) -> int:
+            return sum(getattr(stats, name) for stats in printed.captures)
+
+        files = f"{len(printed.captures)} captures: " if len(printed.captures) > 1 else "capture: "
+        lines.append(f"{files}{total('packets')} packets ({total('bad_packets')} bad), {total('flows')} Kafka "
+                     f"connections, {total('gaps')} gaps ({total('gap_bytes')} bytes), {total('resyncs')} resyncs")
+    if summary.per_api:
+        lines.append("per api: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.per_api.items())))
+    return "\n".join(lines)
+
+
+class _Progress:
+    """A progress bar on a terminal (tqdm, loaded only when shown): bytes of the input read, with
+    a total and an ETA when the inputs are files; bytes so far on standard input."""
+
+    def __init__(self, total: int | None) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc="decoding", leave=False,
+                        mininterval=0.5)
+        self.shown = 0
+
+    def update(self, position: int) -> None:
+        if position - self.shown >= 1 << 16:
+            self.bar.update(position - self.shown)
+            self.shown = position
+
+    def close(self) -> None:
+        self.bar.close()
