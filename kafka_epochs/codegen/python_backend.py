@@ -3,21 +3,28 @@
 The emitted code is straight-line CPython: each run of fixed-width fields is one precompiled
 ``struct`` call, one-byte varints and empty tag sections are inlined, nested structs and arrays
 are unrolled into the caller (no call per element), and only the versions a field really has get
-code. Versions whose layouts are identical share one function. Validation that costs time on
+code. Versions with one wire layout (:func:`kafka_epochs.spec.layout.wire_layout`) share one
+reader and one writer: nothing version-specific is baked into them (a writer's "field not in
+this version" error gets its version from ``Message.write``). Validation that costs time on
 every message (UTF-8, exact bounds) is left to a final position check plus the checked reader in
 :mod:`kafka_epochs.wire.checked`, which explains any failure with offset and field path.
+
+Emitted code names the runtime helpers it calls through :meth:`_ModuleWriter.rt`, which records
+each one, so a module imports exactly what it uses.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import textwrap
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kafka_epochs.codegen.naming import attribute_name
 from kafka_epochs.codegen.source import Source
+from kafka_epochs.spec.layout import WireLayout, struct_layout, wire_layout
 from kafka_epochs.spec.loader import SpecError
 from kafka_epochs.spec.model import (
     FIXED_FORMATS,
@@ -27,32 +34,43 @@ from kafka_epochs.spec.model import (
     StructDefault,
     StructSpec,
 )
-from kafka_epochs.spec.versions import Versions
+from kafka_epochs.spec.versions import MAX_VERSION, Versions
 
-GENERATOR_VERSION = 1
-#: (wire module, name, alias) of every runtime helper generated code may call; a module imports
-#: only those it uses.
-_RUNTIME_IMPORTS = [
-    ("message", "Message", "_Message"),
-    ("message", "Struct", "_Struct"),
-    ("primitives", "Malformed", "_Malformed"),
-    ("primitives", "UVARINT1", "_UV1"),
-    ("primitives", "fixed_array", "_fixed_array"),
-    ("primitives", "fixed_array_pack", "_fixed_array_pack"),
-    ("primitives", "fixed_array_packers", "_fixed_array_packers"),
-    ("primitives", "fixed_array_unpackers", "_fixed_array_unpackers"),
-    ("primitives", "SMALL_ARRAY", "_SMALL"),
-    ("primitives", "read_unknown_tags", "_read_unknown_tags"),
-    ("primitives", "read_uvarint", "_uvarint"),
-    ("primitives", "uuid_from_bytes", "_uuid"),
-    ("primitives", "uvarint", "_to_uvarint"),
-    ("primitives", "write_tags", "_write_tags"),
-    ("schema", "EMPTY_ARRAY", "_EMPTY_ARRAY"),
-    ("schema", "EMPTY_STRUCT", "_EMPTY_STRUCT"),
-    ("schema", "FieldInfo", "_F"),
-    ("support", "missing_field", "_missing"),
-    ("support", "string_length", "_string_length"),
-]
+GENERATOR_VERSION = 2
+#: alias -> the import that defines it, for every name generated code may use besides its own;
+#: :meth:`_ModuleWriter.rt` records the aliases a module uses and only those are imported.
+_RUNTIME_IMPORTS: dict[str, str] = {
+    "_struct": "import struct as _struct",
+    "_Any": "from typing import Any as _Any",
+    "_UUID": "from uuid import UUID as _UUID",
+    **{alias: f"from kafka_epochs.wire.{module} import {name} as {alias}" for module, name, alias in [
+        ("message", "Message", "_Message"),
+        ("message", "NO_VERSIONS", "_NO_VERSIONS"),
+        ("message", "Struct", "_Struct"),
+        ("primitives", "Malformed", "_Malformed"),
+        ("primitives", "UVARINT1", "_UV1"),
+        ("primitives", "fixed_array", "_fixed_array"),
+        ("primitives", "fixed_array_pack", "_fixed_array_pack"),
+        ("primitives", "fixed_array_packers", "_fixed_array_packers"),
+        ("primitives", "fixed_array_unpackers", "_fixed_array_unpackers"),
+        ("primitives", "SMALL_ARRAY", "_SMALL"),
+        ("primitives", "read_unknown_tags", "_read_unknown_tags"),
+        ("primitives", "read_uvarint", "_uvarint"),
+        ("primitives", "uuid_from_bytes", "_uuid"),
+        ("primitives", "uvarint", "_to_uvarint"),
+        ("primitives", "write_tags", "_write_tags"),
+        ("schema", "EMPTY_ARRAY", "_EMPTY_ARRAY"),
+        ("schema", "EMPTY_STRUCT", "_EMPTY_STRUCT"),
+        ("schema", "FieldInfo", "_F"),
+        ("schema", "MAX_VERSION", "_MAX_VERSION"),
+        ("support", "missing_field", "_missing"),
+        ("support", "string_length", "_string_length"),
+    ]},
+}
+#: The stdlib imports first, then the runtime's, in this order.
+_IMPORT_ORDER = list(_RUNTIME_IMPORTS)
+#: A compact string length (n + 1) above this is longer than Kafka's 32767-byte string limit.
+COMPACT_STRING_LIMIT = "0x8000"
 _FIXED_SIZES = {"?": 1, "b": 1, "B": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
 _FORMAT_NAMES = {"?": "o", "16s": "u"}
 _PY_TYPES = {
@@ -78,10 +96,6 @@ def _check_names(spec: MessageSpec) -> None:
                 raise SpecError(spec.source, f"{struct.name}.{f.name}",
                                 f"fields {seen[attr]} and {f.name} would both be the attribute {attr!r}")
             seen[attr] = f.name
-
-
-def _range(v: Versions) -> tuple[int, int]:
-    return (v.low, v.high) if not v.empty else (1, 0)
 
 
 def _fmt_name(fmt: str) -> str:
@@ -115,20 +129,32 @@ class _ModuleWriter:
     array_tables: set[tuple[str, str]] = field(default_factory=set)
     uuid_constants: dict[int, str] = field(default_factory=dict)
     functions: list[_Function] = field(default_factory=list)
-    _by_body: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)  # the runtime aliases the module's code calls
+    #: (function kind, layout) -> the function already emitted for it
+    _by_layout: dict[tuple[str, object], str] = field(default_factory=dict)
 
     # -- helpers --------------------------------------------------------------------------------
+
+    def rt(self, alias: str) -> str:
+        """A runtime helper's alias, recorded so that the module imports it."""
+        if alias not in _RUNTIME_IMPORTS:
+            raise KeyError(f"{alias} is not a runtime name generated code may use")
+        self.used.add(alias)
+        return alias
 
     def attr(self, f: FieldSpec) -> str:
         return attribute_name(f.name)
 
     def fixed(self, fmt: str) -> str:
         self.formats.add(fmt)
+        self.rt("_struct")
         return _fmt_name(fmt)
 
     def array_table(self, code: str, op: str) -> str:
         """The module constant holding ``op`` ("unpack"/"pack") functions for n = 0.._SMALL-1 items."""
         self.array_tables.add((code, op))
+        self.rt("_fixed_array_unpackers" if op == "unpack" else "_fixed_array_packers")
+        self.rt("_SMALL")
         return f"_{'UA' if op == 'unpack' else 'PA'}_{_fmt_name(code)}"
 
     def flexible(self, version: int) -> bool:
@@ -137,15 +163,15 @@ class _ModuleWriter:
     def has_tag_slot(self) -> bool:
         return not self.spec.flexible_versions.empty
 
-    def add_function(self, prefix: str, body: list[str], preferred: str) -> str:
-        """Register a function body; identical bodies (e.g. versions with one layout) are shared."""
-        key = (prefix, tuple(body))
-        existing = self._by_body.get(key)
-        if existing is not None:
-            return existing
-        self.functions.append(_Function(prefix, body, preferred))
-        self._by_body[key] = preferred
-        return preferred
+    def shared(self, kind: str, layout: object) -> str | None:
+        """The function already emitted for ``kind`` ("read", "write", "tags of <struct>") at
+        this wire layout, if any: versions that lay the bytes out alike share it."""
+        return self._by_layout.get((kind, layout))
+
+    def add_function(self, kind: str, layout: object, prefix: str, body: list[str], name: str) -> str:
+        self.functions.append(_Function(prefix, body, name))
+        self._by_layout[kind, layout] = name
+        return name
 
     def default_expr(self, f: FieldSpec) -> str:
         d = f.default
@@ -162,6 +188,7 @@ class _ModuleWriter:
 
     def uuid_const(self, u: uuid.UUID) -> str:
         name = self.uuid_constants.get(u.int)
+        self.rt("_UUID")
         if name is None:
             name = "_ZERO_UUID" if u.int == 0 else f"_UUID_{len(self.uuid_constants)}"
             self.uuid_constants[u.int] = name
@@ -181,6 +208,19 @@ class _ModuleWriter:
             return f"not {expr}" if d else f"{expr}"
         return f"{expr} != {self.default_expr(f)}"
 
+    def versions_tuple(self, v: Versions) -> str:
+        """A version range as the field table writes it: ``(low, high)``, the open end by name."""
+        if v.empty:
+            return "(1, 0)"
+        high = self.rt("_MAX_VERSION") if v.high == MAX_VERSION else str(v.high)
+        return f"({v.low}, {high})"
+
+    def version_range(self, v: Versions, valid: Versions) -> str:
+        """A class-level ``range`` of versions, cut at the last valid one."""
+        if v.empty or v.low > valid.high:
+            return self.rt("_NO_VERSIONS")
+        return f"range({v.low}, {min(v.high, valid.high) + 1})"
+
     # -- module ---------------------------------------------------------------------------------
 
     def render(self) -> str:
@@ -189,13 +229,13 @@ class _ModuleWriter:
         decoders: dict[int, str] = {}
         encoders: dict[int, str] = {}
         for v in spec.versions:
-            decoders[v] = self.decoder(v)
-            encoders[v] = self.encoder(v)
+            layout = wire_layout(spec, v)
+            decoders[v] = self.shared("read", layout) or self.decoder(v, layout)
+            encoders[v] = self.shared("write", layout) or self.encoder(v, layout)
         for struct in structs:  # register uuid default constants before the module header is laid out
             for f in struct.fields:
                 self.default_expr(f)
-        # The bodies above registered formats and uuid constants: now the module can be laid out,
-        # body first, so that the header imports exactly the helpers the body uses.
+        # The body first, so that the header imports exactly the helpers the body used.
         body = Source()
         for struct in reversed(structs):
             body()
@@ -205,8 +245,9 @@ class _ModuleWriter:
             body()
             body()
             body(fn.prefix.format(name=fn.name))
-            for line in fn.body:
-                body(f"    {line}" if line else "")
+            with body.indented():
+                for line in fn.body:
+                    body(line)
         body()
         body()
         for struct in structs:
@@ -218,8 +259,10 @@ class _ModuleWriter:
         body(f"{msg}._ENCODERS = {{{', '.join(f'{v}: {n}' for v, n in encoders.items())}}}")
         body()
         body(f"__all__ = [{', '.join(repr(s.name) for s in sorted(structs, key=lambda s: s.name))}]")
-        text = body.text()
+        return self.header() + body.text()
 
+    def header(self) -> str:
+        spec = self.spec
         src = Source()
         src(f"# Generated by kafka-epochs (generator v{GENERATOR_VERSION}) from {spec.source}. Do not edit:")
         src("# change the spec or the generator and regenerate.")
@@ -227,24 +270,14 @@ class _ModuleWriter:
         src()
         src("from __future__ import annotations")
         src()
-        stdlib = []
-        if self.formats:
-            stdlib.append("import struct as _struct")
-        if "_Any" in text:
-            stdlib.append("from typing import Any as _Any")
-        if self.uuid_constants or "_UUID" in text:
-            stdlib.append("from uuid import UUID as _UUID")
+        imports = [_RUNTIME_IMPORTS[alias] for alias in _IMPORT_ORDER if alias in self.used]
+        stdlib = [line for line in imports if not line.startswith("from kafka_epochs.")]
         for line in stdlib:
             src(line)
         if stdlib:
             src()
-        tables = [
-            f"{self.array_table(code, op)} = _fixed_array_{'unpackers' if op == 'unpack' else 'packers'}({code!r})"
-            for code, op in sorted(self.array_tables)]
-        used = text + "\n".join(tables)
-        for module, name, alias in _RUNTIME_IMPORTS:
-            if re.search(rf"\b{alias}\b", used):
-                src(f"from kafka_epochs.wire.{module} import {name} as {alias}")
+        for line in imports[len(stdlib):]:
+            src(line)
         src()
         src("_new = object.__new__")
         for fmt in sorted(self.formats):
@@ -254,13 +287,14 @@ class _ModuleWriter:
             src(f"_P_{name} = _S_{name}.pack")
         for value, name in sorted(self.uuid_constants.items(), key=lambda kv: kv[1]):
             src(f"{name} = _UUID(int={value:#x})")
-        for line in tables:
-            src(line)
-        return src.text() + text
+        for code, op in sorted(self.array_tables):
+            maker = "_fixed_array_unpackers" if op == "unpack" else "_fixed_array_packers"
+            src(f"{self.array_table(code, op)} = {maker}({code!r})")
+        return src.text()
 
     def class_source(self, src: Source, struct: StructSpec, is_message: bool) -> None:
         spec = self.spec
-        base = "_Message" if is_message else "_Struct"
+        base = self.rt("_Message" if is_message else "_Struct")
         with src.block(f"class {struct.name}({base}):"):
             src('"""' + self.class_doc(struct, is_message).replace("\\", "\\\\") + '"""')
             src()
@@ -269,15 +303,12 @@ class _ModuleWriter:
                 slots.append("_unknown_tags")
             src(f"__slots__ = ({''.join(repr(s) + ', ' for s in slots)})")
             if is_message:
-                valid, flex = spec.valid_versions, spec.flexible_versions
+                valid = spec.valid_versions
                 src(f"API_KEY = {spec.api_key!r}")
                 src(f"MESSAGE_TYPE = {spec.type.value!r}")
                 src(f"VALID_VERSIONS = range({valid.low}, {valid.high + 1})")
-                src(f"FLEXIBLE_VERSIONS = range({flex.low}, {min(flex.high, valid.high) + 1})"
-                    if not flex.empty and flex.low <= valid.high else "FLEXIBLE_VERSIONS = range(0)")
-                dep = spec.deprecated_versions
-                src(f"DEPRECATED_VERSIONS = range({dep.low}, {min(dep.high, valid.high) + 1})"
-                    if not dep.empty else "DEPRECATED_VERSIONS = range(0)")
+                src(f"FLEXIBLE_VERSIONS = {self.version_range(spec.flexible_versions, valid)}")
+                src(f"DEPRECATED_VERSIONS = {self.version_range(spec.deprecated_versions, valid)}")
                 src(f"LATEST_VERSION_UNSTABLE = {spec.latest_version_unstable}")
             src()
             params = []
@@ -292,8 +323,10 @@ class _ModuleWriter:
                         params.append(f"{a}: {hint} | None = None")
                         assigns.append(f"self.{a} = {fresh} if {a} is None else {a}")
                     else:
-                        params.append(f"{a}: _Any = _EMPTY_ARRAY")
-                        assigns.append(f"self.{a} = {fresh} if {a} is _EMPTY_ARRAY else {a}")
+                        # null is a value here, so "not given" needs its own marker
+                        empty = self.rt("_EMPTY_ARRAY")
+                        params.append(f"{a}: {self.rt('_Any')} = {empty}")
+                        assigns.append(f"self.{a} = {fresh} if {a} is {empty} else {a}")
                 else:
                     params.append(f"{a}: {hint} = {self.default_expr(f)}")
                     assigns.append(f"self.{a} = {a}")
@@ -308,24 +341,27 @@ class _ModuleWriter:
                 src(") -> None:")
             else:
                 src("def __init__(self) -> None:")
-            src.depth += 1
-            for line in assigns or ["pass"]:
-                src(line)
-            src.depth -= 1
+            with src.indented():
+                for line in assigns or ["pass"]:
+                    src(line)
 
     def type_hint(self, f: FieldSpec) -> str:
         t = f.type
         if t.kind is Kind.ARRAY:
             assert t.element is not None
-            inner = t.element.struct_name if t.element.kind is Kind.STRUCT else _PY_TYPES[t.element.kind]
+            inner = t.element.struct_name if t.element.kind is Kind.STRUCT else self.py_type(t.element.kind)
             hint = f"list[{inner}]"
         elif t.kind is Kind.STRUCT:
             hint = str(t.struct_name)
         else:
-            hint = _PY_TYPES[t.kind]
+            hint = self.py_type(t.kind)
         if not f.nullable_versions.empty or f.default is None:
             hint += " | None"
         return hint
+
+    def py_type(self, kind: Kind) -> str:
+        name = _PY_TYPES[kind]
+        return self.rt(name) if name in _RUNTIME_IMPORTS else name
 
     def class_doc(self, struct: StructSpec, is_message: bool) -> str:
         spec = self.spec
@@ -360,28 +396,28 @@ class _ModuleWriter:
         for f in struct.fields:
             t = f.type
             kind = "array" if t.kind is Kind.ARRAY else t.kind.value
-            args = [repr(self.attr(f)), repr(f.name), repr(kind), repr(_range(f.versions))]
+            args = [repr(self.attr(f)), repr(f.name), repr(kind), self.versions_tuple(f.versions)]
             if t.kind is Kind.ARRAY:
                 assert t.element is not None
                 args.append(f"element={t.element.kind.value!r}")
             if f.struct is not None:
                 args.append(f"struct={f.struct.name}")
             if not f.nullable_versions.empty:
-                args.append(f"nullable={_range(f.nullable_versions)!r}")
+                args.append(f"nullable={self.versions_tuple(f.nullable_versions)}")
             if f.tag is not None:
-                args.append(f"tagged={_range(f.tagged_versions)!r}, tag={f.tag}")
+                args.append(f"tagged={self.versions_tuple(f.tagged_versions)}, tag={f.tag}")
             if f.flexible_versions is not None and f.flexible_versions != flex:
-                args.append(f"compact={_range(f.flexible_versions)!r}")
+                args.append(f"compact={self.versions_tuple(f.flexible_versions)}")
             d = f.default
             if d is StructDefault.EMPTY_ARRAY:
-                args.append("default=_EMPTY_ARRAY")
+                args.append(f"default={self.rt('_EMPTY_ARRAY')}")
             elif d is StructDefault.EMPTY_STRUCT:
-                args.append("default=_EMPTY_STRUCT")
+                args.append(f"default={self.rt('_EMPTY_STRUCT')}")
             elif d is not None:
                 args.append(f"default={self.default_expr(f)}")
             if f.ignorable:
                 args.append("ignorable=True")
-            rows.append(f"    _F({', '.join(args)}),")
+            rows.append(f"    {self.rt('_F')}({', '.join(args)}),")
         src(f"{struct.name}._FIELDS = (")
         for row in rows:
             src(row)
@@ -389,18 +425,18 @@ class _ModuleWriter:
 
     # -- decoding -------------------------------------------------------------------------------
 
-    def decoder(self, version: int) -> str:
+    def decoder(self, version: int, layout: WireLayout) -> str:
         body = Source()
         _Decode(self, version, body).struct(self.spec.struct, "o", 0, "end")
         body("return o, pos")
-        return self.add_function("def {name}(data, pos, end):", body.lines, f"_read_v{version}")
+        return self.add_function("read", layout, "def {name}(data, pos, end):", body.lines, f"_read_v{version}")
 
-    def encoder(self, version: int) -> str:
+    def encoder(self, version: int, layout: WireLayout) -> str:
         body = Source()
         _Encode(self, version, body).struct(self.spec.struct, "o", 0, "out")
         if not body.lines:
             body("pass")  # every field of this version is absent or ignorable: nothing to write
-        return self.add_function("def {name}(o, out):", body.lines, f"_write_v{version}")
+        return self.add_function("write", layout, "def {name}(o, out):", body.lines, f"_write_v{version}")
 
 
 def _runs(fields: list[FieldSpec]) -> list[list[FieldSpec]]:
@@ -447,21 +483,24 @@ class _Decode:
             else:
                 self.value(run[0], f"{var}.{gen.attr(run[0])}", depth, end, preloaded=preloaded)
                 preloaded = False
-        if self.flexible:
-            if merge_tags:
-                src("if t:")
-                src.depth += 1
+        if not self.flexible:
+            return
+        if merge_tags:
+            with src.block("if t:"):  # the tag count is already in t: step back to read the section
                 src("pos -= 1")
-            else:
-                with src.block("if data[pos] == 0:"):
-                    src("pos += 1")
-                src("else:")
-                src.depth += 1
-            if any(f.tag is not None for f in struct.fields):
-                src(f"pos = {self.tag_function(struct)}({var}, data, pos, {end})")
-            else:
-                src(f"{var}._unknown_tags, pos = _read_unknown_tags(data, pos, {end})")
-            src.depth -= 1
+                self.tag_section(struct, var, end)
+        else:
+            with src.block("if data[pos] == 0:"):
+                src("pos += 1")
+            with src.block("else:"):
+                self.tag_section(struct, var, end)
+
+    def tag_section(self, struct: StructSpec, var: str, end: str) -> None:
+        """Read a non-empty tagged-field section into ``var``."""
+        if any(f.tag is not None for f in struct.fields):
+            self.src(f"pos = {self.tag_function(struct)}({var}, data, pos, {end})")
+        else:
+            self.src(f"{var}._unknown_tags, pos = {self.gen.rt('_read_unknown_tags')}(data, pos, {end})")
 
     def compact_length(self, f: FieldSpec) -> bool:
         """Whether ``f`` starts with a compact (varint) length in this version."""
@@ -481,24 +520,24 @@ class _Decode:
         src(f"pos += {sum(_FIXED_SIZES[c] for c in _split_fmt(fmt))}")
         for f, target in zip(run, targets, strict=False):
             if f.type.kind is Kind.UUID:
-                src(f"{target} = _uuid({target})")
+                src(f"{target} = {gen.rt('_uuid')}({target})")
 
     def length(self, compact: bool, wide: bool, string: bool, preloaded: bool = False) -> None:
         """Leave a length or count in ``n`` (``-1`` for null) and advance ``pos``.
 
         ``preloaded``: the first varint byte is already in ``n`` and ``pos`` is past it.
         """
-        src = self.src
+        src, rt = self.src, self.gen.rt
         if compact and preloaded:
             with src.block("if n >= 0x80:"):
                 with src.block("if data[pos] < 0x80:"):
                     src("n = (n & 0x7F) | (data[pos] << 7)")
                     src("pos += 1")
                 with src.block("else:"):
-                    src("n, pos = _uvarint(data, pos - 1)")
+                    src(f"n, pos = {rt('_uvarint')}(data, pos - 1)")
                     if string:
-                        with src.block("if n > 0x8000:"):
-                            src("raise _Malformed")
+                        with src.block(f"if n > {COMPACT_STRING_LIMIT}:"):
+                            src(f"raise {rt('_Malformed')}")
             src("n -= 1")
         elif compact:
             src("n = data[pos]")
@@ -509,31 +548,32 @@ class _Decode:
                 src("n = (n & 0x7F) | (data[pos + 1] << 7)")
                 src("pos += 2")
             with src.block("else:"):
-                src("n, pos = _uvarint(data, pos)")
+                src(f"n, pos = {rt('_uvarint')}(data, pos)")
                 if string:
-                    with src.block("if n > 0x8000:"):
-                        src("raise _Malformed")
+                    with src.block(f"if n > {COMPACT_STRING_LIMIT}:"):
+                        src(f"raise {rt('_Malformed')}")
             src("n -= 1")
         else:
             src(f"n = _U_{self.gen.fixed('i' if wide else 'h')}(data, pos)[0]")
             src(f"pos += {4 if wide else 2}")
 
-    def null_or(self, nullable: bool, compact: bool, target: str) -> None:
-        """Handle a negative length: null when allowed, otherwise an error. Opens an else block."""
-        src = self.src
-        if nullable:
-            src("if n < 0:")
-            src.depth += 1
-            if not compact:
-                with src.block("if n != -1:"):
-                    src("raise _Malformed")
-            src(f"{target} = None")
-            src.depth -= 1
-            src("else:")
-            src.depth += 1
-        else:
+    @contextmanager
+    def non_null(self, nullable: bool, compact: bool, target: str) -> Iterator[None]:
+        """Check the length in ``n``: negative is null where the version allows it (``target``
+        becomes None), an error otherwise. What the ``with`` body emits reads a present value."""
+        src, rt = self.src, self.gen.rt
+        if not nullable:
             with src.block("if n < 0:"):
-                src("raise _Malformed")
+                src(f"raise {rt('_Malformed')}")
+            yield
+            return
+        with src.block("if n < 0:"):
+            if not compact:  # the classic form's null is exactly -1
+                with src.block("if n != -1:"):
+                    src(f"raise {rt('_Malformed')}")
+            src(f"{target} = None")
+        with src.block("else:"):
+            yield
 
     def value(self, f: FieldSpec, target: str, depth: int, end: str, preloaded: bool = False) -> None:
         src, v = self.src, self.v
@@ -546,31 +586,25 @@ class _Decode:
             return
         if kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):
             compact = f.compact_in(v, self.gen.spec.flexible_versions)
-            opened = src.depth
             self.length(compact, wide=kind is not Kind.STRING, string=kind is Kind.STRING, preloaded=preloaded)
-            self.null_or(nullable, compact, target)
-            self.take(kind, target)
-            src.depth = opened
+            with self.non_null(nullable, compact, target):
+                self.take(kind, target)
         elif kind is Kind.ARRAY:
-            opened = src.depth
             self.length(self.flexible, wide=True, string=False, preloaded=preloaded)
-            self.null_or(nullable, self.flexible, target)
-            self.array_items(f, target, depth + 1, end)
-            src.depth = opened
+            with self.non_null(nullable, self.flexible, target):
+                self.array_items(f, target, depth + 1, end)
         elif kind is Kind.STRUCT:
             assert f.struct is not None
             inner = f"o{depth + 1}"
-            if nullable:
+            if nullable:  # a nullable struct starts with a marker byte: -1 for null, 1 for present
                 with src.block("if data[pos] >= 0x80:"):
                     src("pos += 1")
                     src(f"{target} = None")
-                src("else:")
-                src.depth += 1
-                src("pos += 1")
-            self.struct(f.struct, inner, depth + 1, end)
-            src(f"{target} = {inner}")
-            if nullable:
-                src.depth -= 1
+            with src.else_block(nullable):
+                if nullable:
+                    src("pos += 1")
+                self.struct(f.struct, inner, depth + 1, end)
+                src(f"{target} = {inner}")
         else:  # pragma: no cover - every kind is handled
             raise AssertionError(kind)
 
@@ -582,15 +616,16 @@ class _Decode:
         self.src("pos += n")
 
     def array_items(self, f: FieldSpec, target: str, depth: int, end: str) -> None:
-        src = self.src
+        src, rt = self.src, self.gen.rt
         element = f.type.element
         assert element is not None
-        with src.block(f"if n > {end} - pos:"):
-            src("raise _Malformed")
+        with src.block(f"if n > {end} - pos:"):  # every element takes at least a byte
+            src(f"raise {rt('_Malformed')}")
         if element.is_fixed and element.kind is not Kind.UUID:
             code = FIXED_FORMATS[element.kind]
             table = self.gen.array_table(code, "unpack")
-            src(f"{target} = [*{table}[n](data, pos)] if n < _SMALL else list(_fixed_array({code!r}, n)(data, pos))")
+            src(f"{target} = [*{table}[n](data, pos)] if n < {rt('_SMALL')} "
+                f"else list({rt('_fixed_array')}({code!r}, n)(data, pos))")
             src(f"pos += {_FIXED_SIZES[code]} * n")
             return
         items = f"l{depth}"
@@ -601,42 +636,48 @@ class _Decode:
                 self.struct(f.struct, f"o{depth}", depth, end)
                 src(f"{items}.append(o{depth})")
             elif element.kind is Kind.UUID:
-                src(f"{items}.append(_uuid(data[pos:pos + 16]))")
+                src(f"{items}.append({rt('_uuid')}(data[pos:pos + 16]))")
                 src("pos += 16")
             else:
                 compact = f.compact_in(self.v, self.gen.spec.flexible_versions)
                 self.length(compact, wide=element.kind is not Kind.STRING, string=element.kind is Kind.STRING)
-                self.null_or(False, compact, "")
-                self.take(element.kind, f"v{depth}")
+                with self.non_null(False, compact, ""):
+                    self.take(element.kind, f"v{depth}")
                 src(f"{items}.append(v{depth})")
         src(f"{target} = {items}")
 
     def tag_function(self, struct: StructSpec) -> str:
         v, gen = self.v, self.gen
+        layout = struct_layout(struct, v, gen.spec.flexible_versions)
+        kind = f"tags of {struct.name}"
+        existing = gen.shared(kind, layout)
+        if existing is not None:
+            return existing
         body = Source()
         sub = _Decode(gen, v, body)
-        body("count, pos = _uvarint(data, pos)")
+        uvarint, malformed = gen.rt("_uvarint"), gen.rt("_Malformed")
+        body(f"count, pos = {uvarint}(data, pos)")
         with body.block("if count > end - pos:"):
-            body("raise _Malformed")
+            body(f"raise {malformed}")
         body("unknown = None")
         known = [f for f in struct.fields if f.tag is not None and f.present_in(v) and f.tagged_in(v)]
         invalid = sorted(f.tag for f in struct.fields if f.tag is not None and f not in known)
         with body.block("for _ in range(count):"):
-            body("tag, pos = _uvarint(data, pos)")
-            body("size, pos = _uvarint(data, pos)")
+            body(f"tag, pos = {uvarint}(data, pos)")
+            body(f"size, pos = {uvarint}(data, pos)")
             body("stop = pos + size")
             with body.block("if stop > end:"):
-                body("raise _Malformed")
+                body(f"raise {malformed}")
             keyword = "if"
             for f in sorted(known, key=lambda f: f.tag or 0):
                 with body.block(f"{keyword} tag == {f.tag}:"):
                     sub.value(f, f"o.{gen.attr(f)}", 0, "stop")
                     with body.block("if pos != stop:"):
-                        body("raise _Malformed")
+                        body(f"raise {malformed}")
                 keyword = "elif"
-            if invalid:
+            if invalid:  # tags the spec gives fields of other versions: never unknown here
                 with body.block(f"{keyword} tag in {tuple(invalid)!r}:"):
-                    body("raise _Malformed")
+                    body(f"raise {malformed}")
                 keyword = "elif"
             with body.block("else:" if keyword == "elif" else "if True:"):
                 with body.block("if unknown is None:"):
@@ -645,7 +686,8 @@ class _Decode:
             body("pos = stop")
         body("o._unknown_tags = unknown")
         body("return pos")
-        return gen.add_function("def {name}(o, data, pos, end):", body.lines, f"_read_tags_{struct.name}_v{v}")
+        return gen.add_function(kind, layout, "def {name}(o, data, pos, end):", body.lines,
+                                f"_read_tags_{struct.name}_v{v}")
 
 
 class _Encode:
@@ -662,7 +704,7 @@ class _Encode:
             if not f.present_in(v):
                 if not f.ignorable:
                     with src.block(f"if {gen.nondefault(f, f'{var}.{gen.attr(f)}')}:"):
-                        src(f"raise _missing({struct.name!r}, {gen.attr(f)!r}, {v})")
+                        src(f"raise {gen.rt('_missing')}({struct.name!r}, {gen.attr(f)!r})")
             elif not f.tagged_in(v):
                 regular.append(f)
         for run in _runs(regular):
@@ -684,10 +726,12 @@ class _Encode:
 
     def length(self, compact: bool, wide: bool, string: bool, out: str) -> None:
         """Write the length or count held in ``n``."""
+        rt = self.gen.rt
         if compact:
-            slow = "_string_length(n + 1)" if string else "_to_uvarint(n + 1)"
+            slow = f"{rt('_string_length')}(n + 1)" if string else f"{rt('_to_uvarint')}(n + 1)"
             two = f"_P_{self.gen.fixed('BB')}(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7)"
-            self.src(f"{out}.append(_UV1[n + 1] if n < 127 else {two} if n < 16383 else {slow})")
+            # n + 1 below 128 is one varint byte (a table lookup), below 16384 two
+            self.src(f"{out}.append({rt('_UV1')}[n + 1] if n < 127 else {two} if n < 16383 else {slow})")
         else:
             self.src(f"{out}.append(_P_{self.gen.fixed('i' if wide else 'h')}(n))")
 
@@ -702,7 +746,6 @@ class _Encode:
         if f.type.is_fixed:
             self.fixed_run([f], expr.rpartition(".")[0], out)
             return
-        opened = src.depth
         if kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):
             compact = f.compact_in(v, self.gen.spec.flexible_versions)
             wide = kind is not Kind.STRING
@@ -710,24 +753,22 @@ class _Encode:
             if nullable:
                 with src.block("if s is None:"):
                     self.null(compact, wide, out)
-                src("else:")
-                src.depth += 1
-            if kind is Kind.STRING and nullable:
-                src("s = s.encode()")
-            src("n = len(s)")
-            self.length(compact, wide, kind is Kind.STRING, out)
-            src(f"{out}.append(s)")
+            with src.else_block(nullable):
+                if kind is Kind.STRING and nullable:
+                    src("s = s.encode()")
+                src("n = len(s)")
+                self.length(compact, wide, kind is Kind.STRING, out)
+                src(f"{out}.append(s)")
         elif kind is Kind.ARRAY:
             items = f"a{depth + 1}"
             src(f"{items} = {expr}")
             if nullable:
                 with src.block(f"if {items} is None:"):
                     self.null(self.flexible, True, out)
-                src("else:")
-                src.depth += 1
-            src(f"n = len({items})")
-            self.length(self.flexible, True, False, out)
-            self.array_items(f, items, depth + 1, out)
+            with src.else_block(nullable):
+                src(f"n = len({items})")
+                self.length(self.flexible, True, False, out)
+                self.array_items(f, items, depth + 1, out)
         elif kind is Kind.STRUCT:
             assert f.struct is not None
             inner = f"o{depth + 1}"
@@ -735,11 +776,10 @@ class _Encode:
             if nullable:
                 with src.block(f"if {inner} is None:"):
                     src(f"{out}.append(b'\\xff')")
-                src("else:")
-                src.depth += 1
-                src(f"{out}.append(b'\\x01')")
-            self.struct(f.struct, inner, depth + 1, out)
-        src.depth = opened
+            with src.else_block(nullable):
+                if nullable:
+                    src(f"{out}.append(b'\\x01')")
+                self.struct(f.struct, inner, depth + 1, out)
 
     def array_items(self, f: FieldSpec, items: str, depth: int, out: str) -> None:
         src = self.src
@@ -748,7 +788,8 @@ class _Encode:
         if element.is_fixed and element.kind is not Kind.UUID:
             code = FIXED_FORMATS[element.kind]
             table = self.gen.array_table(code, "pack")
-            src(f"{out}.append({table}[n](*{items}) if n < _SMALL else _fixed_array_pack({code!r}, n)(*{items}))")
+            src(f"{out}.append({table}[n](*{items}) if n < {self.gen.rt('_SMALL')} "
+                f"else {self.gen.rt('_fixed_array_pack')}({code!r}, n)(*{items}))")
             return
         item = f"o{depth}"
         with src.block(f"for {item} in {items}:"):
@@ -773,7 +814,7 @@ class _Encode:
         tagged = sorted((f for f in struct.fields if f.present_in(v) and f.tagged_in(v)), key=lambda f: f.tag or 0)
         if not tagged:
             with src.block(f"if {var}._unknown_tags:"):
-                src(f"_write_tags({out}, list({var}._unknown_tags.items()))")
+                src(f"{gen.rt('_write_tags')}({out}, list({var}._unknown_tags.items()))")
             with src.block("else:"):
                 src(f"{out}.append(b'\\x00')")
             return
@@ -789,6 +830,6 @@ class _Encode:
         with src.block(f"if {var}._unknown_tags:"):
             src(f"{tags}.extend({var}._unknown_tags.items())")
         with src.block(f"if {tags}:"):
-            src(f"_write_tags({out}, {tags})")
+            src(f"{gen.rt('_write_tags')}({out}, {tags})")
         with src.block("else:"):
             src(f"{out}.append(b'\\x00')")

@@ -36,7 +36,7 @@ from typing import NamedTuple
 from kafka_epochs.spec.model import FieldSpec, Kind, MessageSpec, StructDefault, StructSpec
 from kafka_epochs.spec.versions import Versions
 
-__all__ = ["UNSET", "WireField", "WireLayout", "WireType", "format_layout", "wire_layout"]
+__all__ = ["UNSET", "WireField", "WireLayout", "WireType", "format_layout", "struct_layout", "wire_layout"]
 
 _LENGTH_PREFIXED = frozenset({Kind.STRING, Kind.BYTES, Kind.RECORDS, Kind.ARRAY})
 
@@ -89,6 +89,12 @@ def wire_layout(spec: MessageSpec, version: int) -> WireLayout:
         flexible=spec.is_flexible(version),
         fields=_struct_fields(spec.struct, version, spec.flexible_versions, defaults_matter=False),
     )
+
+
+def struct_layout(struct: StructSpec, version: int, flexible: Versions) -> tuple[WireField, ...]:
+    """The wire layout of one struct of a message at ``version`` (``flexible``: the message's
+    flexible versions): what decides the bytes of its fields, nested structs included."""
+    return _struct_fields(struct, version, flexible, defaults_matter=False)
 
 
 def _struct_fields(

@@ -11,12 +11,17 @@ from typing import Any, ClassVar, TypeVar
 
 from kafka_epochs.wire.errors import DecodeError, EncodeError, UnsupportedVersionError
 from kafka_epochs.wire.schema import FieldInfo
+from kafka_epochs.wire.support import MissingField
 
 T = TypeVar("T", bound="Struct")
 M = TypeVar("M", bound="Message")
 
 Decoder = Callable[[bytes, int, int], tuple[Any, int]]
 Encoder = Callable[[Any, list[bytes]], None]
+
+
+#: An empty version range: a message with no flexible (or no deprecated) versions says so with it.
+NO_VERSIONS = range(0)
 
 
 class Struct:
@@ -86,9 +91,9 @@ class Message(Struct):
     __slots__ = ()
     API_KEY: ClassVar[int | None] = None
     MESSAGE_TYPE: ClassVar[str] = ""
-    VALID_VERSIONS: ClassVar[range] = range(0)
-    FLEXIBLE_VERSIONS: ClassVar[range] = range(0)
-    DEPRECATED_VERSIONS: ClassVar[range] = range(0)
+    VALID_VERSIONS: ClassVar[range] = NO_VERSIONS
+    FLEXIBLE_VERSIONS: ClassVar[range] = NO_VERSIONS
+    DEPRECATED_VERSIONS: ClassVar[range] = NO_VERSIONS
     LATEST_VERSION_UNSTABLE: ClassVar[bool] = False
     _DECODERS: ClassVar[dict[int, Decoder]] = {}
     _ENCODERS: ClassVar[dict[int, Encoder]] = {}
@@ -107,6 +112,8 @@ class Message(Struct):
             raise _unsupported(type(self), version) from None
         try:
             encoder(self, out)
+        except MissingField as e:  # raised by a writer shared between versions: name the version
+            raise e.in_version(version) from None
         except EncodeError:
             raise
         except Exception as e:  # any failure here is a value the version cannot hold
@@ -152,7 +159,7 @@ class Message(Struct):
 
 
 def _unsupported(cls: type, version: int) -> UnsupportedVersionError:
-    valid = getattr(cls, "VALID_VERSIONS", range(0))
+    valid = getattr(cls, "VALID_VERSIONS", NO_VERSIONS)
     return UnsupportedVersionError(
         f"{cls.__name__} has no version {version} (valid: {valid.start}-{valid.stop - 1})")
 

@@ -13,6 +13,8 @@ EMPTY_ARRAY: Any = type("EmptyArray", (), {"__repr__": lambda self: "[]"})()
 EMPTY_STRUCT: Any = type("EmptyStruct", (), {"__repr__": lambda self: "<default struct>"})()
 
 Range = tuple[int, int]  # inclusive (low, high); empty when low > high
+#: The open end of an "N+" version range (Kafka's Short.MAX_VALUE): a field present in every later version.
+MAX_VERSION = 0x7FFF
 
 
 class FieldInfo:

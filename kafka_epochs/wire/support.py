@@ -6,11 +6,28 @@ from kafka_epochs.wire.errors import EncodeError
 from kafka_epochs.wire.primitives import uvarint
 
 
-def missing_field(struct: str, field: str, version: int) -> EncodeError:
+class MissingField(EncodeError):
+    """A non-default value in a non-ignorable field that the version being written lacks.
+
+    Generated writers are shared by every version with the same layout, so they do not know
+    which version they write: ``Message.write`` fills it in with :meth:`in_version`.
+    """
+
+    def __init__(self, struct: str, field: str, version: int | None = None) -> None:
+        self.struct = struct
+        self.field = field
+        self.version = version
+        where = "the version written" if version is None else f"version {version}"
+        super().__init__(f"{struct}.{field} is not in {where} and is not ignorable, so its non-default value "
+                         "cannot be written; pick a version that has it or reset it")
+
+    def in_version(self, version: int) -> MissingField:
+        return MissingField(self.struct, self.field, version)
+
+
+def missing_field(struct: str, field: str, version: int | None = None) -> MissingField:
     """The error for a non-default value in a non-ignorable field the version does not have."""
-    return EncodeError(
-        f"{struct}.{field} is not in version {version} and is not ignorable, "
-        f"so its non-default value cannot be written; pick a version that has it or reset it")
+    return MissingField(struct, field, version)
 
 
 def string_length(compact_length: int) -> bytes:
