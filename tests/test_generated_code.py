@@ -63,3 +63,19 @@ def test_a_shared_writer_still_names_the_version_it_refuses() -> None:
     for version in (0, 1, 2):
         with pytest.raises(EncodeError, match=f"transactional_id is not in version {version} "):
             request.encode(version)
+
+
+def test_a_message_class_documents_its_specs_version_history() -> None:
+    produce = Protocol.bundled().message("ProduceRequest")
+    doc = produce.__doc__ or ""
+    assert "Version history (the spec's own account):" in doc and "KIP-359" in doc
+    assert "Apache Kafka 3.9 has no Produce v12" in doc
+    assert "Version history" not in (Protocol.apache().message("ProduceRequest").__doc__ or "")  # wire facts only
+
+
+def test_the_licence_header_of_a_spec_is_not_its_history(tmp_path: Path) -> None:
+    from kafka_epochs.spec.loader import leading_comment
+
+    text = ("// Licensed to the Apache Software Foundation (ASF) under one\n// more lines\n//\n"
+            "// limitations under the License.\n\n// v1 adds a field.\n{\n// inside\n}\n")
+    assert leading_comment(text) == "v1 adds a field."

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -62,6 +63,10 @@ class AddPartitionsToTxnTopic(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -70,7 +75,7 @@ class AddPartitionsToTxnTopic(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AddPartitionsToTxnTransaction(_Struct):
@@ -86,6 +91,13 @@ class AddPartitionsToTxnTransaction(_Struct):
 
     __slots__ = ('transactional_id', 'producer_id', 'producer_epoch', 'verify_only', 'topics', '_unknown_tags', )
 
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    verify_only: bool
+    topics: list[AddPartitionsToTxnTopic]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -100,7 +112,7 @@ class AddPartitionsToTxnTransaction(_Struct):
         self.producer_epoch = producer_epoch
         self.verify_only = verify_only
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AddPartitionsToTxnRequest(_Message):
@@ -121,6 +133,15 @@ class AddPartitionsToTxnRequest(_Message):
     FLEXIBLE_VERSIONS = range(3, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AddPartitionsToTxnTransaction: _TypeAlias = AddPartitionsToTxnTransaction
+    AddPartitionsToTxnTopic: _TypeAlias = AddPartitionsToTxnTopic
+
+    transactions: list[AddPartitionsToTxnTransaction]
+    v3_and_below_transactional_id: str
+    v3_and_below_producer_id: int
+    v3_and_below_producer_epoch: int
+    v3_and_below_topics: list[AddPartitionsToTxnTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -136,7 +157,7 @@ class AddPartitionsToTxnRequest(_Message):
         self.v3_and_below_producer_id = v3_and_below_producer_id
         self.v3_and_below_producer_epoch = v3_and_below_producer_epoch
         self.v3_and_below_topics = [] if v3_and_below_topics is None else v3_and_below_topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -478,8 +499,6 @@ AddPartitionsToTxnTopic._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction = AddPartitionsToTxnTransaction  # type: ignore[attr-defined]
-AddPartitionsToTxnRequest.AddPartitionsToTxnTopic = AddPartitionsToTxnTopic  # type: ignore[attr-defined]
 AddPartitionsToTxnRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v4, 5: _read_v4}
 AddPartitionsToTxnRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v4, 5: _write_v4}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -52,6 +53,10 @@ class AddPartitionsToTxnPartitionResult(_Struct):
 
     __slots__ = ('partition_index', 'partition_error_code', '_unknown_tags', )
 
+    partition_index: int
+    partition_error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -60,7 +65,7 @@ class AddPartitionsToTxnPartitionResult(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.partition_error_code = partition_error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AddPartitionsToTxnTopicResult(_Struct):
@@ -73,6 +78,10 @@ class AddPartitionsToTxnTopicResult(_Struct):
 
     __slots__ = ('name', 'results_by_partition', '_unknown_tags', )
 
+    name: str
+    results_by_partition: list[AddPartitionsToTxnPartitionResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -81,7 +90,7 @@ class AddPartitionsToTxnTopicResult(_Struct):
     ) -> None:
         self.name = name
         self.results_by_partition = [] if results_by_partition is None else results_by_partition
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AddPartitionsToTxnResult(_Struct):
@@ -94,6 +103,10 @@ class AddPartitionsToTxnResult(_Struct):
 
     __slots__ = ('transactional_id', 'topic_results', '_unknown_tags', )
 
+    transactional_id: str
+    topic_results: list[AddPartitionsToTxnTopicResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -102,7 +115,7 @@ class AddPartitionsToTxnResult(_Struct):
     ) -> None:
         self.transactional_id = transactional_id
         self.topic_results = [] if topic_results is None else topic_results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AddPartitionsToTxnResponse(_Message):
@@ -122,6 +135,15 @@ class AddPartitionsToTxnResponse(_Message):
     FLEXIBLE_VERSIONS = range(3, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AddPartitionsToTxnResult: _TypeAlias = AddPartitionsToTxnResult
+    AddPartitionsToTxnTopicResult: _TypeAlias = AddPartitionsToTxnTopicResult
+    AddPartitionsToTxnPartitionResult: _TypeAlias = AddPartitionsToTxnPartitionResult
+
+    throttle_time_ms: int
+    error_code: int
+    results_by_transaction: list[AddPartitionsToTxnResult]
+    results_by_topic_v3_and_below: list[AddPartitionsToTxnTopicResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -135,7 +157,7 @@ class AddPartitionsToTxnResponse(_Message):
         self.error_code = error_code
         self.results_by_transaction = [] if results_by_transaction is None else results_by_transaction
         self.results_by_topic_v3_and_below = [] if results_by_topic_v3_and_below is None else results_by_topic_v3_and_below
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -476,9 +498,6 @@ AddPartitionsToTxnPartitionResult._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('partition_error_code', 'PartitionErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-AddPartitionsToTxnResponse.AddPartitionsToTxnResult = AddPartitionsToTxnResult  # type: ignore[attr-defined]
-AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult = AddPartitionsToTxnTopicResult  # type: ignore[attr-defined]
-AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult = AddPartitionsToTxnPartitionResult  # type: ignore[attr-defined]
 AddPartitionsToTxnResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v4, 5: _read_v4}
 AddPartitionsToTxnResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v4, 5: _write_v4}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -52,6 +53,11 @@ class Listener(_Struct):
 
     __slots__ = ('name', 'host', 'port', '_unknown_tags', )
 
+    name: str
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +68,7 @@ class Listener(_Struct):
         self.name = name
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AddRaftVoterRequest(_Message):
@@ -83,6 +89,14 @@ class AddRaftVoterRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    Listener: _TypeAlias = Listener
+
+    cluster_id: str | None
+    timeout_ms: int
+    voter_id: int
+    voter_directory_id: _UUID
+    listeners: list[Listener]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -98,7 +112,7 @@ class AddRaftVoterRequest(_Message):
         self.voter_id = voter_id
         self.voter_directory_id = voter_directory_id
         self.listeners = [] if listeners is None else listeners
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -227,7 +241,6 @@ Listener._FIELDS = (
     _F('host', 'Host', 'string', (0, _MAX_VERSION), default=''),
     _F('port', 'Port', 'uint16', (0, _MAX_VERSION), default=0),
 )
-AddRaftVoterRequest.Listener = Listener  # type: ignore[attr-defined]
 AddRaftVoterRequest._DECODERS = {0: _read_v0}
 AddRaftVoterRequest._ENCODERS = {0: _write_v0}
 

@@ -40,6 +40,12 @@ class AllocateProducerIdsResponse(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    throttle_time_ms: int
+    error_code: int
+    producer_id_start: int
+    producer_id_len: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -52,7 +58,7 @@ class AllocateProducerIdsResponse(_Message):
         self.error_code = error_code
         self.producer_id_start = producer_id_start
         self.producer_id_len = producer_id_len
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -55,6 +56,11 @@ class OpData(_Struct):
 
     __slots__ = ('key', 'value', 'remove', '_unknown_tags', )
 
+    key: str
+    value: float
+    remove: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -65,7 +71,7 @@ class OpData(_Struct):
         self.key = key
         self.value = value
         self.remove = remove
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class EntityData(_Struct):
@@ -78,6 +84,10 @@ class EntityData(_Struct):
 
     __slots__ = ('entity_type', 'entity_name', '_unknown_tags', )
 
+    entity_type: str
+    entity_name: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -86,7 +96,7 @@ class EntityData(_Struct):
     ) -> None:
         self.entity_type = entity_type
         self.entity_name = entity_name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class EntryData(_Struct):
@@ -99,6 +109,10 @@ class EntryData(_Struct):
 
     __slots__ = ('entity', 'ops', '_unknown_tags', )
 
+    entity: list[EntityData]
+    ops: list[OpData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -107,7 +121,7 @@ class EntryData(_Struct):
     ) -> None:
         self.entity = [] if entity is None else entity
         self.ops = [] if ops is None else ops
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterClientQuotasRequest(_Message):
@@ -125,6 +139,13 @@ class AlterClientQuotasRequest(_Message):
     FLEXIBLE_VERSIONS = range(1, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    EntryData: _TypeAlias = EntryData
+    EntityData: _TypeAlias = EntityData
+    OpData: _TypeAlias = OpData
+
+    entries: list[EntryData]
+    validate_only: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -134,7 +155,7 @@ class AlterClientQuotasRequest(_Message):
     ) -> None:
         self.entries = [] if entries is None else entries
         self.validate_only = validate_only
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -430,9 +451,6 @@ OpData._FIELDS = (
     _F('value', 'Value', 'float64', (0, _MAX_VERSION), default=0.0),
     _F('remove', 'Remove', 'bool', (0, _MAX_VERSION), default=False),
 )
-AlterClientQuotasRequest.EntryData = EntryData  # type: ignore[attr-defined]
-AlterClientQuotasRequest.EntityData = EntityData  # type: ignore[attr-defined]
-AlterClientQuotasRequest.OpData = OpData  # type: ignore[attr-defined]
 AlterClientQuotasRequest._DECODERS = {0: _read_v0, 1: _read_v1}
 AlterClientQuotasRequest._ENCODERS = {0: _write_v0, 1: _write_v1}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -48,6 +49,10 @@ class EntityData(_Struct):
 
     __slots__ = ('entity_type', 'entity_name', '_unknown_tags', )
 
+    entity_type: str
+    entity_name: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -56,7 +61,7 @@ class EntityData(_Struct):
     ) -> None:
         self.entity_type = entity_type
         self.entity_name = entity_name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class EntryData(_Struct):
@@ -70,6 +75,11 @@ class EntryData(_Struct):
 
     __slots__ = ('error_code', 'error_message', 'entity', '_unknown_tags', )
 
+    error_code: int
+    error_message: str | None
+    entity: list[EntityData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -80,7 +90,7 @@ class EntryData(_Struct):
         self.error_code = error_code
         self.error_message = error_message
         self.entity = [] if entity is None else entity
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterClientQuotasResponse(_Message):
@@ -98,6 +108,12 @@ class AlterClientQuotasResponse(_Message):
     FLEXIBLE_VERSIONS = range(1, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    EntryData: _TypeAlias = EntryData
+    EntityData: _TypeAlias = EntityData
+
+    throttle_time_ms: int
+    entries: list[EntryData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -107,7 +123,7 @@ class AlterClientQuotasResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.entries = [] if entries is None else entries
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -362,8 +378,6 @@ EntityData._FIELDS = (
     _F('entity_type', 'EntityType', 'string', (0, _MAX_VERSION), default=''),
     _F('entity_name', 'EntityName', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-AlterClientQuotasResponse.EntryData = EntryData  # type: ignore[attr-defined]
-AlterClientQuotasResponse.EntityData = EntityData  # type: ignore[attr-defined]
 AlterClientQuotasResponse._DECODERS = {0: _read_v0, 1: _read_v1}
 AlterClientQuotasResponse._ENCODERS = {0: _write_v0, 1: _write_v1}
 

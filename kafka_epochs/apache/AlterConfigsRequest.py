@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -54,6 +55,10 @@ class AlterableConfig(_Struct):
 
     __slots__ = ('name', 'value', '_unknown_tags', )
 
+    name: str
+    value: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +67,7 @@ class AlterableConfig(_Struct):
     ) -> None:
         self.name = name
         self.value = value
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterConfigsResource(_Struct):
@@ -76,6 +81,11 @@ class AlterConfigsResource(_Struct):
 
     __slots__ = ('resource_type', 'resource_name', 'configs', '_unknown_tags', )
 
+    resource_type: int
+    resource_name: str
+    configs: list[AlterableConfig]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -86,7 +96,7 @@ class AlterConfigsResource(_Struct):
         self.resource_type = resource_type
         self.resource_name = resource_name
         self.configs = [] if configs is None else configs
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterConfigsRequest(_Message):
@@ -104,6 +114,12 @@ class AlterConfigsRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AlterConfigsResource: _TypeAlias = AlterConfigsResource
+    AlterableConfig: _TypeAlias = AlterableConfig
+
+    resources: list[AlterConfigsResource]
+    validate_only: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -113,7 +129,7 @@ class AlterConfigsRequest(_Message):
     ) -> None:
         self.resources = [] if resources is None else resources
         self.validate_only = validate_only
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -357,8 +373,6 @@ AlterableConfig._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
     _F('value', 'Value', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-AlterConfigsRequest.AlterConfigsResource = AlterConfigsResource  # type: ignore[attr-defined]
-AlterConfigsRequest.AlterableConfig = AlterableConfig  # type: ignore[attr-defined]
 AlterConfigsRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2}
 AlterConfigsRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2}
 

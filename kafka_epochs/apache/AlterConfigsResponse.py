@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -56,6 +57,12 @@ class AlterConfigsResourceResponse(_Struct):
 
     __slots__ = ('error_code', 'error_message', 'resource_type', 'resource_name', '_unknown_tags', )
 
+    error_code: int
+    error_message: str | None
+    resource_type: int
+    resource_name: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -68,7 +75,7 @@ class AlterConfigsResourceResponse(_Struct):
         self.error_message = error_message
         self.resource_type = resource_type
         self.resource_name = resource_name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterConfigsResponse(_Message):
@@ -86,6 +93,11 @@ class AlterConfigsResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AlterConfigsResourceResponse: _TypeAlias = AlterConfigsResourceResponse
+
+    throttle_time_ms: int
+    responses: list[AlterConfigsResourceResponse]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -95,7 +107,7 @@ class AlterConfigsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.responses = [] if responses is None else responses
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -263,7 +275,6 @@ AlterConfigsResourceResponse._FIELDS = (
     _F('resource_type', 'ResourceType', 'int8', (0, _MAX_VERSION), default=0),
     _F('resource_name', 'ResourceName', 'string', (0, _MAX_VERSION), default=''),
 )
-AlterConfigsResponse.AlterConfigsResourceResponse = AlterConfigsResourceResponse  # type: ignore[attr-defined]
 AlterConfigsResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2}
 AlterConfigsResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2}
 

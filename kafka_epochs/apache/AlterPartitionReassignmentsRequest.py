@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -56,6 +57,10 @@ class ReassignablePartition(_Struct):
 
     __slots__ = ('partition_index', 'replicas', '_unknown_tags', )
 
+    partition_index: int
+    replicas: list[int] | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -64,7 +69,7 @@ class ReassignablePartition(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.replicas = replicas
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReassignableTopic(_Struct):
@@ -77,6 +82,10 @@ class ReassignableTopic(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[ReassignablePartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -85,7 +94,7 @@ class ReassignableTopic(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterPartitionReassignmentsRequest(_Message):
@@ -104,6 +113,13 @@ class AlterPartitionReassignmentsRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ReassignableTopic: _TypeAlias = ReassignableTopic
+    ReassignablePartition: _TypeAlias = ReassignablePartition
+
+    timeout_ms: int
+    allow_replication_factor_change: bool
+    topics: list[ReassignableTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -115,7 +131,7 @@ class AlterPartitionReassignmentsRequest(_Message):
         self.timeout_ms = timeout_ms
         self.allow_replication_factor_change = allow_replication_factor_change
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -380,8 +396,6 @@ ReassignablePartition._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('replicas', 'Replicas', 'array', (0, _MAX_VERSION), element='int32', nullable=(0, _MAX_VERSION)),
 )
-AlterPartitionReassignmentsRequest.ReassignableTopic = ReassignableTopic  # type: ignore[attr-defined]
-AlterPartitionReassignmentsRequest.ReassignablePartition = ReassignablePartition  # type: ignore[attr-defined]
 AlterPartitionReassignmentsRequest._DECODERS = {0: _read_v0, 1: _read_v1}
 AlterPartitionReassignmentsRequest._ENCODERS = {0: _write_v0, 1: _write_v1}
 

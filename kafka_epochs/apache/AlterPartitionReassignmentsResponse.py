@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -49,6 +50,11 @@ class ReassignablePartitionResponse(_Struct):
 
     __slots__ = ('partition_index', 'error_code', 'error_message', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -59,7 +65,7 @@ class ReassignablePartitionResponse(_Struct):
         self.partition_index = partition_index
         self.error_code = error_code
         self.error_message = error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReassignableTopicResponse(_Struct):
@@ -72,6 +78,10 @@ class ReassignableTopicResponse(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[ReassignablePartitionResponse]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -80,7 +90,7 @@ class ReassignableTopicResponse(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterPartitionReassignmentsResponse(_Message):
@@ -101,6 +111,15 @@ class AlterPartitionReassignmentsResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ReassignableTopicResponse: _TypeAlias = ReassignableTopicResponse
+    ReassignablePartitionResponse: _TypeAlias = ReassignablePartitionResponse
+
+    throttle_time_ms: int
+    allow_replication_factor_change: bool
+    error_code: int
+    error_message: str | None
+    responses: list[ReassignableTopicResponse]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -116,7 +135,7 @@ class AlterPartitionReassignmentsResponse(_Message):
         self.error_code = error_code
         self.error_message = error_message
         self.responses = [] if responses is None else responses
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -432,8 +451,6 @@ ReassignablePartitionResponse._FIELDS = (
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-AlterPartitionReassignmentsResponse.ReassignableTopicResponse = ReassignableTopicResponse  # type: ignore[attr-defined]
-AlterPartitionReassignmentsResponse.ReassignablePartitionResponse = ReassignablePartitionResponse  # type: ignore[attr-defined]
 AlterPartitionReassignmentsResponse._DECODERS = {0: _read_v0, 1: _read_v1}
 AlterPartitionReassignmentsResponse._ENCODERS = {0: _write_v0, 1: _write_v1}
 

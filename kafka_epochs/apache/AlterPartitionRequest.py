@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -77,6 +78,10 @@ class BrokerState(_Struct):
 
     __slots__ = ('broker_id', 'broker_epoch', '_unknown_tags', )
 
+    broker_id: int
+    broker_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -85,7 +90,7 @@ class BrokerState(_Struct):
     ) -> None:
         self.broker_id = broker_id
         self.broker_epoch = broker_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -101,6 +106,14 @@ class PartitionData(_Struct):
     """
 
     __slots__ = ('partition_index', 'leader_epoch', 'new_isr', 'new_isr_with_epochs', 'leader_recovery_state', 'partition_epoch', '_unknown_tags', )
+
+    partition_index: int
+    leader_epoch: int
+    new_isr: list[int]
+    new_isr_with_epochs: list[BrokerState]
+    leader_recovery_state: int
+    partition_epoch: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -118,7 +131,7 @@ class PartitionData(_Struct):
         self.new_isr_with_epochs = [] if new_isr_with_epochs is None else new_isr_with_epochs
         self.leader_recovery_state = leader_recovery_state
         self.partition_epoch = partition_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -132,6 +145,11 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_name', 'topic_id', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -142,7 +160,7 @@ class TopicData(_Struct):
         self.topic_name = topic_name
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterPartitionRequest(_Message):
@@ -161,6 +179,14 @@ class AlterPartitionRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+    BrokerState: _TypeAlias = BrokerState
+
+    broker_id: int
+    broker_epoch: int
+    topics: list[TopicData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -172,7 +198,7 @@ class AlterPartitionRequest(_Message):
         self.broker_id = broker_id
         self.broker_epoch = broker_epoch
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -680,9 +706,6 @@ BrokerState._FIELDS = (
     _F('broker_id', 'BrokerId', 'int32', (3, _MAX_VERSION), default=0),
     _F('broker_epoch', 'BrokerEpoch', 'int64', (3, _MAX_VERSION), default=-1),
 )
-AlterPartitionRequest.TopicData = TopicData  # type: ignore[attr-defined]
-AlterPartitionRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
-AlterPartitionRequest.BrokerState = BrokerState  # type: ignore[attr-defined]
 AlterPartitionRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v3}
 AlterPartitionRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v3}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -81,6 +82,15 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', 'error_code', 'leader_id', 'leader_epoch', 'isr', 'leader_recovery_state', 'partition_epoch', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    isr: list[int]
+    leader_recovery_state: int
+    partition_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -99,7 +109,7 @@ class PartitionData(_Struct):
         self.isr = [] if isr is None else isr
         self.leader_recovery_state = leader_recovery_state
         self.partition_epoch = partition_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -113,6 +123,11 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_name', 'topic_id', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -123,7 +138,7 @@ class TopicData(_Struct):
         self.topic_name = topic_name
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterPartitionResponse(_Message):
@@ -142,6 +157,13 @@ class AlterPartitionResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+
+    throttle_time_ms: int
+    error_code: int
+    topics: list[TopicData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -153,7 +175,7 @@ class AlterPartitionResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -525,8 +547,6 @@ PartitionData._FIELDS = (
     _F('leader_recovery_state', 'LeaderRecoveryState', 'int8', (1, _MAX_VERSION), default=0, ignorable=True),
     _F('partition_epoch', 'PartitionEpoch', 'int32', (0, _MAX_VERSION), default=0),
 )
-AlterPartitionResponse.TopicData = TopicData  # type: ignore[attr-defined]
-AlterPartitionResponse.PartitionData = PartitionData  # type: ignore[attr-defined]
 AlterPartitionResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2}
 AlterPartitionResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -49,6 +50,10 @@ class AlterReplicaLogDirTopic(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -57,7 +62,7 @@ class AlterReplicaLogDirTopic(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterReplicaLogDir(_Struct):
@@ -70,6 +75,10 @@ class AlterReplicaLogDir(_Struct):
 
     __slots__ = ('path', 'topics', '_unknown_tags', )
 
+    path: str
+    topics: list[AlterReplicaLogDirTopic]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -78,7 +87,7 @@ class AlterReplicaLogDir(_Struct):
     ) -> None:
         self.path = path
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterReplicaLogDirsRequest(_Message):
@@ -95,6 +104,11 @@ class AlterReplicaLogDirsRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AlterReplicaLogDir: _TypeAlias = AlterReplicaLogDir
+    AlterReplicaLogDirTopic: _TypeAlias = AlterReplicaLogDirTopic
+
+    dirs: list[AlterReplicaLogDir]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -102,7 +116,7 @@ class AlterReplicaLogDirsRequest(_Message):
         dirs: list[AlterReplicaLogDir] | None = None,
     ) -> None:
         self.dirs = [] if dirs is None else dirs
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -325,8 +339,6 @@ AlterReplicaLogDirTopic._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-AlterReplicaLogDirsRequest.AlterReplicaLogDir = AlterReplicaLogDir  # type: ignore[attr-defined]
-AlterReplicaLogDirsRequest.AlterReplicaLogDirTopic = AlterReplicaLogDirTopic  # type: ignore[attr-defined]
 AlterReplicaLogDirsRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2}
 AlterReplicaLogDirsRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2}
 

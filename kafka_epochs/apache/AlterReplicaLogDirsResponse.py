@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -51,6 +52,10 @@ class AlterReplicaLogDirPartitionResult(_Struct):
 
     __slots__ = ('partition_index', 'error_code', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -59,7 +64,7 @@ class AlterReplicaLogDirPartitionResult(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterReplicaLogDirTopicResult(_Struct):
@@ -72,6 +77,10 @@ class AlterReplicaLogDirTopicResult(_Struct):
 
     __slots__ = ('topic_name', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    partitions: list[AlterReplicaLogDirPartitionResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -80,7 +89,7 @@ class AlterReplicaLogDirTopicResult(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterReplicaLogDirsResponse(_Message):
@@ -98,6 +107,12 @@ class AlterReplicaLogDirsResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AlterReplicaLogDirTopicResult: _TypeAlias = AlterReplicaLogDirTopicResult
+    AlterReplicaLogDirPartitionResult: _TypeAlias = AlterReplicaLogDirPartitionResult
+
+    throttle_time_ms: int
+    results: list[AlterReplicaLogDirTopicResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -107,7 +122,7 @@ class AlterReplicaLogDirsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -280,8 +295,6 @@ AlterReplicaLogDirPartitionResult._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult = AlterReplicaLogDirTopicResult  # type: ignore[attr-defined]
-AlterReplicaLogDirsResponse.AlterReplicaLogDirPartitionResult = AlterReplicaLogDirPartitionResult  # type: ignore[attr-defined]
 AlterReplicaLogDirsResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2}
 AlterReplicaLogDirsResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -51,6 +52,13 @@ class ScramCredentialUpsertion(_Struct):
 
     __slots__ = ('name', 'mechanism', 'iterations', 'salt', 'salted_password', '_unknown_tags', )
 
+    name: str
+    mechanism: int
+    iterations: int
+    salt: bytes
+    salted_password: bytes
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -65,7 +73,7 @@ class ScramCredentialUpsertion(_Struct):
         self.iterations = iterations
         self.salt = salt
         self.salted_password = salted_password
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ScramCredentialDeletion(_Struct):
@@ -78,6 +86,10 @@ class ScramCredentialDeletion(_Struct):
 
     __slots__ = ('name', 'mechanism', '_unknown_tags', )
 
+    name: str
+    mechanism: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -86,7 +98,7 @@ class ScramCredentialDeletion(_Struct):
     ) -> None:
         self.name = name
         self.mechanism = mechanism
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterUserScramCredentialsRequest(_Message):
@@ -104,6 +116,12 @@ class AlterUserScramCredentialsRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ScramCredentialDeletion: _TypeAlias = ScramCredentialDeletion
+    ScramCredentialUpsertion: _TypeAlias = ScramCredentialUpsertion
+
+    deletions: list[ScramCredentialDeletion]
+    upsertions: list[ScramCredentialUpsertion]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -113,7 +131,7 @@ class AlterUserScramCredentialsRequest(_Message):
     ) -> None:
         self.deletions = [] if deletions is None else deletions
         self.upsertions = [] if upsertions is None else upsertions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -285,8 +303,6 @@ ScramCredentialUpsertion._FIELDS = (
     _F('salt', 'Salt', 'bytes', (0, _MAX_VERSION), default=b''),
     _F('salted_password', 'SaltedPassword', 'bytes', (0, _MAX_VERSION), default=b''),
 )
-AlterUserScramCredentialsRequest.ScramCredentialDeletion = ScramCredentialDeletion  # type: ignore[attr-defined]
-AlterUserScramCredentialsRequest.ScramCredentialUpsertion = ScramCredentialUpsertion  # type: ignore[attr-defined]
 AlterUserScramCredentialsRequest._DECODERS = {0: _read_v0}
 AlterUserScramCredentialsRequest._ENCODERS = {0: _write_v0}
 

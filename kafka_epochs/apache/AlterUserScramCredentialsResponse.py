@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -49,6 +50,11 @@ class AlterUserScramCredentialsResult(_Struct):
 
     __slots__ = ('user', 'error_code', 'error_message', '_unknown_tags', )
 
+    user: str
+    error_code: int
+    error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -59,7 +65,7 @@ class AlterUserScramCredentialsResult(_Struct):
         self.user = user
         self.error_code = error_code
         self.error_message = error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterUserScramCredentialsResponse(_Message):
@@ -77,6 +83,11 @@ class AlterUserScramCredentialsResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AlterUserScramCredentialsResult: _TypeAlias = AlterUserScramCredentialsResult
+
+    throttle_time_ms: int
+    results: list[AlterUserScramCredentialsResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -86,7 +97,7 @@ class AlterUserScramCredentialsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -191,7 +202,6 @@ AlterUserScramCredentialsResult._FIELDS = (
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult = AlterUserScramCredentialsResult  # type: ignore[attr-defined]
 AlterUserScramCredentialsResponse._DECODERS = {0: _read_v0}
 AlterUserScramCredentialsResponse._ENCODERS = {0: _write_v0}
 

@@ -39,6 +39,10 @@ class ApiVersionsRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    client_software_name: str
+    client_software_version: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -47,7 +51,7 @@ class ApiVersionsRequest(_Message):
     ) -> None:
         self.client_software_name = client_software_name
         self.client_software_version = client_software_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -67,6 +68,11 @@ class FinalizedFeatureKey(_Struct):
 
     __slots__ = ('name', 'max_version_level', 'min_version_level', '_unknown_tags', )
 
+    name: str
+    max_version_level: int
+    min_version_level: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -77,7 +83,7 @@ class FinalizedFeatureKey(_Struct):
         self.name = name
         self.max_version_level = max_version_level
         self.min_version_level = min_version_level
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class SupportedFeatureKey(_Struct):
@@ -91,6 +97,11 @@ class SupportedFeatureKey(_Struct):
 
     __slots__ = ('name', 'min_version', 'max_version', '_unknown_tags', )
 
+    name: str
+    min_version: int
+    max_version: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -101,7 +112,7 @@ class SupportedFeatureKey(_Struct):
         self.name = name
         self.min_version = min_version
         self.max_version = max_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ApiVersion(_Struct):
@@ -115,6 +126,11 @@ class ApiVersion(_Struct):
 
     __slots__ = ('api_key', 'min_version', 'max_version', '_unknown_tags', )
 
+    api_key: int
+    min_version: int
+    max_version: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -125,7 +141,7 @@ class ApiVersion(_Struct):
         self.api_key = api_key
         self.min_version = min_version
         self.max_version = max_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ApiVersionsResponse(_Message):
@@ -148,6 +164,18 @@ class ApiVersionsResponse(_Message):
     FLEXIBLE_VERSIONS = range(3, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ApiVersion: _TypeAlias = ApiVersion
+    SupportedFeatureKey: _TypeAlias = SupportedFeatureKey
+    FinalizedFeatureKey: _TypeAlias = FinalizedFeatureKey
+
+    error_code: int
+    api_keys: list[ApiVersion]
+    throttle_time_ms: int
+    supported_features: list[SupportedFeatureKey]
+    finalized_features_epoch: int
+    finalized_features: list[FinalizedFeatureKey]
+    zk_migration_ready: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -167,7 +195,7 @@ class ApiVersionsResponse(_Message):
         self.finalized_features_epoch = finalized_features_epoch
         self.finalized_features = [] if finalized_features is None else finalized_features
         self.zk_migration_ready = zk_migration_ready
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -482,9 +510,6 @@ FinalizedFeatureKey._FIELDS = (
     _F('max_version_level', 'MaxVersionLevel', 'int16', (3, _MAX_VERSION), default=0),
     _F('min_version_level', 'MinVersionLevel', 'int16', (3, _MAX_VERSION), default=0),
 )
-ApiVersionsResponse.ApiVersion = ApiVersion  # type: ignore[attr-defined]
-ApiVersionsResponse.SupportedFeatureKey = SupportedFeatureKey  # type: ignore[attr-defined]
-ApiVersionsResponse.FinalizedFeatureKey = FinalizedFeatureKey  # type: ignore[attr-defined]
 ApiVersionsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v3, 4: _read_v3}
 ApiVersionsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v3, 4: _write_v3}
 

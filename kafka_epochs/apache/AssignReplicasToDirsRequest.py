@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -55,13 +56,16 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', '_unknown_tags', )
 
+    partition_index: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         partition_index: int = 0,
     ) -> None:
         self.partition_index = partition_index
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -74,6 +78,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -82,7 +90,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DirectoryData(_Struct):
@@ -95,6 +103,10 @@ class DirectoryData(_Struct):
 
     __slots__ = ('id', 'topics', '_unknown_tags', )
 
+    id: _UUID
+    topics: list[TopicData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -103,7 +115,7 @@ class DirectoryData(_Struct):
     ) -> None:
         self.id = id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AssignReplicasToDirsRequest(_Message):
@@ -122,6 +134,14 @@ class AssignReplicasToDirsRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DirectoryData: _TypeAlias = DirectoryData
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+
+    broker_id: int
+    broker_epoch: int
+    directories: list[DirectoryData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -133,7 +153,7 @@ class AssignReplicasToDirsRequest(_Message):
         self.broker_id = broker_id
         self.broker_epoch = broker_epoch
         self.directories = [] if directories is None else directories
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -269,9 +289,6 @@ TopicData._FIELDS = (
 PartitionData._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
 )
-AssignReplicasToDirsRequest.DirectoryData = DirectoryData  # type: ignore[attr-defined]
-AssignReplicasToDirsRequest.TopicData = TopicData  # type: ignore[attr-defined]
-AssignReplicasToDirsRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
 AssignReplicasToDirsRequest._DECODERS = {0: _read_v0}
 AssignReplicasToDirsRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -50,6 +51,10 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', 'error_code', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -58,7 +63,7 @@ class PartitionData(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -71,6 +76,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -79,7 +88,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DirectoryData(_Struct):
@@ -92,6 +101,10 @@ class DirectoryData(_Struct):
 
     __slots__ = ('id', 'topics', '_unknown_tags', )
 
+    id: _UUID
+    topics: list[TopicData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -100,7 +113,7 @@ class DirectoryData(_Struct):
     ) -> None:
         self.id = id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AssignReplicasToDirsResponse(_Message):
@@ -119,6 +132,14 @@ class AssignReplicasToDirsResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DirectoryData: _TypeAlias = DirectoryData
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+
+    throttle_time_ms: int
+    error_code: int
+    directories: list[DirectoryData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -130,7 +151,7 @@ class AssignReplicasToDirsResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.directories = [] if directories is None else directories
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -267,9 +288,6 @@ PartitionData._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-AssignReplicasToDirsResponse.DirectoryData = DirectoryData  # type: ignore[attr-defined]
-AssignReplicasToDirsResponse.TopicData = TopicData  # type: ignore[attr-defined]
-AssignReplicasToDirsResponse.PartitionData = PartitionData  # type: ignore[attr-defined]
 AssignReplicasToDirsResponse._DECODERS = {0: _read_v0}
 AssignReplicasToDirsResponse._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -64,6 +65,11 @@ class LeaderEndpoint(_Struct):
 
     __slots__ = ('name', 'host', 'port', '_unknown_tags', )
 
+    name: str
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -74,7 +80,7 @@ class LeaderEndpoint(_Struct):
         self.name = name
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -89,6 +95,12 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', 'voter_directory_id', 'leader_id', 'leader_epoch', '_unknown_tags', )
 
+    partition_index: int
+    voter_directory_id: _UUID
+    leader_id: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -101,7 +113,7 @@ class PartitionData(_Struct):
         self.voter_directory_id = voter_directory_id
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -114,6 +126,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_name', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -122,7 +138,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class BeginQuorumEpochRequest(_Message):
@@ -142,6 +158,15 @@ class BeginQuorumEpochRequest(_Message):
     FLEXIBLE_VERSIONS = range(1, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+    LeaderEndpoint: _TypeAlias = LeaderEndpoint
+
+    cluster_id: str | None
+    voter_id: int
+    topics: list[TopicData]
+    leader_endpoints: list[LeaderEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -155,7 +180,7 @@ class BeginQuorumEpochRequest(_Message):
         self.voter_id = voter_id
         self.topics = [] if topics is None else topics
         self.leader_endpoints = [] if leader_endpoints is None else leader_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -450,9 +475,6 @@ LeaderEndpoint._FIELDS = (
     _F('host', 'Host', 'string', (1, _MAX_VERSION), default=''),
     _F('port', 'Port', 'uint16', (1, _MAX_VERSION), default=0),
 )
-BeginQuorumEpochRequest.TopicData = TopicData  # type: ignore[attr-defined]
-BeginQuorumEpochRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
-BeginQuorumEpochRequest.LeaderEndpoint = LeaderEndpoint  # type: ignore[attr-defined]
 BeginQuorumEpochRequest._DECODERS = {0: _read_v0, 1: _read_v1}
 BeginQuorumEpochRequest._ENCODERS = {0: _write_v0, 1: _write_v1}
 

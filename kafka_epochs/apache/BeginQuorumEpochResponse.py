@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -62,6 +63,11 @@ class NodeEndpoint(_Struct):
 
     __slots__ = ('node_id', 'host', 'port', '_unknown_tags', )
 
+    node_id: int
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -72,7 +78,7 @@ class NodeEndpoint(_Struct):
         self.node_id = node_id
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -87,6 +93,12 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', 'error_code', 'leader_id', 'leader_epoch', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -99,7 +111,7 @@ class PartitionData(_Struct):
         self.error_code = error_code
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -112,6 +124,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_name', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -120,7 +136,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class BeginQuorumEpochResponse(_Message):
@@ -139,6 +155,14 @@ class BeginQuorumEpochResponse(_Message):
     FLEXIBLE_VERSIONS = range(1, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+    NodeEndpoint: _TypeAlias = NodeEndpoint
+
+    error_code: int
+    topics: list[TopicData]
+    node_endpoints: list[NodeEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -150,7 +174,7 @@ class BeginQuorumEpochResponse(_Message):
         self.error_code = error_code
         self.topics = [] if topics is None else topics
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -417,9 +441,6 @@ NodeEndpoint._FIELDS = (
     _F('host', 'Host', 'string', (1, _MAX_VERSION), default=''),
     _F('port', 'Port', 'uint16', (1, _MAX_VERSION), default=0),
 )
-BeginQuorumEpochResponse.TopicData = TopicData  # type: ignore[attr-defined]
-BeginQuorumEpochResponse.PartitionData = PartitionData  # type: ignore[attr-defined]
-BeginQuorumEpochResponse.NodeEndpoint = NodeEndpoint  # type: ignore[attr-defined]
 BeginQuorumEpochResponse._DECODERS = {0: _read_v0, 1: _read_v1}
 BeginQuorumEpochResponse._ENCODERS = {0: _write_v0, 1: _write_v1}
 

@@ -41,6 +41,13 @@ class BrokerHeartbeatResponse(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    throttle_time_ms: int
+    error_code: int
+    is_caught_up: bool
+    is_fenced: bool
+    should_shut_down: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -55,7 +62,7 @@ class BrokerHeartbeatResponse(_Message):
         self.is_caught_up = is_caught_up
         self.is_fenced = is_fenced
         self.should_shut_down = should_shut_down
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

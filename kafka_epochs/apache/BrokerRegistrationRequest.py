@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -77,6 +78,11 @@ class Feature(_Struct):
 
     __slots__ = ('name', 'min_supported_version', 'max_supported_version', '_unknown_tags', )
 
+    name: str
+    min_supported_version: int
+    max_supported_version: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -87,7 +93,7 @@ class Feature(_Struct):
         self.name = name
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Listener(_Struct):
@@ -102,6 +108,12 @@ class Listener(_Struct):
 
     __slots__ = ('name', 'host', 'port', 'security_protocol', '_unknown_tags', )
 
+    name: str
+    host: str
+    port: int
+    security_protocol: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -114,7 +126,7 @@ class Listener(_Struct):
         self.host = host
         self.port = port
         self.security_protocol = security_protocol
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class BrokerRegistrationRequest(_Message):
@@ -139,6 +151,19 @@ class BrokerRegistrationRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    Listener: _TypeAlias = Listener
+    Feature: _TypeAlias = Feature
+
+    broker_id: int
+    cluster_id: str
+    incarnation_id: _UUID
+    listeners: list[Listener]
+    features: list[Feature]
+    rack: str | None
+    is_migrating_zk_broker: bool
+    log_dirs: list[_UUID]
+    previous_broker_epoch: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -162,7 +187,7 @@ class BrokerRegistrationRequest(_Message):
         self.is_migrating_zk_broker = is_migrating_zk_broker
         self.log_dirs = [] if log_dirs is None else log_dirs
         self.previous_broker_epoch = previous_broker_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -991,8 +1016,6 @@ Feature._FIELDS = (
     _F('min_supported_version', 'MinSupportedVersion', 'int16', (0, _MAX_VERSION), default=0),
     _F('max_supported_version', 'MaxSupportedVersion', 'int16', (0, _MAX_VERSION), default=0),
 )
-BrokerRegistrationRequest.Listener = Listener  # type: ignore[attr-defined]
-BrokerRegistrationRequest.Feature = Feature  # type: ignore[attr-defined]
 BrokerRegistrationRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v3, 4: _read_v3}
 BrokerRegistrationRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v3, 4: _write_v3}
 

@@ -47,6 +47,10 @@ class ConsumerGroupDescribeRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    group_ids: list[str]
+    include_authorized_operations: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -55,7 +59,7 @@ class ConsumerGroupDescribeRequest(_Message):
     ) -> None:
         self.group_ids = [] if group_ids is None else group_ids
         self.include_authorized_operations = include_authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

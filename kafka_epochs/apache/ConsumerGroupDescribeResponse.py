@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -72,6 +73,11 @@ class TopicPartitions(_Struct):
 
     __slots__ = ('topic_id', 'topic_name', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    topic_name: str
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -82,7 +88,7 @@ class TopicPartitions(_Struct):
         self.topic_id = topic_id
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Assignment(_Struct):
@@ -94,13 +100,16 @@ class Assignment(_Struct):
 
     __slots__ = ('topic_partitions', '_unknown_tags', )
 
+    topic_partitions: list[TopicPartitions]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         topic_partitions: list[TopicPartitions] | None = None,
     ) -> None:
         self.topic_partitions = [] if topic_partitions is None else topic_partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Member(_Struct):
@@ -120,6 +129,18 @@ class Member(_Struct):
     """
 
     __slots__ = ('member_id', 'instance_id', 'rack_id', 'member_epoch', 'client_id', 'client_host', 'subscribed_topic_names', 'subscribed_topic_regex', 'assignment', 'target_assignment', '_unknown_tags', )
+
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    member_epoch: int
+    client_id: str
+    client_host: str
+    subscribed_topic_names: list[str]
+    subscribed_topic_regex: str | None
+    assignment: Assignment
+    target_assignment: Assignment
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -145,7 +166,7 @@ class Member(_Struct):
         self.subscribed_topic_regex = subscribed_topic_regex
         self.assignment = Assignment() if assignment is None else assignment
         self.target_assignment = Assignment() if target_assignment is None else target_assignment
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribedGroup(_Struct):
@@ -164,6 +185,17 @@ class DescribedGroup(_Struct):
     """
 
     __slots__ = ('error_code', 'error_message', 'group_id', 'group_state', 'group_epoch', 'assignment_epoch', 'assignor_name', 'members', 'authorized_operations', '_unknown_tags', )
+
+    error_code: int
+    error_message: str | None
+    group_id: str
+    group_state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor_name: str
+    members: list[Member]
+    authorized_operations: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -187,7 +219,7 @@ class DescribedGroup(_Struct):
         self.assignor_name = assignor_name
         self.members = [] if members is None else members
         self.authorized_operations = authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ConsumerGroupDescribeResponse(_Message):
@@ -205,6 +237,14 @@ class ConsumerGroupDescribeResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribedGroup: _TypeAlias = DescribedGroup
+    Member: _TypeAlias = Member
+    Assignment: _TypeAlias = Assignment
+    TopicPartitions: _TypeAlias = TopicPartitions
+
+    throttle_time_ms: int
+    groups: list[DescribedGroup]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -214,7 +254,7 @@ class ConsumerGroupDescribeResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.groups = [] if groups is None else groups
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -753,10 +793,6 @@ TopicPartitions._FIELDS = (
     _F('topic_name', 'TopicName', 'string', (0, _MAX_VERSION), default=''),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ConsumerGroupDescribeResponse.DescribedGroup = DescribedGroup  # type: ignore[attr-defined]
-ConsumerGroupDescribeResponse.Member = Member  # type: ignore[attr-defined]
-ConsumerGroupDescribeResponse.Assignment = Assignment  # type: ignore[attr-defined]
-ConsumerGroupDescribeResponse.TopicPartitions = TopicPartitions  # type: ignore[attr-defined]
 ConsumerGroupDescribeResponse._DECODERS = {0: _read_v0}
 ConsumerGroupDescribeResponse._ENCODERS = {0: _write_v0}
 

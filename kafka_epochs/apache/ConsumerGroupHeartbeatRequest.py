@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -58,6 +59,10 @@ class TopicPartitions(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -66,7 +71,7 @@ class TopicPartitions(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ConsumerGroupHeartbeatRequest(_Message):
@@ -91,6 +96,18 @@ class ConsumerGroupHeartbeatRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicPartitions: _TypeAlias = TopicPartitions
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None
+    rack_id: str | None
+    rebalance_timeout_ms: int
+    subscribed_topic_names: list[str] | None
+    server_assignor: str | None
+    topic_partitions: list[TopicPartitions] | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -114,7 +131,7 @@ class ConsumerGroupHeartbeatRequest(_Message):
         self.subscribed_topic_names = subscribed_topic_names
         self.server_assignor = server_assignor
         self.topic_partitions = topic_partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -361,7 +378,6 @@ TopicPartitions._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (0, _MAX_VERSION), default=_ZERO_UUID),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ConsumerGroupHeartbeatRequest.TopicPartitions = TopicPartitions  # type: ignore[attr-defined]
 ConsumerGroupHeartbeatRequest._DECODERS = {0: _read_v0}
 ConsumerGroupHeartbeatRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -40,6 +41,9 @@ class TopicPartition(_Struct):
 
     __slots__ = ('topic', 'partitions', )
 
+    topic: str
+    partitions: list[int]
+
     def __init__(
         self,
         *,
@@ -65,6 +69,10 @@ class ConsumerProtocolAssignment(_Message):
     FLEXIBLE_VERSIONS = _NO_VERSIONS
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicPartition: _TypeAlias = TopicPartition
+
+    assigned_partitions: list[TopicPartition]
+    user_data: bytes | None
 
     def __init__(
         self,
@@ -145,7 +153,6 @@ TopicPartition._FIELDS = (
     _F('topic', 'Topic', 'string', (0, _MAX_VERSION), default=''),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ConsumerProtocolAssignment.TopicPartition = TopicPartition  # type: ignore[attr-defined]
 ConsumerProtocolAssignment._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v0}
 ConsumerProtocolAssignment._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -40,6 +41,9 @@ class TopicPartition(_Struct):
 
     __slots__ = ('topic', 'partitions', )
 
+    topic: str
+    partitions: list[int]
+
     def __init__(
         self,
         *,
@@ -68,6 +72,13 @@ class ConsumerProtocolSubscription(_Message):
     FLEXIBLE_VERSIONS = _NO_VERSIONS
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicPartition: _TypeAlias = TopicPartition
+
+    topics: list[str]
+    user_data: bytes | None
+    owned_partitions: list[TopicPartition]
+    generation_id: int
+    rack_id: str | None
 
     def __init__(
         self,
@@ -428,7 +439,6 @@ TopicPartition._FIELDS = (
     _F('topic', 'Topic', 'string', (1, _MAX_VERSION), default=''),
     _F('partitions', 'Partitions', 'array', (1, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ConsumerProtocolSubscription.TopicPartition = TopicPartition  # type: ignore[attr-defined]
 ConsumerProtocolSubscription._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v3}
 ConsumerProtocolSubscription._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v3}
 

@@ -41,6 +41,10 @@ class ControlledShutdownRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    broker_id: int
+    broker_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -49,7 +53,7 @@ class ControlledShutdownRequest(_Message):
     ) -> None:
         self.broker_id = broker_id
         self.broker_epoch = broker_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

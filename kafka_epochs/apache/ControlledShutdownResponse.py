@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -48,6 +49,10 @@ class RemainingPartition(_Struct):
 
     __slots__ = ('topic_name', 'partition_index', '_unknown_tags', )
 
+    topic_name: str
+    partition_index: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -56,7 +61,7 @@ class RemainingPartition(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partition_index = partition_index
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ControlledShutdownResponse(_Message):
@@ -74,6 +79,11 @@ class ControlledShutdownResponse(_Message):
     FLEXIBLE_VERSIONS = range(3, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    RemainingPartition: _TypeAlias = RemainingPartition
+
+    error_code: int
+    remaining_partitions: list[RemainingPartition]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -83,7 +93,7 @@ class ControlledShutdownResponse(_Message):
     ) -> None:
         self.error_code = error_code
         self.remaining_partitions = [] if remaining_partitions is None else remaining_partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -205,7 +215,6 @@ RemainingPartition._FIELDS = (
     _F('topic_name', 'TopicName', 'string', (0, _MAX_VERSION), default=''),
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
 )
-ControlledShutdownResponse.RemainingPartition = RemainingPartition  # type: ignore[attr-defined]
 ControlledShutdownResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3}
 ControlledShutdownResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3}
 

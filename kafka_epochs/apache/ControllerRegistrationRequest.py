@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -58,6 +59,11 @@ class Feature(_Struct):
 
     __slots__ = ('name', 'min_supported_version', 'max_supported_version', '_unknown_tags', )
 
+    name: str
+    min_supported_version: int
+    max_supported_version: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -68,7 +74,7 @@ class Feature(_Struct):
         self.name = name
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Listener(_Struct):
@@ -83,6 +89,12 @@ class Listener(_Struct):
 
     __slots__ = ('name', 'host', 'port', 'security_protocol', '_unknown_tags', )
 
+    name: str
+    host: str
+    port: int
+    security_protocol: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -95,7 +107,7 @@ class Listener(_Struct):
         self.host = host
         self.port = port
         self.security_protocol = security_protocol
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ControllerRegistrationRequest(_Message):
@@ -116,6 +128,15 @@ class ControllerRegistrationRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    Listener: _TypeAlias = Listener
+    Feature: _TypeAlias = Feature
+
+    controller_id: int
+    incarnation_id: _UUID
+    zk_migration_ready: bool
+    listeners: list[Listener]
+    features: list[Feature]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -131,7 +152,7 @@ class ControllerRegistrationRequest(_Message):
         self.zk_migration_ready = zk_migration_ready
         self.listeners = [] if listeners is None else listeners
         self.features = [] if features is None else features
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -294,8 +315,6 @@ Feature._FIELDS = (
     _F('min_supported_version', 'MinSupportedVersion', 'int16', (0, _MAX_VERSION), default=0),
     _F('max_supported_version', 'MaxSupportedVersion', 'int16', (0, _MAX_VERSION), default=0),
 )
-ControllerRegistrationRequest.Listener = Listener  # type: ignore[attr-defined]
-ControllerRegistrationRequest.Feature = Feature  # type: ignore[attr-defined]
 ControllerRegistrationRequest._DECODERS = {0: _read_v0}
 ControllerRegistrationRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -60,6 +61,15 @@ class AclCreation(_Struct):
 
     __slots__ = ('resource_type', 'resource_name', 'resource_pattern_type', 'principal', 'host', 'operation', 'permission_type', '_unknown_tags', )
 
+    resource_type: int
+    resource_name: str
+    resource_pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -78,7 +88,7 @@ class AclCreation(_Struct):
         self.host = host
         self.operation = operation
         self.permission_type = permission_type
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreateAclsRequest(_Message):
@@ -95,6 +105,10 @@ class CreateAclsRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AclCreation: _TypeAlias = AclCreation
+
+    creations: list[AclCreation]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -102,7 +116,7 @@ class CreateAclsRequest(_Message):
         creations: list[AclCreation] | None = None,
     ) -> None:
         self.creations = [] if creations is None else creations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -354,7 +368,6 @@ AclCreation._FIELDS = (
     _F('operation', 'Operation', 'int8', (0, _MAX_VERSION), default=0),
     _F('permission_type', 'PermissionType', 'int8', (0, _MAX_VERSION), default=0),
 )
-CreateAclsRequest.AclCreation = AclCreation  # type: ignore[attr-defined]
 CreateAclsRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2}
 CreateAclsRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -48,6 +49,10 @@ class AclCreationResult(_Struct):
 
     __slots__ = ('error_code', 'error_message', '_unknown_tags', )
 
+    error_code: int
+    error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -56,7 +61,7 @@ class AclCreationResult(_Struct):
     ) -> None:
         self.error_code = error_code
         self.error_message = error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreateAclsResponse(_Message):
@@ -74,6 +79,11 @@ class CreateAclsResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AclCreationResult: _TypeAlias = AclCreationResult
+
+    throttle_time_ms: int
+    results: list[AclCreationResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -83,7 +93,7 @@ class CreateAclsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -216,7 +226,6 @@ AclCreationResult._FIELDS = (
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-CreateAclsResponse.AclCreationResult = AclCreationResult  # type: ignore[attr-defined]
 CreateAclsResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v2}
 CreateAclsResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import Struct as _Struct
@@ -48,6 +49,10 @@ class CreatableRenewers(_Struct):
 
     __slots__ = ('principal_type', 'principal_name', '_unknown_tags', )
 
+    principal_type: str
+    principal_name: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -56,7 +61,7 @@ class CreatableRenewers(_Struct):
     ) -> None:
         self.principal_type = principal_type
         self.principal_name = principal_name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreateDelegationTokenRequest(_Message):
@@ -76,6 +81,13 @@ class CreateDelegationTokenRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = range(0, 1)
     LATEST_VERSION_UNSTABLE = False
+    CreatableRenewers: _TypeAlias = CreatableRenewers
+
+    owner_principal_type: str | None
+    owner_principal_name: str | None
+    renewers: list[CreatableRenewers]
+    max_lifetime_ms: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -89,7 +101,7 @@ class CreateDelegationTokenRequest(_Message):
         self.owner_principal_name = owner_principal_name
         self.renewers = [] if renewers is None else renewers
         self.max_lifetime_ms = max_lifetime_ms
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -386,7 +398,6 @@ CreatableRenewers._FIELDS = (
     _F('principal_type', 'PrincipalType', 'string', (0, _MAX_VERSION), default=''),
     _F('principal_name', 'PrincipalName', 'string', (0, _MAX_VERSION), default=''),
 )
-CreateDelegationTokenRequest.CreatableRenewers = CreatableRenewers  # type: ignore[attr-defined]
 CreateDelegationTokenRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v3}
 CreateDelegationTokenRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v3}
 

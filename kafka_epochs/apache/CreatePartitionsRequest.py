@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -58,13 +59,16 @@ class CreatePartitionsAssignment(_Struct):
 
     __slots__ = ('broker_ids', '_unknown_tags', )
 
+    broker_ids: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         broker_ids: list[int] | None = None,
     ) -> None:
         self.broker_ids = [] if broker_ids is None else broker_ids
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreatePartitionsTopic(_Struct):
@@ -78,6 +82,11 @@ class CreatePartitionsTopic(_Struct):
 
     __slots__ = ('name', 'count', 'assignments', '_unknown_tags', )
 
+    name: str
+    count: int
+    assignments: list[CreatePartitionsAssignment] | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -88,7 +97,7 @@ class CreatePartitionsTopic(_Struct):
         self.name = name
         self.count = count
         self.assignments = [] if assignments is _EMPTY_ARRAY else assignments
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreatePartitionsRequest(_Message):
@@ -107,6 +116,13 @@ class CreatePartitionsRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    CreatePartitionsTopic: _TypeAlias = CreatePartitionsTopic
+    CreatePartitionsAssignment: _TypeAlias = CreatePartitionsAssignment
+
+    topics: list[CreatePartitionsTopic]
+    timeout_ms: int
+    validate_only: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -118,7 +134,7 @@ class CreatePartitionsRequest(_Message):
         self.topics = [] if topics is None else topics
         self.timeout_ms = timeout_ms
         self.validate_only = validate_only
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -333,8 +349,6 @@ CreatePartitionsTopic._FIELDS = (
 CreatePartitionsAssignment._FIELDS = (
     _F('broker_ids', 'BrokerIds', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-CreatePartitionsRequest.CreatePartitionsTopic = CreatePartitionsTopic  # type: ignore[attr-defined]
-CreatePartitionsRequest.CreatePartitionsAssignment = CreatePartitionsAssignment  # type: ignore[attr-defined]
 CreatePartitionsRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v2}
 CreatePartitionsRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v2}
 

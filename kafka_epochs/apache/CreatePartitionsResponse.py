@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -49,6 +50,11 @@ class CreatePartitionsTopicResult(_Struct):
 
     __slots__ = ('name', 'error_code', 'error_message', '_unknown_tags', )
 
+    name: str
+    error_code: int
+    error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -59,7 +65,7 @@ class CreatePartitionsTopicResult(_Struct):
         self.name = name
         self.error_code = error_code
         self.error_message = error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreatePartitionsResponse(_Message):
@@ -77,6 +83,11 @@ class CreatePartitionsResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    CreatePartitionsTopicResult: _TypeAlias = CreatePartitionsTopicResult
+
+    throttle_time_ms: int
+    results: list[CreatePartitionsTopicResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -86,7 +97,7 @@ class CreatePartitionsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -249,7 +260,6 @@ CreatePartitionsTopicResult._FIELDS = (
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION)),
 )
-CreatePartitionsResponse.CreatePartitionsTopicResult = CreatePartitionsTopicResult  # type: ignore[attr-defined]
 CreatePartitionsResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v2}
 CreatePartitionsResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v2}
 

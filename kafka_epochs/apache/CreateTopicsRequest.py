@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -65,6 +66,10 @@ class CreatableTopicConfig(_Struct):
 
     __slots__ = ('name', 'value', '_unknown_tags', )
 
+    name: str
+    value: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -73,7 +78,7 @@ class CreatableTopicConfig(_Struct):
     ) -> None:
         self.name = name
         self.value = value
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreatableReplicaAssignment(_Struct):
@@ -86,6 +91,10 @@ class CreatableReplicaAssignment(_Struct):
 
     __slots__ = ('partition_index', 'broker_ids', '_unknown_tags', )
 
+    partition_index: int
+    broker_ids: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -94,7 +103,7 @@ class CreatableReplicaAssignment(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.broker_ids = [] if broker_ids is None else broker_ids
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreatableTopic(_Struct):
@@ -110,6 +119,13 @@ class CreatableTopic(_Struct):
 
     __slots__ = ('name', 'num_partitions', 'replication_factor', 'assignments', 'configs', '_unknown_tags', )
 
+    name: str
+    num_partitions: int
+    replication_factor: int
+    assignments: list[CreatableReplicaAssignment]
+    configs: list[CreatableTopicConfig]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -124,7 +140,7 @@ class CreatableTopic(_Struct):
         self.replication_factor = replication_factor
         self.assignments = [] if assignments is None else assignments
         self.configs = [] if configs is None else configs
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreateTopicsRequest(_Message):
@@ -143,6 +159,14 @@ class CreateTopicsRequest(_Message):
     FLEXIBLE_VERSIONS = range(5, 8)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    CreatableTopic: _TypeAlias = CreatableTopic
+    CreatableReplicaAssignment: _TypeAlias = CreatableReplicaAssignment
+    CreatableTopicConfig: _TypeAlias = CreatableTopicConfig
+
+    topics: list[CreatableTopic]
+    timeout_ms: int
+    validate_only: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -154,7 +178,7 @@ class CreateTopicsRequest(_Message):
         self.topics = [] if topics is None else topics
         self.timeout_ms = timeout_ms
         self.validate_only = validate_only
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -605,9 +629,6 @@ CreatableTopicConfig._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
     _F('value', 'Value', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-CreateTopicsRequest.CreatableTopic = CreatableTopic  # type: ignore[attr-defined]
-CreateTopicsRequest.CreatableReplicaAssignment = CreatableReplicaAssignment  # type: ignore[attr-defined]
-CreateTopicsRequest.CreatableTopicConfig = CreatableTopicConfig  # type: ignore[attr-defined]
 CreateTopicsRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v1, 4: _read_v1, 5: _read_v5, 6: _read_v5, 7: _read_v5}
 CreateTopicsRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v1, 4: _write_v1, 5: _write_v5, 6: _write_v5, 7: _write_v5}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -73,6 +74,13 @@ class CreatableTopicConfigs(_Struct):
 
     __slots__ = ('name', 'value', 'read_only', 'config_source', 'is_sensitive', '_unknown_tags', )
 
+    name: str
+    value: str | None
+    read_only: bool
+    config_source: int
+    is_sensitive: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -87,7 +95,7 @@ class CreatableTopicConfigs(_Struct):
         self.read_only = read_only
         self.config_source = config_source
         self.is_sensitive = is_sensitive
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreatableTopicResult(_Struct):
@@ -105,6 +113,16 @@ class CreatableTopicResult(_Struct):
     """
 
     __slots__ = ('name', 'topic_id', 'error_code', 'error_message', 'topic_config_error_code', 'num_partitions', 'replication_factor', 'configs', '_unknown_tags', )
+
+    name: str
+    topic_id: _UUID
+    error_code: int
+    error_message: str | None
+    topic_config_error_code: int
+    num_partitions: int
+    replication_factor: int
+    configs: list[CreatableTopicConfigs] | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -126,7 +144,7 @@ class CreatableTopicResult(_Struct):
         self.num_partitions = num_partitions
         self.replication_factor = replication_factor
         self.configs = [] if configs is _EMPTY_ARRAY else configs
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class CreateTopicsResponse(_Message):
@@ -144,6 +162,12 @@ class CreateTopicsResponse(_Message):
     FLEXIBLE_VERSIONS = range(5, 8)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    CreatableTopicResult: _TypeAlias = CreatableTopicResult
+    CreatableTopicConfigs: _TypeAlias = CreatableTopicConfigs
+
+    throttle_time_ms: int
+    topics: list[CreatableTopicResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -153,7 +177,7 @@ class CreateTopicsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -762,8 +786,6 @@ CreatableTopicConfigs._FIELDS = (
     _F('config_source', 'ConfigSource', 'int8', (5, _MAX_VERSION), default=-1, ignorable=True),
     _F('is_sensitive', 'IsSensitive', 'bool', (5, _MAX_VERSION), default=False),
 )
-CreateTopicsResponse.CreatableTopicResult = CreatableTopicResult  # type: ignore[attr-defined]
-CreateTopicsResponse.CreatableTopicConfigs = CreatableTopicConfigs  # type: ignore[attr-defined]
 CreateTopicsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v2, 5: _read_v5, 6: _read_v5, 7: _read_v7}
 CreateTopicsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v2, 5: _write_v5, 6: _write_v5, 7: _write_v7}
 

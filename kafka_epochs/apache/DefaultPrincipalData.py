@@ -46,6 +46,11 @@ class DefaultPrincipalData(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    type: str
+    name: str
+    token_authenticated: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -56,7 +61,7 @@ class DefaultPrincipalData(_Message):
         self.type = type
         self.name = name
         self.token_authenticated = token_authenticated
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -60,6 +61,15 @@ class DeleteAclsFilter(_Struct):
 
     __slots__ = ('resource_type_filter', 'resource_name_filter', 'pattern_type_filter', 'principal_filter', 'host_filter', 'operation', 'permission_type', '_unknown_tags', )
 
+    resource_type_filter: int
+    resource_name_filter: str | None
+    pattern_type_filter: int
+    principal_filter: str | None
+    host_filter: str | None
+    operation: int
+    permission_type: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -78,7 +88,7 @@ class DeleteAclsFilter(_Struct):
         self.host_filter = host_filter
         self.operation = operation
         self.permission_type = permission_type
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteAclsRequest(_Message):
@@ -95,6 +105,10 @@ class DeleteAclsRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DeleteAclsFilter: _TypeAlias = DeleteAclsFilter
+
+    filters: list[DeleteAclsFilter]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -102,7 +116,7 @@ class DeleteAclsRequest(_Message):
         filters: list[DeleteAclsFilter] | None = None,
     ) -> None:
         self.filters = [] if filters is None else filters
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -411,7 +425,6 @@ DeleteAclsFilter._FIELDS = (
     _F('operation', 'Operation', 'int8', (0, _MAX_VERSION), default=0),
     _F('permission_type', 'PermissionType', 'int8', (0, _MAX_VERSION), default=0),
 )
-DeleteAclsRequest.DeleteAclsFilter = DeleteAclsFilter  # type: ignore[attr-defined]
 DeleteAclsRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2}
 DeleteAclsRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2}
 

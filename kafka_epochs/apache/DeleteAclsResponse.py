@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -68,6 +69,17 @@ class DeleteAclsMatchingAcl(_Struct):
 
     __slots__ = ('error_code', 'error_message', 'resource_type', 'resource_name', 'pattern_type', 'principal', 'host', 'operation', 'permission_type', '_unknown_tags', )
 
+    error_code: int
+    error_message: str | None
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -90,7 +102,7 @@ class DeleteAclsMatchingAcl(_Struct):
         self.host = host
         self.operation = operation
         self.permission_type = permission_type
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteAclsFilterResult(_Struct):
@@ -104,6 +116,11 @@ class DeleteAclsFilterResult(_Struct):
 
     __slots__ = ('error_code', 'error_message', 'matching_acls', '_unknown_tags', )
 
+    error_code: int
+    error_message: str | None
+    matching_acls: list[DeleteAclsMatchingAcl]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -114,7 +131,7 @@ class DeleteAclsFilterResult(_Struct):
         self.error_code = error_code
         self.error_message = error_message
         self.matching_acls = [] if matching_acls is None else matching_acls
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteAclsResponse(_Message):
@@ -132,6 +149,12 @@ class DeleteAclsResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DeleteAclsFilterResult: _TypeAlias = DeleteAclsFilterResult
+    DeleteAclsMatchingAcl: _TypeAlias = DeleteAclsMatchingAcl
+
+    throttle_time_ms: int
+    filter_results: list[DeleteAclsFilterResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -141,7 +164,7 @@ class DeleteAclsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.filter_results = [] if filter_results is None else filter_results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -601,8 +624,6 @@ DeleteAclsMatchingAcl._FIELDS = (
     _F('operation', 'Operation', 'int8', (0, _MAX_VERSION), default=0),
     _F('permission_type', 'PermissionType', 'int8', (0, _MAX_VERSION), default=0),
 )
-DeleteAclsResponse.DeleteAclsFilterResult = DeleteAclsFilterResult  # type: ignore[attr-defined]
-DeleteAclsResponse.DeleteAclsMatchingAcl = DeleteAclsMatchingAcl  # type: ignore[attr-defined]
 DeleteAclsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2}
 DeleteAclsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2}
 

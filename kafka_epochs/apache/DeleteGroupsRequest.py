@@ -46,13 +46,16 @@ class DeleteGroupsRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    groups_names: list[str]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         groups_names: list[str] | None = None,
     ) -> None:
         self.groups_names = [] if groups_names is None else groups_names
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -48,6 +49,10 @@ class DeletableGroupResult(_Struct):
 
     __slots__ = ('group_id', 'error_code', '_unknown_tags', )
 
+    group_id: str
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -56,7 +61,7 @@ class DeletableGroupResult(_Struct):
     ) -> None:
         self.group_id = group_id
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteGroupsResponse(_Message):
@@ -74,6 +79,11 @@ class DeleteGroupsResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DeletableGroupResult: _TypeAlias = DeletableGroupResult
+
+    throttle_time_ms: int
+    results: list[DeletableGroupResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -83,7 +93,7 @@ class DeleteGroupsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -205,7 +215,6 @@ DeletableGroupResult._FIELDS = (
     _F('group_id', 'GroupId', 'string', (0, _MAX_VERSION), default=''),
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-DeleteGroupsResponse.DeletableGroupResult = DeletableGroupResult  # type: ignore[attr-defined]
 DeleteGroupsResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2}
 DeleteGroupsResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -51,6 +52,10 @@ class DeleteRecordsPartition(_Struct):
 
     __slots__ = ('partition_index', 'offset', '_unknown_tags', )
 
+    partition_index: int
+    offset: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -59,7 +64,7 @@ class DeleteRecordsPartition(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.offset = offset
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteRecordsTopic(_Struct):
@@ -72,6 +77,10 @@ class DeleteRecordsTopic(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[DeleteRecordsPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -80,7 +89,7 @@ class DeleteRecordsTopic(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteRecordsRequest(_Message):
@@ -98,6 +107,12 @@ class DeleteRecordsRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DeleteRecordsTopic: _TypeAlias = DeleteRecordsTopic
+    DeleteRecordsPartition: _TypeAlias = DeleteRecordsPartition
+
+    topics: list[DeleteRecordsTopic]
+    timeout_ms: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -107,7 +122,7 @@ class DeleteRecordsRequest(_Message):
     ) -> None:
         self.topics = [] if topics is None else topics
         self.timeout_ms = timeout_ms
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -281,8 +296,6 @@ DeleteRecordsPartition._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('offset', 'Offset', 'int64', (0, _MAX_VERSION), default=0),
 )
-DeleteRecordsRequest.DeleteRecordsTopic = DeleteRecordsTopic  # type: ignore[attr-defined]
-DeleteRecordsRequest.DeleteRecordsPartition = DeleteRecordsPartition  # type: ignore[attr-defined]
 DeleteRecordsRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2}
 DeleteRecordsRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -52,6 +53,11 @@ class DeleteRecordsPartitionResult(_Struct):
 
     __slots__ = ('partition_index', 'low_watermark', 'error_code', '_unknown_tags', )
 
+    partition_index: int
+    low_watermark: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +68,7 @@ class DeleteRecordsPartitionResult(_Struct):
         self.partition_index = partition_index
         self.low_watermark = low_watermark
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteRecordsTopicResult(_Struct):
@@ -75,6 +81,10 @@ class DeleteRecordsTopicResult(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[DeleteRecordsPartitionResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -83,7 +93,7 @@ class DeleteRecordsTopicResult(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteRecordsResponse(_Message):
@@ -101,6 +111,12 @@ class DeleteRecordsResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DeleteRecordsTopicResult: _TypeAlias = DeleteRecordsTopicResult
+    DeleteRecordsPartitionResult: _TypeAlias = DeleteRecordsPartitionResult
+
+    throttle_time_ms: int
+    topics: list[DeleteRecordsTopicResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -110,7 +126,7 @@ class DeleteRecordsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -284,8 +300,6 @@ DeleteRecordsPartitionResult._FIELDS = (
     _F('low_watermark', 'LowWatermark', 'int64', (0, _MAX_VERSION), default=0),
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-DeleteRecordsResponse.DeleteRecordsTopicResult = DeleteRecordsTopicResult  # type: ignore[attr-defined]
-DeleteRecordsResponse.DeleteRecordsPartitionResult = DeleteRecordsPartitionResult  # type: ignore[attr-defined]
 DeleteRecordsResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2}
 DeleteRecordsResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2}
 

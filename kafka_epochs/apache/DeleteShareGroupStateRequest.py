@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -50,13 +51,16 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition', '_unknown_tags', )
 
+    partition: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         partition: int = 0,
     ) -> None:
         self.partition = partition
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteStateData(_Struct):
@@ -69,6 +73,10 @@ class DeleteStateData(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -77,7 +85,7 @@ class DeleteStateData(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteShareGroupStateRequest(_Message):
@@ -95,6 +103,12 @@ class DeleteShareGroupStateRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = True
+    DeleteStateData: _TypeAlias = DeleteStateData
+    PartitionData: _TypeAlias = PartitionData
+
+    group_id: str
+    topics: list[DeleteStateData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -104,7 +118,7 @@ class DeleteShareGroupStateRequest(_Message):
     ) -> None:
         self.group_id = group_id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -220,8 +234,6 @@ DeleteStateData._FIELDS = (
 PartitionData._FIELDS = (
     _F('partition', 'Partition', 'int32', (0, _MAX_VERSION), default=0),
 )
-DeleteShareGroupStateRequest.DeleteStateData = DeleteStateData  # type: ignore[attr-defined]
-DeleteShareGroupStateRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
 DeleteShareGroupStateRequest._DECODERS = {0: _read_v0}
 DeleteShareGroupStateRequest._ENCODERS = {0: _write_v0}
 

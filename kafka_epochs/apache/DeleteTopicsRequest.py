@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -55,6 +56,10 @@ class DeleteTopicState(_Struct):
 
     __slots__ = ('name', 'topic_id', '_unknown_tags', )
 
+    name: str | None
+    topic_id: _UUID
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -63,7 +68,7 @@ class DeleteTopicState(_Struct):
     ) -> None:
         self.name = name
         self.topic_id = topic_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteTopicsRequest(_Message):
@@ -82,6 +87,12 @@ class DeleteTopicsRequest(_Message):
     FLEXIBLE_VERSIONS = range(4, 7)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DeleteTopicState: _TypeAlias = DeleteTopicState
+
+    topics: list[DeleteTopicState]
+    topic_names: list[str]
+    timeout_ms: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -93,7 +104,7 @@ class DeleteTopicsRequest(_Message):
         self.topics = [] if topics is None else topics
         self.topic_names = [] if topic_names is None else topic_names
         self.timeout_ms = timeout_ms
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -284,7 +295,6 @@ DeleteTopicState._FIELDS = (
     _F('name', 'Name', 'string', (6, _MAX_VERSION), nullable=(6, _MAX_VERSION)),
     _F('topic_id', 'TopicId', 'uuid', (6, _MAX_VERSION), default=_ZERO_UUID),
 )
-DeleteTopicsRequest.DeleteTopicState = DeleteTopicState  # type: ignore[attr-defined]
 DeleteTopicsRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v0, 4: _read_v4, 5: _read_v4, 6: _read_v6}
 DeleteTopicsRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v0, 4: _write_v4, 5: _write_v4, 6: _write_v6}
 

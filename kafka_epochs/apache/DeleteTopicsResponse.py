@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -59,6 +60,12 @@ class DeletableTopicResult(_Struct):
 
     __slots__ = ('name', 'topic_id', 'error_code', 'error_message', '_unknown_tags', )
 
+    name: str | None
+    topic_id: _UUID
+    error_code: int
+    error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -71,7 +78,7 @@ class DeletableTopicResult(_Struct):
         self.topic_id = topic_id
         self.error_code = error_code
         self.error_message = error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DeleteTopicsResponse(_Message):
@@ -89,6 +96,11 @@ class DeleteTopicsResponse(_Message):
     FLEXIBLE_VERSIONS = range(4, 7)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DeletableTopicResult: _TypeAlias = DeletableTopicResult
+
+    throttle_time_ms: int
+    responses: list[DeletableTopicResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -98,7 +110,7 @@ class DeleteTopicsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.responses = [] if responses is None else responses
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -460,7 +472,6 @@ DeletableTopicResult._FIELDS = (
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (5, _MAX_VERSION), nullable=(5, _MAX_VERSION), ignorable=True),
 )
-DeleteTopicsResponse.DeletableTopicResult = DeletableTopicResult  # type: ignore[attr-defined]
 DeleteTopicsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v1, 4: _read_v4, 5: _read_v5, 6: _read_v6}
 DeleteTopicsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v1, 4: _write_v4, 5: _write_v5, 6: _write_v6}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -63,6 +64,12 @@ class AclDescription(_Struct):
 
     __slots__ = ('principal', 'host', 'operation', 'permission_type', '_unknown_tags', )
 
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -75,7 +82,7 @@ class AclDescription(_Struct):
         self.host = host
         self.operation = operation
         self.permission_type = permission_type
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeAclsResource(_Struct):
@@ -90,6 +97,12 @@ class DescribeAclsResource(_Struct):
 
     __slots__ = ('resource_type', 'resource_name', 'pattern_type', 'acls', '_unknown_tags', )
 
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    acls: list[AclDescription]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -102,7 +115,7 @@ class DescribeAclsResource(_Struct):
         self.resource_name = resource_name
         self.pattern_type = pattern_type
         self.acls = [] if acls is None else acls
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeAclsResponse(_Message):
@@ -122,6 +135,14 @@ class DescribeAclsResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribeAclsResource: _TypeAlias = DescribeAclsResource
+    AclDescription: _TypeAlias = AclDescription
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    resources: list[DescribeAclsResource]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -135,7 +156,7 @@ class DescribeAclsResponse(_Message):
         self.error_code = error_code
         self.error_message = error_message
         self.resources = [] if resources is None else resources
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -521,8 +542,6 @@ AclDescription._FIELDS = (
     _F('operation', 'Operation', 'int8', (0, _MAX_VERSION), default=0),
     _F('permission_type', 'PermissionType', 'int8', (0, _MAX_VERSION), default=0),
 )
-DescribeAclsResponse.DescribeAclsResource = DescribeAclsResource  # type: ignore[attr-defined]
-DescribeAclsResponse.AclDescription = AclDescription  # type: ignore[attr-defined]
 DescribeAclsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2}
 DescribeAclsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -55,6 +56,11 @@ class ComponentData(_Struct):
 
     __slots__ = ('entity_type', 'match_type', 'match_', '_unknown_tags', )
 
+    entity_type: str
+    match_type: int
+    match_: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -65,7 +71,7 @@ class ComponentData(_Struct):
         self.entity_type = entity_type
         self.match_type = match_type
         self.match_ = match_
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeClientQuotasRequest(_Message):
@@ -83,6 +89,11 @@ class DescribeClientQuotasRequest(_Message):
     FLEXIBLE_VERSIONS = range(1, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ComponentData: _TypeAlias = ComponentData
+
+    components: list[ComponentData]
+    strict: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -92,7 +103,7 @@ class DescribeClientQuotasRequest(_Message):
     ) -> None:
         self.components = [] if components is None else components
         self.strict = strict
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -256,7 +267,6 @@ ComponentData._FIELDS = (
     _F('match_type', 'MatchType', 'int8', (0, _MAX_VERSION), default=0),
     _F('match_', 'Match', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-DescribeClientQuotasRequest.ComponentData = ComponentData  # type: ignore[attr-defined]
 DescribeClientQuotasRequest._DECODERS = {0: _read_v0, 1: _read_v1}
 DescribeClientQuotasRequest._ENCODERS = {0: _write_v0, 1: _write_v1}
 

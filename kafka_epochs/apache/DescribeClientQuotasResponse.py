@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -55,6 +56,10 @@ class ValueData(_Struct):
 
     __slots__ = ('key', 'value', '_unknown_tags', )
 
+    key: str
+    value: float
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -63,7 +68,7 @@ class ValueData(_Struct):
     ) -> None:
         self.key = key
         self.value = value
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class EntityData(_Struct):
@@ -76,6 +81,10 @@ class EntityData(_Struct):
 
     __slots__ = ('entity_type', 'entity_name', '_unknown_tags', )
 
+    entity_type: str
+    entity_name: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -84,7 +93,7 @@ class EntityData(_Struct):
     ) -> None:
         self.entity_type = entity_type
         self.entity_name = entity_name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class EntryData(_Struct):
@@ -97,6 +106,10 @@ class EntryData(_Struct):
 
     __slots__ = ('entity', 'values', '_unknown_tags', )
 
+    entity: list[EntityData]
+    values: list[ValueData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -105,7 +118,7 @@ class EntryData(_Struct):
     ) -> None:
         self.entity = [] if entity is None else entity
         self.values = [] if values is None else values
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeClientQuotasResponse(_Message):
@@ -125,6 +138,15 @@ class DescribeClientQuotasResponse(_Message):
     FLEXIBLE_VERSIONS = range(1, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    EntryData: _TypeAlias = EntryData
+    EntityData: _TypeAlias = EntityData
+    ValueData: _TypeAlias = ValueData
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    entries: list[EntryData] | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -138,7 +160,7 @@ class DescribeClientQuotasResponse(_Message):
         self.error_code = error_code
         self.error_message = error_message
         self.entries = [] if entries is _EMPTY_ARRAY else entries
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -485,9 +507,6 @@ ValueData._FIELDS = (
     _F('key', 'Key', 'string', (0, _MAX_VERSION), default=''),
     _F('value', 'Value', 'float64', (0, _MAX_VERSION), default=0.0),
 )
-DescribeClientQuotasResponse.EntryData = EntryData  # type: ignore[attr-defined]
-DescribeClientQuotasResponse.EntityData = EntityData  # type: ignore[attr-defined]
-DescribeClientQuotasResponse.ValueData = ValueData  # type: ignore[attr-defined]
 DescribeClientQuotasResponse._DECODERS = {0: _read_v0, 1: _read_v1}
 DescribeClientQuotasResponse._ENCODERS = {0: _write_v0, 1: _write_v1}
 

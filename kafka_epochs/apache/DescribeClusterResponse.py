@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -64,6 +65,13 @@ class DescribeClusterBroker(_Struct):
 
     __slots__ = ('broker_id', 'host', 'port', 'rack', 'is_fenced', '_unknown_tags', )
 
+    broker_id: int
+    host: str
+    port: int
+    rack: str | None
+    is_fenced: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -78,7 +86,7 @@ class DescribeClusterBroker(_Struct):
         self.port = port
         self.rack = rack
         self.is_fenced = is_fenced
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeClusterResponse(_Message):
@@ -102,6 +110,17 @@ class DescribeClusterResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribeClusterBroker: _TypeAlias = DescribeClusterBroker
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    endpoint_type: int
+    cluster_id: str
+    controller_id: int
+    brokers: list[DescribeClusterBroker]
+    cluster_authorized_operations: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -123,7 +142,7 @@ class DescribeClusterResponse(_Message):
         self.controller_id = controller_id
         self.brokers = [] if brokers is None else brokers
         self.cluster_authorized_operations = cluster_authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -576,7 +595,6 @@ DescribeClusterBroker._FIELDS = (
     _F('rack', 'Rack', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION)),
     _F('is_fenced', 'IsFenced', 'bool', (2, _MAX_VERSION), default=False),
 )
-DescribeClusterResponse.DescribeClusterBroker = DescribeClusterBroker  # type: ignore[attr-defined]
 DescribeClusterResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2}
 DescribeClusterResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -60,6 +61,11 @@ class DescribeConfigsResource(_Struct):
 
     __slots__ = ('resource_type', 'resource_name', 'configuration_keys', '_unknown_tags', )
 
+    resource_type: int
+    resource_name: str
+    configuration_keys: list[str] | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -70,7 +76,7 @@ class DescribeConfigsResource(_Struct):
         self.resource_type = resource_type
         self.resource_name = resource_name
         self.configuration_keys = [] if configuration_keys is _EMPTY_ARRAY else configuration_keys
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeConfigsRequest(_Message):
@@ -89,6 +95,12 @@ class DescribeConfigsRequest(_Message):
     FLEXIBLE_VERSIONS = range(4, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribeConfigsResource: _TypeAlias = DescribeConfigsResource
+
+    resources: list[DescribeConfigsResource]
+    include_synonyms: bool
+    include_documentation: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -100,7 +112,7 @@ class DescribeConfigsRequest(_Message):
         self.resources = [] if resources is None else resources
         self.include_synonyms = include_synonyms
         self.include_documentation = include_documentation
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -446,7 +458,6 @@ DescribeConfigsResource._FIELDS = (
     _F('resource_name', 'ResourceName', 'string', (0, _MAX_VERSION), default=''),
     _F('configuration_keys', 'ConfigurationKeys', 'array', (0, _MAX_VERSION), element='string', nullable=(0, _MAX_VERSION), default=_EMPTY_ARRAY),
 )
-DescribeConfigsRequest.DescribeConfigsResource = DescribeConfigsResource  # type: ignore[attr-defined]
 DescribeConfigsRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v3, 4: _read_v4}
 DescribeConfigsRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v3, 4: _write_v4}
 

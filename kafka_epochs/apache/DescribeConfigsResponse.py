@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -65,6 +66,11 @@ class DescribeConfigsSynonym(_Struct):
 
     __slots__ = ('name', 'value', 'source', '_unknown_tags', )
 
+    name: str
+    value: str | None
+    source: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -75,7 +81,7 @@ class DescribeConfigsSynonym(_Struct):
         self.name = name
         self.value = value
         self.source = source
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeConfigsResourceResult(_Struct):
@@ -94,6 +100,17 @@ class DescribeConfigsResourceResult(_Struct):
     """
 
     __slots__ = ('name', 'value', 'read_only', 'config_source', 'is_default', 'is_sensitive', 'synonyms', 'config_type', 'documentation', '_unknown_tags', )
+
+    name: str
+    value: str | None
+    read_only: bool
+    config_source: int
+    is_default: bool
+    is_sensitive: bool
+    synonyms: list[DescribeConfigsSynonym]
+    config_type: int
+    documentation: str | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -117,7 +134,7 @@ class DescribeConfigsResourceResult(_Struct):
         self.synonyms = [] if synonyms is None else synonyms
         self.config_type = config_type
         self.documentation = documentation
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeConfigsResult(_Struct):
@@ -133,6 +150,13 @@ class DescribeConfigsResult(_Struct):
 
     __slots__ = ('error_code', 'error_message', 'resource_type', 'resource_name', 'configs', '_unknown_tags', )
 
+    error_code: int
+    error_message: str | None
+    resource_type: int
+    resource_name: str
+    configs: list[DescribeConfigsResourceResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -147,7 +171,7 @@ class DescribeConfigsResult(_Struct):
         self.resource_type = resource_type
         self.resource_name = resource_name
         self.configs = [] if configs is None else configs
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeConfigsResponse(_Message):
@@ -165,6 +189,13 @@ class DescribeConfigsResponse(_Message):
     FLEXIBLE_VERSIONS = range(4, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribeConfigsResult: _TypeAlias = DescribeConfigsResult
+    DescribeConfigsResourceResult: _TypeAlias = DescribeConfigsResourceResult
+    DescribeConfigsSynonym: _TypeAlias = DescribeConfigsSynonym
+
+    throttle_time_ms: int
+    results: list[DescribeConfigsResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -174,7 +205,7 @@ class DescribeConfigsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -922,9 +953,6 @@ DescribeConfigsSynonym._FIELDS = (
     _F('value', 'Value', 'string', (1, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
     _F('source', 'Source', 'int8', (1, _MAX_VERSION), default=0),
 )
-DescribeConfigsResponse.DescribeConfigsResult = DescribeConfigsResult  # type: ignore[attr-defined]
-DescribeConfigsResponse.DescribeConfigsResourceResult = DescribeConfigsResourceResult  # type: ignore[attr-defined]
-DescribeConfigsResponse.DescribeConfigsSynonym = DescribeConfigsSynonym  # type: ignore[attr-defined]
 DescribeConfigsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v3, 4: _read_v4}
 DescribeConfigsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v3, 4: _write_v4}
 

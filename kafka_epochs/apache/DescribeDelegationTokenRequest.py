@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import Struct as _Struct
@@ -42,6 +43,10 @@ class DescribeDelegationTokenOwner(_Struct):
 
     __slots__ = ('principal_type', 'principal_name', '_unknown_tags', )
 
+    principal_type: str
+    principal_name: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -50,7 +55,7 @@ class DescribeDelegationTokenOwner(_Struct):
     ) -> None:
         self.principal_type = principal_type
         self.principal_name = principal_name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeDelegationTokenRequest(_Message):
@@ -67,6 +72,10 @@ class DescribeDelegationTokenRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = range(0, 1)
     LATEST_VERSION_UNSTABLE = False
+    DescribeDelegationTokenOwner: _TypeAlias = DescribeDelegationTokenOwner
+
+    owners: list[DescribeDelegationTokenOwner] | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -74,7 +83,7 @@ class DescribeDelegationTokenRequest(_Message):
         owners: _Any = _EMPTY_ARRAY,
     ) -> None:
         self.owners = [] if owners is _EMPTY_ARRAY else owners
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -225,7 +234,6 @@ DescribeDelegationTokenOwner._FIELDS = (
     _F('principal_type', 'PrincipalType', 'string', (0, _MAX_VERSION), default=''),
     _F('principal_name', 'PrincipalName', 'string', (0, _MAX_VERSION), default=''),
 )
-DescribeDelegationTokenRequest.DescribeDelegationTokenOwner = DescribeDelegationTokenOwner  # type: ignore[attr-defined]
 DescribeDelegationTokenRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v2}
 DescribeDelegationTokenRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v2}
 

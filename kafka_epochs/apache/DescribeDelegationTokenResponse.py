@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -55,6 +56,10 @@ class DescribedDelegationTokenRenewer(_Struct):
 
     __slots__ = ('principal_type', 'principal_name', '_unknown_tags', )
 
+    principal_type: str
+    principal_name: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -63,7 +68,7 @@ class DescribedDelegationTokenRenewer(_Struct):
     ) -> None:
         self.principal_type = principal_type
         self.principal_name = principal_name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribedDelegationToken(_Struct):
@@ -83,6 +88,18 @@ class DescribedDelegationToken(_Struct):
     """
 
     __slots__ = ('principal_type', 'principal_name', 'token_requester_principal_type', 'token_requester_principal_name', 'issue_timestamp', 'expiry_timestamp', 'max_timestamp', 'token_id', 'hmac', 'renewers', '_unknown_tags', )
+
+    principal_type: str
+    principal_name: str
+    token_requester_principal_type: str
+    token_requester_principal_name: str
+    issue_timestamp: int
+    expiry_timestamp: int
+    max_timestamp: int
+    token_id: str
+    hmac: bytes
+    renewers: list[DescribedDelegationTokenRenewer]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -108,7 +125,7 @@ class DescribedDelegationToken(_Struct):
         self.token_id = token_id
         self.hmac = hmac
         self.renewers = [] if renewers is None else renewers
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeDelegationTokenResponse(_Message):
@@ -127,6 +144,13 @@ class DescribeDelegationTokenResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 4)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribedDelegationToken: _TypeAlias = DescribedDelegationToken
+    DescribedDelegationTokenRenewer: _TypeAlias = DescribedDelegationTokenRenewer
+
+    error_code: int
+    tokens: list[DescribedDelegationToken]
+    throttle_time_ms: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -138,7 +162,7 @@ class DescribeDelegationTokenResponse(_Message):
         self.error_code = error_code
         self.tokens = [] if tokens is None else tokens
         self.throttle_time_ms = throttle_time_ms
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -712,8 +736,6 @@ DescribedDelegationTokenRenewer._FIELDS = (
     _F('principal_type', 'PrincipalType', 'string', (0, _MAX_VERSION), default=''),
     _F('principal_name', 'PrincipalName', 'string', (0, _MAX_VERSION), default=''),
 )
-DescribeDelegationTokenResponse.DescribedDelegationToken = DescribedDelegationToken  # type: ignore[attr-defined]
-DescribeDelegationTokenResponse.DescribedDelegationTokenRenewer = DescribedDelegationTokenRenewer  # type: ignore[attr-defined]
 DescribeDelegationTokenResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v3}
 DescribeDelegationTokenResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v3}
 

@@ -54,6 +54,10 @@ class DescribeGroupsRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    groups: list[str]
+    include_authorized_operations: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +66,7 @@ class DescribeGroupsRequest(_Message):
     ) -> None:
         self.groups = [] if groups is None else groups
         self.include_authorized_operations = include_authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -53,6 +54,14 @@ class DescribedGroupMember(_Struct):
 
     __slots__ = ('member_id', 'group_instance_id', 'client_id', 'client_host', 'member_metadata', 'member_assignment', '_unknown_tags', )
 
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    member_metadata: bytes
+    member_assignment: bytes
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -69,7 +78,7 @@ class DescribedGroupMember(_Struct):
         self.client_host = client_host
         self.member_metadata = member_metadata
         self.member_assignment = member_assignment
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribedGroup(_Struct):
@@ -87,6 +96,16 @@ class DescribedGroup(_Struct):
     """
 
     __slots__ = ('error_code', 'error_message', 'group_id', 'group_state', 'protocol_type', 'protocol_data', 'members', 'authorized_operations', '_unknown_tags', )
+
+    error_code: int
+    error_message: str | None
+    group_id: str
+    group_state: str
+    protocol_type: str
+    protocol_data: str
+    members: list[DescribedGroupMember]
+    authorized_operations: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -108,7 +127,7 @@ class DescribedGroup(_Struct):
         self.protocol_data = protocol_data
         self.members = [] if members is None else members
         self.authorized_operations = authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeGroupsResponse(_Message):
@@ -126,6 +145,12 @@ class DescribeGroupsResponse(_Message):
     FLEXIBLE_VERSIONS = range(5, 7)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribedGroup: _TypeAlias = DescribedGroup
+    DescribedGroupMember: _TypeAlias = DescribedGroupMember
+
+    throttle_time_ms: int
+    groups: list[DescribedGroup]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -135,7 +160,7 @@ class DescribeGroupsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.groups = [] if groups is None else groups
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -1325,8 +1350,6 @@ DescribedGroupMember._FIELDS = (
     _F('member_metadata', 'MemberMetadata', 'bytes', (0, _MAX_VERSION), default=b''),
     _F('member_assignment', 'MemberAssignment', 'bytes', (0, _MAX_VERSION), default=b''),
 )
-DescribeGroupsResponse.DescribedGroup = DescribedGroup  # type: ignore[attr-defined]
-DescribeGroupsResponse.DescribedGroupMember = DescribedGroupMember  # type: ignore[attr-defined]
 DescribeGroupsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v3, 4: _read_v4, 5: _read_v5, 6: _read_v6}
 DescribeGroupsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v3, 4: _write_v4, 5: _write_v5, 6: _write_v6}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -50,6 +51,10 @@ class DescribableLogDirTopic(_Struct):
 
     __slots__ = ('topic', 'partitions', '_unknown_tags', )
 
+    topic: str
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -58,7 +63,7 @@ class DescribableLogDirTopic(_Struct):
     ) -> None:
         self.topic = topic
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeLogDirsRequest(_Message):
@@ -75,6 +80,10 @@ class DescribeLogDirsRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribableLogDirTopic: _TypeAlias = DescribableLogDirTopic
+
+    topics: list[DescribableLogDirTopic] | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -82,7 +91,7 @@ class DescribeLogDirsRequest(_Message):
         topics: _Any = _EMPTY_ARRAY,
     ) -> None:
         self.topics = [] if topics is _EMPTY_ARRAY else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -235,7 +244,6 @@ DescribableLogDirTopic._FIELDS = (
     _F('topic', 'Topic', 'string', (0, _MAX_VERSION), default=''),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-DescribeLogDirsRequest.DescribableLogDirTopic = DescribableLogDirTopic  # type: ignore[attr-defined]
 DescribeLogDirsRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v2, 4: _read_v2, 5: _read_v2}
 DescribeLogDirsRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v2, 4: _write_v2, 5: _write_v2}
 

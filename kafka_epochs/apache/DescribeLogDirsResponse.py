@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -74,6 +75,12 @@ class DescribeLogDirsPartition(_Struct):
 
     __slots__ = ('partition_index', 'partition_size', 'offset_lag', 'is_future_key', '_unknown_tags', )
 
+    partition_index: int
+    partition_size: int
+    offset_lag: int
+    is_future_key: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -86,7 +93,7 @@ class DescribeLogDirsPartition(_Struct):
         self.partition_size = partition_size
         self.offset_lag = offset_lag
         self.is_future_key = is_future_key
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeLogDirsTopic(_Struct):
@@ -99,6 +106,10 @@ class DescribeLogDirsTopic(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[DescribeLogDirsPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -107,7 +118,7 @@ class DescribeLogDirsTopic(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeLogDirsResult(_Struct):
@@ -123,6 +134,14 @@ class DescribeLogDirsResult(_Struct):
     """
 
     __slots__ = ('error_code', 'log_dir', 'topics', 'total_bytes', 'usable_bytes', 'is_cordoned', '_unknown_tags', )
+
+    error_code: int
+    log_dir: str
+    topics: list[DescribeLogDirsTopic]
+    total_bytes: int
+    usable_bytes: int
+    is_cordoned: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -140,7 +159,7 @@ class DescribeLogDirsResult(_Struct):
         self.total_bytes = total_bytes
         self.usable_bytes = usable_bytes
         self.is_cordoned = is_cordoned
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeLogDirsResponse(_Message):
@@ -159,6 +178,14 @@ class DescribeLogDirsResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribeLogDirsResult: _TypeAlias = DescribeLogDirsResult
+    DescribeLogDirsTopic: _TypeAlias = DescribeLogDirsTopic
+    DescribeLogDirsPartition: _TypeAlias = DescribeLogDirsPartition
+
+    throttle_time_ms: int
+    error_code: int
+    results: list[DescribeLogDirsResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -170,7 +197,7 @@ class DescribeLogDirsResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -906,9 +933,6 @@ DescribeLogDirsPartition._FIELDS = (
     _F('offset_lag', 'OffsetLag', 'int64', (0, _MAX_VERSION), default=0),
     _F('is_future_key', 'IsFutureKey', 'bool', (0, _MAX_VERSION), default=False),
 )
-DescribeLogDirsResponse.DescribeLogDirsResult = DescribeLogDirsResult  # type: ignore[attr-defined]
-DescribeLogDirsResponse.DescribeLogDirsTopic = DescribeLogDirsTopic  # type: ignore[attr-defined]
-DescribeLogDirsResponse.DescribeLogDirsPartition = DescribeLogDirsPartition  # type: ignore[attr-defined]
 DescribeLogDirsResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v3, 4: _read_v4, 5: _read_v5}
 DescribeLogDirsResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v3, 4: _write_v4, 5: _write_v5}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -43,6 +44,10 @@ class TopicRequest(_Struct):
 
     __slots__ = ('name', 'partition_indexes', '_unknown_tags', )
 
+    name: str
+    partition_indexes: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -51,7 +56,7 @@ class TopicRequest(_Struct):
     ) -> None:
         self.name = name
         self.partition_indexes = [] if partition_indexes is None else partition_indexes
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeProducersRequest(_Message):
@@ -68,6 +73,10 @@ class DescribeProducersRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicRequest: _TypeAlias = TopicRequest
+
+    topics: list[TopicRequest]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -75,7 +84,7 @@ class DescribeProducersRequest(_Message):
         topics: list[TopicRequest] | None = None,
     ) -> None:
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -171,7 +180,6 @@ TopicRequest._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
     _F('partition_indexes', 'PartitionIndexes', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-DescribeProducersRequest.TopicRequest = TopicRequest  # type: ignore[attr-defined]
 DescribeProducersRequest._DECODERS = {0: _read_v0}
 DescribeProducersRequest._ENCODERS = {0: _write_v0}
 

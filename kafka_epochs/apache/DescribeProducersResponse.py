@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -58,6 +59,14 @@ class ProducerState(_Struct):
 
     __slots__ = ('producer_id', 'producer_epoch', 'last_sequence', 'last_timestamp', 'coordinator_epoch', 'current_txn_start_offset', '_unknown_tags', )
 
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp: int
+    coordinator_epoch: int
+    current_txn_start_offset: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -74,7 +83,7 @@ class ProducerState(_Struct):
         self.last_timestamp = last_timestamp
         self.coordinator_epoch = coordinator_epoch
         self.current_txn_start_offset = current_txn_start_offset
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionResponse(_Struct):
@@ -89,6 +98,12 @@ class PartitionResponse(_Struct):
 
     __slots__ = ('partition_index', 'error_code', 'error_message', 'active_producers', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    error_message: str | None
+    active_producers: list[ProducerState]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -101,7 +116,7 @@ class PartitionResponse(_Struct):
         self.error_code = error_code
         self.error_message = error_message
         self.active_producers = [] if active_producers is None else active_producers
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicResponse(_Struct):
@@ -114,6 +129,10 @@ class TopicResponse(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[PartitionResponse]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -122,7 +141,7 @@ class TopicResponse(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeProducersResponse(_Message):
@@ -140,6 +159,13 @@ class DescribeProducersResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicResponse: _TypeAlias = TopicResponse
+    PartitionResponse: _TypeAlias = PartitionResponse
+    ProducerState: _TypeAlias = ProducerState
+
+    throttle_time_ms: int
+    topics: list[TopicResponse]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -149,7 +175,7 @@ class DescribeProducersResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -331,9 +357,6 @@ ProducerState._FIELDS = (
     _F('coordinator_epoch', 'CoordinatorEpoch', 'int32', (0, _MAX_VERSION), default=0),
     _F('current_txn_start_offset', 'CurrentTxnStartOffset', 'int64', (0, _MAX_VERSION), default=-1),
 )
-DescribeProducersResponse.TopicResponse = TopicResponse  # type: ignore[attr-defined]
-DescribeProducersResponse.PartitionResponse = PartitionResponse  # type: ignore[attr-defined]
-DescribeProducersResponse.ProducerState = ProducerState  # type: ignore[attr-defined]
 DescribeProducersResponse._DECODERS = {0: _read_v0}
 DescribeProducersResponse._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -41,13 +42,16 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', '_unknown_tags', )
 
+    partition_index: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         partition_index: int = 0,
     ) -> None:
         self.partition_index = partition_index
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -60,6 +64,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_name', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -68,7 +76,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeQuorumRequest(_Message):
@@ -85,6 +93,11 @@ class DescribeQuorumRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+
+    topics: list[TopicData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -92,7 +105,7 @@ class DescribeQuorumRequest(_Message):
         topics: list[TopicData] | None = None,
     ) -> None:
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -205,8 +218,6 @@ TopicData._FIELDS = (
 PartitionData._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
 )
-DescribeQuorumRequest.TopicData = TopicData  # type: ignore[attr-defined]
-DescribeQuorumRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
 DescribeQuorumRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0}
 DescribeQuorumRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0}
 

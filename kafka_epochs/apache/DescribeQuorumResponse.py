@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -95,6 +96,11 @@ class Listener(_Struct):
 
     __slots__ = ('name', 'host', 'port', '_unknown_tags', )
 
+    name: str
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -105,7 +111,7 @@ class Listener(_Struct):
         self.name = name
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Node(_Struct):
@@ -118,6 +124,10 @@ class Node(_Struct):
 
     __slots__ = ('node_id', 'listeners', '_unknown_tags', )
 
+    node_id: int
+    listeners: list[Listener]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -126,7 +136,7 @@ class Node(_Struct):
     ) -> None:
         self.node_id = node_id
         self.listeners = [] if listeners is None else listeners
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReplicaState(_Struct):
@@ -142,6 +152,13 @@ class ReplicaState(_Struct):
 
     __slots__ = ('replica_id', 'replica_directory_id', 'log_end_offset', 'last_fetch_timestamp', 'last_caught_up_timestamp', '_unknown_tags', )
 
+    replica_id: int
+    replica_directory_id: _UUID
+    log_end_offset: int
+    last_fetch_timestamp: int
+    last_caught_up_timestamp: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -156,7 +173,7 @@ class ReplicaState(_Struct):
         self.log_end_offset = log_end_offset
         self.last_fetch_timestamp = last_fetch_timestamp
         self.last_caught_up_timestamp = last_caught_up_timestamp
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -174,6 +191,16 @@ class PartitionData(_Struct):
     """
 
     __slots__ = ('partition_index', 'error_code', 'error_message', 'leader_id', 'leader_epoch', 'high_watermark', 'current_voters', 'observers', '_unknown_tags', )
+
+    partition_index: int
+    error_code: int
+    error_message: str | None
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    current_voters: list[ReplicaState]
+    observers: list[ReplicaState]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -195,7 +222,7 @@ class PartitionData(_Struct):
         self.high_watermark = high_watermark
         self.current_voters = [] if current_voters is None else current_voters
         self.observers = [] if observers is None else observers
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -208,6 +235,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_name', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -216,7 +247,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeQuorumResponse(_Message):
@@ -236,6 +267,17 @@ class DescribeQuorumResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+    ReplicaState: _TypeAlias = ReplicaState
+    Node: _TypeAlias = Node
+    Listener: _TypeAlias = Listener
+
+    error_code: int
+    error_message: str | None
+    topics: list[TopicData]
+    nodes: list[Node]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -249,7 +291,7 @@ class DescribeQuorumResponse(_Message):
         self.error_message = error_message
         self.topics = [] if topics is None else topics
         self.nodes = [] if nodes is None else nodes
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -966,11 +1008,6 @@ Listener._FIELDS = (
     _F('host', 'Host', 'string', (2, _MAX_VERSION), default=''),
     _F('port', 'Port', 'uint16', (2, _MAX_VERSION), default=0),
 )
-DescribeQuorumResponse.TopicData = TopicData  # type: ignore[attr-defined]
-DescribeQuorumResponse.PartitionData = PartitionData  # type: ignore[attr-defined]
-DescribeQuorumResponse.ReplicaState = ReplicaState  # type: ignore[attr-defined]
-DescribeQuorumResponse.Node = Node  # type: ignore[attr-defined]
-DescribeQuorumResponse.Listener = Listener  # type: ignore[attr-defined]
 DescribeQuorumResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2}
 DescribeQuorumResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -42,6 +43,10 @@ class Cursor(_Struct):
 
     __slots__ = ('topic_name', 'partition_index', '_unknown_tags', )
 
+    topic_name: str
+    partition_index: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -50,7 +55,7 @@ class Cursor(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partition_index = partition_index
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicRequest(_Struct):
@@ -62,13 +67,16 @@ class TopicRequest(_Struct):
 
     __slots__ = ('name', '_unknown_tags', )
 
+    name: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         name: str = '',
     ) -> None:
         self.name = name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeTopicPartitionsRequest(_Message):
@@ -87,6 +95,13 @@ class DescribeTopicPartitionsRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicRequest: _TypeAlias = TopicRequest
+    Cursor: _TypeAlias = Cursor
+
+    topics: list[TopicRequest]
+    response_partition_limit: int
+    cursor: Cursor | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -98,7 +113,7 @@ class DescribeTopicPartitionsRequest(_Message):
         self.topics = [] if topics is None else topics
         self.response_partition_limit = response_partition_limit
         self.cursor = cursor
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -225,8 +240,6 @@ Cursor._FIELDS = (
     _F('topic_name', 'TopicName', 'string', (0, _MAX_VERSION), default=''),
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
 )
-DescribeTopicPartitionsRequest.TopicRequest = TopicRequest  # type: ignore[attr-defined]
-DescribeTopicPartitionsRequest.Cursor = Cursor  # type: ignore[attr-defined]
 DescribeTopicPartitionsRequest._DECODERS = {0: _read_v0}
 DescribeTopicPartitionsRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -70,6 +71,10 @@ class Cursor(_Struct):
 
     __slots__ = ('topic_name', 'partition_index', '_unknown_tags', )
 
+    topic_name: str
+    partition_index: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -78,7 +83,7 @@ class Cursor(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partition_index = partition_index
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeTopicPartitionsResponsePartition(_Struct):
@@ -97,6 +102,17 @@ class DescribeTopicPartitionsResponsePartition(_Struct):
     """
 
     __slots__ = ('error_code', 'partition_index', 'leader_id', 'leader_epoch', 'replica_nodes', 'isr_nodes', 'eligible_leader_replicas', 'last_known_elr', 'offline_replicas', '_unknown_tags', )
+
+    error_code: int
+    partition_index: int
+    leader_id: int
+    leader_epoch: int
+    replica_nodes: list[int]
+    isr_nodes: list[int]
+    eligible_leader_replicas: list[int] | None
+    last_known_elr: list[int] | None
+    offline_replicas: list[int]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -120,7 +136,7 @@ class DescribeTopicPartitionsResponsePartition(_Struct):
         self.eligible_leader_replicas = eligible_leader_replicas
         self.last_known_elr = last_known_elr
         self.offline_replicas = [] if offline_replicas is None else offline_replicas
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeTopicPartitionsResponseTopic(_Struct):
@@ -136,6 +152,14 @@ class DescribeTopicPartitionsResponseTopic(_Struct):
     """
 
     __slots__ = ('error_code', 'name', 'topic_id', 'is_internal', 'partitions', 'topic_authorized_operations', '_unknown_tags', )
+
+    error_code: int
+    name: str | None
+    topic_id: _UUID
+    is_internal: bool
+    partitions: list[DescribeTopicPartitionsResponsePartition]
+    topic_authorized_operations: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -153,7 +177,7 @@ class DescribeTopicPartitionsResponseTopic(_Struct):
         self.is_internal = is_internal
         self.partitions = [] if partitions is None else partitions
         self.topic_authorized_operations = topic_authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeTopicPartitionsResponse(_Message):
@@ -172,6 +196,14 @@ class DescribeTopicPartitionsResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribeTopicPartitionsResponseTopic: _TypeAlias = DescribeTopicPartitionsResponseTopic
+    DescribeTopicPartitionsResponsePartition: _TypeAlias = DescribeTopicPartitionsResponsePartition
+    Cursor: _TypeAlias = Cursor
+
+    throttle_time_ms: int
+    topics: list[DescribeTopicPartitionsResponseTopic]
+    next_cursor: Cursor | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -183,7 +215,7 @@ class DescribeTopicPartitionsResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
         self.next_cursor = next_cursor
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -469,9 +501,6 @@ Cursor._FIELDS = (
     _F('topic_name', 'TopicName', 'string', (0, _MAX_VERSION), default=''),
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
 )
-DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic = DescribeTopicPartitionsResponseTopic  # type: ignore[attr-defined]
-DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponsePartition = DescribeTopicPartitionsResponsePartition  # type: ignore[attr-defined]
-DescribeTopicPartitionsResponse.Cursor = Cursor  # type: ignore[attr-defined]
 DescribeTopicPartitionsResponse._DECODERS = {0: _read_v0}
 DescribeTopicPartitionsResponse._ENCODERS = {0: _write_v0}
 

@@ -40,13 +40,16 @@ class DescribeTransactionsRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    transactional_ids: list[str]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         transactional_ids: list[str] | None = None,
     ) -> None:
         self.transactional_ids = [] if transactional_ids is None else transactional_ids
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -61,6 +62,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic', 'partitions', '_unknown_tags', )
 
+    topic: str
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -69,7 +74,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic = topic
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TransactionState(_Struct):
@@ -87,6 +92,16 @@ class TransactionState(_Struct):
     """
 
     __slots__ = ('error_code', 'transactional_id', 'transaction_state', 'transaction_timeout_ms', 'transaction_start_time_ms', 'producer_id', 'producer_epoch', 'topics', '_unknown_tags', )
+
+    error_code: int
+    transactional_id: str
+    transaction_state: str
+    transaction_timeout_ms: int
+    transaction_start_time_ms: int
+    producer_id: int
+    producer_epoch: int
+    topics: list[TopicData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -108,7 +123,7 @@ class TransactionState(_Struct):
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeTransactionsResponse(_Message):
@@ -126,6 +141,12 @@ class DescribeTransactionsResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TransactionState: _TypeAlias = TransactionState
+    TopicData: _TypeAlias = TopicData
+
+    throttle_time_ms: int
+    transaction_states: list[TransactionState]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -135,7 +156,7 @@ class DescribeTransactionsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.transaction_states = [] if transaction_states is None else transaction_states
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -314,8 +335,6 @@ TopicData._FIELDS = (
     _F('topic', 'Topic', 'string', (0, _MAX_VERSION), default=''),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-DescribeTransactionsResponse.TransactionState = TransactionState  # type: ignore[attr-defined]
-DescribeTransactionsResponse.TopicData = TopicData  # type: ignore[attr-defined]
 DescribeTransactionsResponse._DECODERS = {0: _read_v0}
 DescribeTransactionsResponse._ENCODERS = {0: _write_v0}
 

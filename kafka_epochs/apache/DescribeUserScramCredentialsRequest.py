@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -36,13 +37,16 @@ class UserName(_Struct):
 
     __slots__ = ('name', '_unknown_tags', )
 
+    name: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         name: str = '',
     ) -> None:
         self.name = name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeUserScramCredentialsRequest(_Message):
@@ -59,6 +63,10 @@ class DescribeUserScramCredentialsRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    UserName: _TypeAlias = UserName
+
+    users: list[UserName] | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -66,7 +74,7 @@ class DescribeUserScramCredentialsRequest(_Message):
         users: _Any = _EMPTY_ARRAY,
     ) -> None:
         self.users = [] if users is _EMPTY_ARRAY else users
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -146,7 +154,6 @@ DescribeUserScramCredentialsRequest._FIELDS = (
 UserName._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
 )
-DescribeUserScramCredentialsRequest.UserName = UserName  # type: ignore[attr-defined]
 DescribeUserScramCredentialsRequest._DECODERS = {0: _read_v0}
 DescribeUserScramCredentialsRequest._ENCODERS = {0: _write_v0}
 

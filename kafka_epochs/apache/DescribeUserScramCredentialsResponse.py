@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -54,6 +55,10 @@ class CredentialInfo(_Struct):
 
     __slots__ = ('mechanism', 'iterations', '_unknown_tags', )
 
+    mechanism: int
+    iterations: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +67,7 @@ class CredentialInfo(_Struct):
     ) -> None:
         self.mechanism = mechanism
         self.iterations = iterations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeUserScramCredentialsResult(_Struct):
@@ -77,6 +82,12 @@ class DescribeUserScramCredentialsResult(_Struct):
 
     __slots__ = ('user', 'error_code', 'error_message', 'credential_infos', '_unknown_tags', )
 
+    user: str
+    error_code: int
+    error_message: str | None
+    credential_infos: list[CredentialInfo]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -89,7 +100,7 @@ class DescribeUserScramCredentialsResult(_Struct):
         self.error_code = error_code
         self.error_message = error_message
         self.credential_infos = [] if credential_infos is None else credential_infos
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribeUserScramCredentialsResponse(_Message):
@@ -109,6 +120,14 @@ class DescribeUserScramCredentialsResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribeUserScramCredentialsResult: _TypeAlias = DescribeUserScramCredentialsResult
+    CredentialInfo: _TypeAlias = CredentialInfo
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    results: list[DescribeUserScramCredentialsResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -122,7 +141,7 @@ class DescribeUserScramCredentialsResponse(_Message):
         self.error_code = error_code
         self.error_message = error_message
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -291,8 +310,6 @@ CredentialInfo._FIELDS = (
     _F('mechanism', 'Mechanism', 'int8', (0, _MAX_VERSION), default=0),
     _F('iterations', 'Iterations', 'int32', (0, _MAX_VERSION), default=0),
 )
-DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult = DescribeUserScramCredentialsResult  # type: ignore[attr-defined]
-DescribeUserScramCredentialsResponse.CredentialInfo = CredentialInfo  # type: ignore[attr-defined]
 DescribeUserScramCredentialsResponse._DECODERS = {0: _read_v0}
 DescribeUserScramCredentialsResponse._ENCODERS = {0: _write_v0}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -60,6 +61,10 @@ class TopicPartitions(_Struct):
 
     __slots__ = ('topic', 'partitions', '_unknown_tags', )
 
+    topic: str
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -68,7 +73,7 @@ class TopicPartitions(_Struct):
     ) -> None:
         self.topic = topic
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ElectLeadersRequest(_Message):
@@ -87,6 +92,12 @@ class ElectLeadersRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicPartitions: _TypeAlias = TopicPartitions
+
+    election_type: int
+    topic_partitions: list[TopicPartitions] | None
+    timeout_ms: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -98,7 +109,7 @@ class ElectLeadersRequest(_Message):
         self.election_type = election_type
         self.topic_partitions = [] if topic_partitions is _EMPTY_ARRAY else topic_partitions
         self.timeout_ms = timeout_ms
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -321,7 +332,6 @@ TopicPartitions._FIELDS = (
     _F('topic', 'Topic', 'string', (0, _MAX_VERSION), default=''),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ElectLeadersRequest.TopicPartitions = TopicPartitions  # type: ignore[attr-defined]
 ElectLeadersRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2}
 ElectLeadersRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -50,6 +51,11 @@ class PartitionResult(_Struct):
 
     __slots__ = ('partition_id', 'error_code', 'error_message', '_unknown_tags', )
 
+    partition_id: int
+    error_code: int
+    error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -60,7 +66,7 @@ class PartitionResult(_Struct):
         self.partition_id = partition_id
         self.error_code = error_code
         self.error_message = error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReplicaElectionResult(_Struct):
@@ -73,6 +79,10 @@ class ReplicaElectionResult(_Struct):
 
     __slots__ = ('topic', 'partition_result', '_unknown_tags', )
 
+    topic: str
+    partition_result: list[PartitionResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -81,7 +91,7 @@ class ReplicaElectionResult(_Struct):
     ) -> None:
         self.topic = topic
         self.partition_result = [] if partition_result is None else partition_result
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ElectLeadersResponse(_Message):
@@ -100,6 +110,13 @@ class ElectLeadersResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ReplicaElectionResult: _TypeAlias = ReplicaElectionResult
+    PartitionResult: _TypeAlias = PartitionResult
+
+    throttle_time_ms: int
+    error_code: int
+    replica_election_results: list[ReplicaElectionResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -111,7 +128,7 @@ class ElectLeadersResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.replica_election_results = [] if replica_election_results is None else replica_election_results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -403,8 +420,6 @@ PartitionResult._FIELDS = (
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-ElectLeadersResponse.ReplicaElectionResult = ReplicaElectionResult  # type: ignore[attr-defined]
-ElectLeadersResponse.PartitionResult = PartitionResult  # type: ignore[attr-defined]
 ElectLeadersResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2}
 ElectLeadersResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -71,6 +72,11 @@ class LeaderEndpoint(_Struct):
 
     __slots__ = ('name', 'host', 'port', '_unknown_tags', )
 
+    name: str
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -81,7 +87,7 @@ class LeaderEndpoint(_Struct):
         self.name = name
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReplicaInfo(_Struct):
@@ -94,6 +100,10 @@ class ReplicaInfo(_Struct):
 
     __slots__ = ('candidate_id', 'candidate_directory_id', '_unknown_tags', )
 
+    candidate_id: int
+    candidate_directory_id: _UUID
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -102,7 +112,7 @@ class ReplicaInfo(_Struct):
     ) -> None:
         self.candidate_id = candidate_id
         self.candidate_directory_id = candidate_directory_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -118,6 +128,13 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', 'leader_id', 'leader_epoch', 'preferred_successors', 'preferred_candidates', '_unknown_tags', )
 
+    partition_index: int
+    leader_id: int
+    leader_epoch: int
+    preferred_successors: list[int]
+    preferred_candidates: list[ReplicaInfo]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -132,7 +149,7 @@ class PartitionData(_Struct):
         self.leader_epoch = leader_epoch
         self.preferred_successors = [] if preferred_successors is None else preferred_successors
         self.preferred_candidates = [] if preferred_candidates is None else preferred_candidates
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -145,6 +162,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_name', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -153,7 +174,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class EndQuorumEpochRequest(_Message):
@@ -172,6 +193,15 @@ class EndQuorumEpochRequest(_Message):
     FLEXIBLE_VERSIONS = range(1, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+    ReplicaInfo: _TypeAlias = ReplicaInfo
+    LeaderEndpoint: _TypeAlias = LeaderEndpoint
+
+    cluster_id: str | None
+    topics: list[TopicData]
+    leader_endpoints: list[LeaderEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -183,7 +213,7 @@ class EndQuorumEpochRequest(_Message):
         self.cluster_id = cluster_id
         self.topics = [] if topics is None else topics
         self.leader_endpoints = [] if leader_endpoints is None else leader_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -525,10 +555,6 @@ LeaderEndpoint._FIELDS = (
     _F('host', 'Host', 'string', (1, _MAX_VERSION), default=''),
     _F('port', 'Port', 'uint16', (1, _MAX_VERSION), default=0),
 )
-EndQuorumEpochRequest.TopicData = TopicData  # type: ignore[attr-defined]
-EndQuorumEpochRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
-EndQuorumEpochRequest.ReplicaInfo = ReplicaInfo  # type: ignore[attr-defined]
-EndQuorumEpochRequest.LeaderEndpoint = LeaderEndpoint  # type: ignore[attr-defined]
 EndQuorumEpochRequest._DECODERS = {0: _read_v0, 1: _read_v1}
 EndQuorumEpochRequest._ENCODERS = {0: _write_v0, 1: _write_v1}
 

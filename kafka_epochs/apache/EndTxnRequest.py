@@ -50,6 +50,12 @@ class EndTxnRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +68,7 @@ class EndTxnRequest(_Message):
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.committed = committed
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

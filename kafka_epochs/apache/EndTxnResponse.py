@@ -46,6 +46,12 @@ class EndTxnResponse(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    throttle_time_ms: int
+    error_code: int
+    producer_id: int
+    producer_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -58,7 +64,7 @@ class EndTxnResponse(_Message):
         self.error_code = error_code
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

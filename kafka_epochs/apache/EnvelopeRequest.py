@@ -40,6 +40,11 @@ class EnvelopeRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    request_data: bytes
+    request_principal: bytes | None
+    client_host_address: bytes
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -50,7 +55,7 @@ class EnvelopeRequest(_Message):
         self.request_data = request_data
         self.request_principal = request_principal
         self.client_host_address = client_host_address
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

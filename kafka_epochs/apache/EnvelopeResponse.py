@@ -44,6 +44,10 @@ class EnvelopeResponse(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    response_data: bytes | None
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -52,7 +56,7 @@ class EnvelopeResponse(_Message):
     ) -> None:
         self.response_data = response_data
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -47,6 +47,10 @@ class ExpireDelegationTokenRequest(_Message):
     DEPRECATED_VERSIONS = range(0, 1)
     LATEST_VERSION_UNSTABLE = False
 
+    hmac: bytes
+    expiry_time_period_ms: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -55,7 +59,7 @@ class ExpireDelegationTokenRequest(_Message):
     ) -> None:
         self.hmac = hmac
         self.expiry_time_period_ms = expiry_time_period_ms
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -106,6 +107,11 @@ class ForgottenTopic(_Struct):
 
     __slots__ = ('topic', 'topic_id', 'partitions', '_unknown_tags', )
 
+    topic: str
+    topic_id: _UUID
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -116,7 +122,7 @@ class ForgottenTopic(_Struct):
         self.topic = topic
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchPartition(_Struct):
@@ -134,6 +140,16 @@ class FetchPartition(_Struct):
     """
 
     __slots__ = ('partition', 'current_leader_epoch', 'fetch_offset', 'last_fetched_epoch', 'log_start_offset', 'partition_max_bytes', 'replica_directory_id', 'high_watermark', '_unknown_tags', )
+
+    partition: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    log_start_offset: int
+    partition_max_bytes: int
+    replica_directory_id: _UUID
+    high_watermark: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -155,7 +171,7 @@ class FetchPartition(_Struct):
         self.partition_max_bytes = partition_max_bytes
         self.replica_directory_id = replica_directory_id
         self.high_watermark = high_watermark
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchTopic(_Struct):
@@ -169,6 +185,11 @@ class FetchTopic(_Struct):
 
     __slots__ = ('topic', 'topic_id', 'partitions', '_unknown_tags', )
 
+    topic: str
+    topic_id: _UUID
+    partitions: list[FetchPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -179,7 +200,7 @@ class FetchTopic(_Struct):
         self.topic = topic
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReplicaState(_Struct):
@@ -192,6 +213,10 @@ class ReplicaState(_Struct):
 
     __slots__ = ('replica_id', 'replica_epoch', '_unknown_tags', )
 
+    replica_id: int
+    replica_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -200,7 +225,7 @@ class ReplicaState(_Struct):
     ) -> None:
         self.replica_id = replica_id
         self.replica_epoch = replica_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchRequest(_Message):
@@ -228,6 +253,24 @@ class FetchRequest(_Message):
     FLEXIBLE_VERSIONS = range(12, 19)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ReplicaState: _TypeAlias = ReplicaState
+    FetchTopic: _TypeAlias = FetchTopic
+    FetchPartition: _TypeAlias = FetchPartition
+    ForgottenTopic: _TypeAlias = ForgottenTopic
+
+    cluster_id: str | None
+    replica_id: int
+    replica_state: ReplicaState
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
+    session_id: int
+    session_epoch: int
+    topics: list[FetchTopic]
+    forgotten_topics_data: list[ForgottenTopic]
+    rack_id: str
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -257,7 +300,7 @@ class FetchRequest(_Message):
         self.topics = [] if topics is None else topics
         self.forgotten_topics_data = [] if forgotten_topics_data is None else forgotten_topics_data
         self.rack_id = rack_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -2211,10 +2254,6 @@ ForgottenTopic._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (13, _MAX_VERSION), default=_ZERO_UUID, ignorable=True),
     _F('partitions', 'Partitions', 'array', (7, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-FetchRequest.ReplicaState = ReplicaState  # type: ignore[attr-defined]
-FetchRequest.FetchTopic = FetchTopic  # type: ignore[attr-defined]
-FetchRequest.FetchPartition = FetchPartition  # type: ignore[attr-defined]
-FetchRequest.ForgottenTopic = ForgottenTopic  # type: ignore[attr-defined]
 FetchRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v4, 5: _read_v5, 6: _read_v5, 7: _read_v7, 8: _read_v7, 9: _read_v9, 10: _read_v9, 11: _read_v11, 12: _read_v12, 13: _read_v13, 14: _read_v13, 15: _read_v15, 16: _read_v15, 17: _read_v17, 18: _read_v18}
 FetchRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v4, 5: _write_v5, 6: _write_v5, 7: _write_v7, 8: _write_v7, 9: _write_v9, 10: _write_v9, 11: _write_v11, 12: _write_v12, 13: _write_v13, 14: _write_v13, 15: _write_v15, 16: _write_v15, 17: _write_v17, 18: _write_v18}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -101,6 +102,12 @@ class NodeEndpoint(_Struct):
 
     __slots__ = ('node_id', 'host', 'port', 'rack', '_unknown_tags', )
 
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -113,7 +120,7 @@ class NodeEndpoint(_Struct):
         self.host = host
         self.port = port
         self.rack = rack
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AbortedTransaction(_Struct):
@@ -126,6 +133,10 @@ class AbortedTransaction(_Struct):
 
     __slots__ = ('producer_id', 'first_offset', '_unknown_tags', )
 
+    producer_id: int
+    first_offset: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -134,7 +145,7 @@ class AbortedTransaction(_Struct):
     ) -> None:
         self.producer_id = producer_id
         self.first_offset = first_offset
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class SnapshotId(_Struct):
@@ -147,6 +158,10 @@ class SnapshotId(_Struct):
 
     __slots__ = ('end_offset', 'epoch', '_unknown_tags', )
 
+    end_offset: int
+    epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -155,7 +170,7 @@ class SnapshotId(_Struct):
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderIdAndEpoch(_Struct):
@@ -168,6 +183,10 @@ class LeaderIdAndEpoch(_Struct):
 
     __slots__ = ('leader_id', 'leader_epoch', '_unknown_tags', )
 
+    leader_id: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -176,7 +195,7 @@ class LeaderIdAndEpoch(_Struct):
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class EpochEndOffset(_Struct):
@@ -189,6 +208,10 @@ class EpochEndOffset(_Struct):
 
     __slots__ = ('epoch', 'end_offset', '_unknown_tags', )
 
+    epoch: int
+    end_offset: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -197,7 +220,7 @@ class EpochEndOffset(_Struct):
     ) -> None:
         self.epoch = epoch
         self.end_offset = end_offset
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -218,6 +241,19 @@ class PartitionData(_Struct):
     """
 
     __slots__ = ('partition_index', 'error_code', 'high_watermark', 'last_stable_offset', 'log_start_offset', 'diverging_epoch', 'current_leader', 'snapshot_id', 'aborted_transactions', 'preferred_read_replica', 'records', '_unknown_tags', )
+
+    partition_index: int
+    error_code: int
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+    diverging_epoch: EpochEndOffset
+    current_leader: LeaderIdAndEpoch
+    snapshot_id: SnapshotId
+    aborted_transactions: list[AbortedTransaction] | None
+    preferred_read_replica: int
+    records: bytes | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -245,7 +281,7 @@ class PartitionData(_Struct):
         self.aborted_transactions = [] if aborted_transactions is _EMPTY_ARRAY else aborted_transactions
         self.preferred_read_replica = preferred_read_replica
         self.records = records
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchableTopicResponse(_Struct):
@@ -259,6 +295,11 @@ class FetchableTopicResponse(_Struct):
 
     __slots__ = ('topic', 'topic_id', 'partitions', '_unknown_tags', )
 
+    topic: str
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -269,7 +310,7 @@ class FetchableTopicResponse(_Struct):
         self.topic = topic
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchResponse(_Message):
@@ -290,6 +331,20 @@ class FetchResponse(_Message):
     FLEXIBLE_VERSIONS = range(12, 19)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    FetchableTopicResponse: _TypeAlias = FetchableTopicResponse
+    PartitionData: _TypeAlias = PartitionData
+    EpochEndOffset: _TypeAlias = EpochEndOffset
+    LeaderIdAndEpoch: _TypeAlias = LeaderIdAndEpoch
+    SnapshotId: _TypeAlias = SnapshotId
+    AbortedTransaction: _TypeAlias = AbortedTransaction
+    NodeEndpoint: _TypeAlias = NodeEndpoint
+
+    throttle_time_ms: int
+    error_code: int
+    session_id: int
+    responses: list[FetchableTopicResponse]
+    node_endpoints: list[NodeEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -305,7 +360,7 @@ class FetchResponse(_Message):
         self.session_id = session_id
         self.responses = [] if responses is None else responses
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -1764,13 +1819,6 @@ NodeEndpoint._FIELDS = (
     _F('port', 'Port', 'int32', (16, _MAX_VERSION), default=0),
     _F('rack', 'Rack', 'string', (16, _MAX_VERSION), nullable=(16, _MAX_VERSION)),
 )
-FetchResponse.FetchableTopicResponse = FetchableTopicResponse  # type: ignore[attr-defined]
-FetchResponse.PartitionData = PartitionData  # type: ignore[attr-defined]
-FetchResponse.EpochEndOffset = EpochEndOffset  # type: ignore[attr-defined]
-FetchResponse.LeaderIdAndEpoch = LeaderIdAndEpoch  # type: ignore[attr-defined]
-FetchResponse.SnapshotId = SnapshotId  # type: ignore[attr-defined]
-FetchResponse.AbortedTransaction = AbortedTransaction  # type: ignore[attr-defined]
-FetchResponse.NodeEndpoint = NodeEndpoint  # type: ignore[attr-defined]
 FetchResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v1, 4: _read_v4, 5: _read_v5, 6: _read_v5, 7: _read_v7, 8: _read_v7, 9: _read_v7, 10: _read_v7, 11: _read_v11, 12: _read_v12, 13: _read_v13, 14: _read_v13, 15: _read_v13, 16: _read_v16, 17: _read_v16, 18: _read_v16}
 FetchResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v1, 4: _write_v4, 5: _write_v5, 6: _write_v5, 7: _write_v7, 8: _write_v7, 9: _write_v7, 10: _write_v7, 11: _write_v11, 12: _write_v12, 13: _write_v13, 14: _write_v13, 15: _write_v13, 16: _write_v16, 17: _write_v16, 18: _write_v16}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -61,6 +62,10 @@ class SnapshotId(_Struct):
 
     __slots__ = ('end_offset', 'epoch', '_unknown_tags', )
 
+    end_offset: int
+    epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -69,7 +74,7 @@ class SnapshotId(_Struct):
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionSnapshot(_Struct):
@@ -85,6 +90,13 @@ class PartitionSnapshot(_Struct):
 
     __slots__ = ('partition', 'current_leader_epoch', 'snapshot_id', 'position', 'replica_directory_id', '_unknown_tags', )
 
+    partition: int
+    current_leader_epoch: int
+    snapshot_id: SnapshotId
+    position: int
+    replica_directory_id: _UUID
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -99,7 +111,7 @@ class PartitionSnapshot(_Struct):
         self.snapshot_id = SnapshotId() if snapshot_id is None else snapshot_id
         self.position = position
         self.replica_directory_id = replica_directory_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicSnapshot(_Struct):
@@ -112,6 +124,10 @@ class TopicSnapshot(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[PartitionSnapshot]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -120,7 +136,7 @@ class TopicSnapshot(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchSnapshotRequest(_Message):
@@ -140,6 +156,15 @@ class FetchSnapshotRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicSnapshot: _TypeAlias = TopicSnapshot
+    PartitionSnapshot: _TypeAlias = PartitionSnapshot
+    SnapshotId: _TypeAlias = SnapshotId
+
+    cluster_id: str | None
+    replica_id: int
+    max_bytes: int
+    topics: list[TopicSnapshot]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -153,7 +178,7 @@ class FetchSnapshotRequest(_Message):
         self.replica_id = replica_id
         self.max_bytes = max_bytes
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_tags_PartitionSnapshot_v0(o, data, pos, end):
@@ -578,9 +603,6 @@ SnapshotId._FIELDS = (
     _F('end_offset', 'EndOffset', 'int64', (0, _MAX_VERSION), default=0),
     _F('epoch', 'Epoch', 'int32', (0, _MAX_VERSION), default=0),
 )
-FetchSnapshotRequest.TopicSnapshot = TopicSnapshot  # type: ignore[attr-defined]
-FetchSnapshotRequest.PartitionSnapshot = PartitionSnapshot  # type: ignore[attr-defined]
-FetchSnapshotRequest.SnapshotId = SnapshotId  # type: ignore[attr-defined]
 FetchSnapshotRequest._DECODERS = {0: _read_v0, 1: _read_v1}
 FetchSnapshotRequest._ENCODERS = {0: _write_v0, 1: _write_v1}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -75,6 +76,11 @@ class NodeEndpoint(_Struct):
 
     __slots__ = ('node_id', 'host', 'port', '_unknown_tags', )
 
+    node_id: int
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -85,7 +91,7 @@ class NodeEndpoint(_Struct):
         self.node_id = node_id
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderIdAndEpoch(_Struct):
@@ -98,6 +104,10 @@ class LeaderIdAndEpoch(_Struct):
 
     __slots__ = ('leader_id', 'leader_epoch', '_unknown_tags', )
 
+    leader_id: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -106,7 +116,7 @@ class LeaderIdAndEpoch(_Struct):
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class SnapshotId(_Struct):
@@ -119,6 +129,10 @@ class SnapshotId(_Struct):
 
     __slots__ = ('end_offset', 'epoch', '_unknown_tags', )
 
+    end_offset: int
+    epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -127,7 +141,7 @@ class SnapshotId(_Struct):
     ) -> None:
         self.end_offset = end_offset
         self.epoch = epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionSnapshot(_Struct):
@@ -144,6 +158,15 @@ class PartitionSnapshot(_Struct):
     """
 
     __slots__ = ('index', 'error_code', 'snapshot_id', 'current_leader', 'size', 'position', 'unaligned_records', '_unknown_tags', )
+
+    index: int
+    error_code: int
+    snapshot_id: SnapshotId
+    current_leader: LeaderIdAndEpoch
+    size: int
+    position: int
+    unaligned_records: bytes | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -163,7 +186,7 @@ class PartitionSnapshot(_Struct):
         self.size = size
         self.position = position
         self.unaligned_records = unaligned_records
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicSnapshot(_Struct):
@@ -176,6 +199,10 @@ class TopicSnapshot(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[PartitionSnapshot]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -184,7 +211,7 @@ class TopicSnapshot(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchSnapshotResponse(_Message):
@@ -204,6 +231,17 @@ class FetchSnapshotResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicSnapshot: _TypeAlias = TopicSnapshot
+    PartitionSnapshot: _TypeAlias = PartitionSnapshot
+    SnapshotId: _TypeAlias = SnapshotId
+    LeaderIdAndEpoch: _TypeAlias = LeaderIdAndEpoch
+    NodeEndpoint: _TypeAlias = NodeEndpoint
+
+    throttle_time_ms: int
+    error_code: int
+    topics: list[TopicSnapshot]
+    node_endpoints: list[NodeEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -217,7 +255,7 @@ class FetchSnapshotResponse(_Message):
         self.error_code = error_code
         self.topics = [] if topics is None else topics
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_tags_PartitionSnapshot_v0(o, data, pos, end):
@@ -685,11 +723,6 @@ NodeEndpoint._FIELDS = (
     _F('host', 'Host', 'string', (1, _MAX_VERSION), default=''),
     _F('port', 'Port', 'uint16', (1, _MAX_VERSION), default=0),
 )
-FetchSnapshotResponse.TopicSnapshot = TopicSnapshot  # type: ignore[attr-defined]
-FetchSnapshotResponse.PartitionSnapshot = PartitionSnapshot  # type: ignore[attr-defined]
-FetchSnapshotResponse.SnapshotId = SnapshotId  # type: ignore[attr-defined]
-FetchSnapshotResponse.LeaderIdAndEpoch = LeaderIdAndEpoch  # type: ignore[attr-defined]
-FetchSnapshotResponse.NodeEndpoint = NodeEndpoint  # type: ignore[attr-defined]
 FetchSnapshotResponse._DECODERS = {0: _read_v0, 1: _read_v1}
 FetchSnapshotResponse._ENCODERS = {0: _write_v0, 1: _write_v1}
 

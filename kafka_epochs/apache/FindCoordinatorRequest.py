@@ -52,6 +52,11 @@ class FindCoordinatorRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    key: str
+    key_type: int
+    coordinator_keys: list[str]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +67,7 @@ class FindCoordinatorRequest(_Message):
         self.key = key
         self.key_type = key_type
         self.coordinator_keys = [] if coordinator_keys is None else coordinator_keys
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -59,6 +60,14 @@ class Coordinator(_Struct):
 
     __slots__ = ('key', 'node_id', 'host', 'port', 'error_code', 'error_message', '_unknown_tags', )
 
+    key: str
+    node_id: int
+    host: str
+    port: int
+    error_code: int
+    error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -75,7 +84,7 @@ class Coordinator(_Struct):
         self.port = port
         self.error_code = error_code
         self.error_message = error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FindCoordinatorResponse(_Message):
@@ -98,6 +107,16 @@ class FindCoordinatorResponse(_Message):
     FLEXIBLE_VERSIONS = range(3, 7)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    Coordinator: _TypeAlias = Coordinator
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    node_id: int
+    host: str
+    port: int
+    coordinators: list[Coordinator]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -117,7 +136,7 @@ class FindCoordinatorResponse(_Message):
         self.host = host
         self.port = port
         self.coordinators = [] if coordinators is None else coordinators
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -408,7 +427,6 @@ Coordinator._FIELDS = (
     _F('error_code', 'ErrorCode', 'int16', (4, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (4, _MAX_VERSION), nullable=(4, _MAX_VERSION), default='', ignorable=True),
 )
-FindCoordinatorResponse.Coordinator = Coordinator  # type: ignore[attr-defined]
 FindCoordinatorResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v3, 4: _read_v4, 5: _read_v4, 6: _read_v4}
 FindCoordinatorResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v3, 4: _write_v4, 5: _write_v4, 6: _write_v4}
 

@@ -40,13 +40,16 @@ class GetTelemetrySubscriptionsRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    client_instance_id: _UUID
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         client_instance_id: _UUID = _ZERO_UUID,
     ) -> None:
         self.client_instance_id = client_instance_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

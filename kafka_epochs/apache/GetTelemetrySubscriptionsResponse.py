@@ -70,6 +70,17 @@ class GetTelemetrySubscriptionsResponse(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    throttle_time_ms: int
+    error_code: int
+    client_instance_id: _UUID
+    subscription_id: int
+    accepted_compression_types: list[int]
+    push_interval_ms: int
+    telemetry_max_bytes: int
+    delta_temporality: bool
+    requested_metrics: list[str]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -92,7 +103,7 @@ class GetTelemetrySubscriptionsResponse(_Message):
         self.telemetry_max_bytes = telemetry_max_bytes
         self.delta_temporality = delta_temporality
         self.requested_metrics = [] if requested_metrics is None else requested_metrics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

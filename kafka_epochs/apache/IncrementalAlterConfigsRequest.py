@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -55,6 +56,11 @@ class AlterableConfig(_Struct):
 
     __slots__ = ('name', 'config_operation', 'value', '_unknown_tags', )
 
+    name: str
+    config_operation: int
+    value: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -65,7 +71,7 @@ class AlterableConfig(_Struct):
         self.name = name
         self.config_operation = config_operation
         self.value = value
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AlterConfigsResource(_Struct):
@@ -79,6 +85,11 @@ class AlterConfigsResource(_Struct):
 
     __slots__ = ('resource_type', 'resource_name', 'configs', '_unknown_tags', )
 
+    resource_type: int
+    resource_name: str
+    configs: list[AlterableConfig]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -89,7 +100,7 @@ class AlterConfigsResource(_Struct):
         self.resource_type = resource_type
         self.resource_name = resource_name
         self.configs = [] if configs is None else configs
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class IncrementalAlterConfigsRequest(_Message):
@@ -107,6 +118,12 @@ class IncrementalAlterConfigsRequest(_Message):
     FLEXIBLE_VERSIONS = range(1, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    AlterConfigsResource: _TypeAlias = AlterConfigsResource
+    AlterableConfig: _TypeAlias = AlterableConfig
+
+    resources: list[AlterConfigsResource]
+    validate_only: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -116,7 +133,7 @@ class IncrementalAlterConfigsRequest(_Message):
     ) -> None:
         self.resources = [] if resources is None else resources
         self.validate_only = validate_only
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -365,8 +382,6 @@ AlterableConfig._FIELDS = (
     _F('config_operation', 'ConfigOperation', 'int8', (0, _MAX_VERSION), default=0),
     _F('value', 'Value', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-IncrementalAlterConfigsRequest.AlterConfigsResource = AlterConfigsResource  # type: ignore[attr-defined]
-IncrementalAlterConfigsRequest.AlterableConfig = AlterableConfig  # type: ignore[attr-defined]
 IncrementalAlterConfigsRequest._DECODERS = {0: _read_v0, 1: _read_v1}
 IncrementalAlterConfigsRequest._ENCODERS = {0: _write_v0, 1: _write_v1}
 

@@ -65,6 +65,14 @@ class InitProducerIdRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = True
 
+    transactional_id: str | None
+    transaction_timeout_ms: int
+    producer_id: int
+    producer_epoch: int
+    enable2_pc: bool
+    keep_prepared_txn: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -81,7 +89,7 @@ class InitProducerIdRequest(_Message):
         self.producer_epoch = producer_epoch
         self.enable2_pc = enable2_pc
         self.keep_prepared_txn = keep_prepared_txn
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

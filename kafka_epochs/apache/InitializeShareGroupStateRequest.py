@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -52,6 +53,11 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition', 'state_epoch', 'start_offset', '_unknown_tags', )
 
+    partition: int
+    state_epoch: int
+    start_offset: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +68,7 @@ class PartitionData(_Struct):
         self.partition = partition
         self.state_epoch = state_epoch
         self.start_offset = start_offset
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class InitializeStateData(_Struct):
@@ -75,6 +81,10 @@ class InitializeStateData(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -83,7 +93,7 @@ class InitializeStateData(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class InitializeShareGroupStateRequest(_Message):
@@ -101,6 +111,12 @@ class InitializeShareGroupStateRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = True
+    InitializeStateData: _TypeAlias = InitializeStateData
+    PartitionData: _TypeAlias = PartitionData
+
+    group_id: str
+    topics: list[InitializeStateData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -110,7 +126,7 @@ class InitializeShareGroupStateRequest(_Message):
     ) -> None:
         self.group_id = group_id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -228,8 +244,6 @@ PartitionData._FIELDS = (
     _F('state_epoch', 'StateEpoch', 'int32', (0, _MAX_VERSION), default=0),
     _F('start_offset', 'StartOffset', 'int64', (0, _MAX_VERSION), default=0),
 )
-InitializeShareGroupStateRequest.InitializeStateData = InitializeStateData  # type: ignore[attr-defined]
-InitializeShareGroupStateRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
 InitializeShareGroupStateRequest._DECODERS = {0: _read_v0}
 InitializeShareGroupStateRequest._ENCODERS = {0: _write_v0}
 

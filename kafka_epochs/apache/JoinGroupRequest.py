@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -49,6 +50,10 @@ class JoinGroupRequestProtocol(_Struct):
 
     __slots__ = ('name', 'metadata', '_unknown_tags', )
 
+    name: str
+    metadata: bytes
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -57,7 +62,7 @@ class JoinGroupRequestProtocol(_Struct):
     ) -> None:
         self.name = name
         self.metadata = metadata
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class JoinGroupRequest(_Message):
@@ -81,6 +86,17 @@ class JoinGroupRequest(_Message):
     FLEXIBLE_VERSIONS = range(6, 10)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    JoinGroupRequestProtocol: _TypeAlias = JoinGroupRequestProtocol
+
+    group_id: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    member_id: str
+    group_instance_id: str | None
+    protocol_type: str
+    protocols: list[JoinGroupRequestProtocol]
+    reason: str | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -102,7 +118,7 @@ class JoinGroupRequest(_Message):
         self.protocol_type = protocol_type
         self.protocols = [] if protocols is None else protocols
         self.reason = reason
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -737,7 +753,6 @@ JoinGroupRequestProtocol._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
     _F('metadata', 'Metadata', 'bytes', (0, _MAX_VERSION), default=b''),
 )
-JoinGroupRequest.JoinGroupRequestProtocol = JoinGroupRequestProtocol  # type: ignore[attr-defined]
 JoinGroupRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v1, 4: _read_v1, 5: _read_v5, 6: _read_v6, 7: _read_v6, 8: _read_v8, 9: _read_v8}
 JoinGroupRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v1, 4: _write_v1, 5: _write_v5, 6: _write_v6, 7: _write_v6, 8: _write_v8, 9: _write_v8}
 

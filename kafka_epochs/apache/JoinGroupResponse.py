@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -59,6 +60,11 @@ class JoinGroupResponseMember(_Struct):
 
     __slots__ = ('member_id', 'group_instance_id', 'metadata', '_unknown_tags', )
 
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -69,7 +75,7 @@ class JoinGroupResponseMember(_Struct):
         self.member_id = member_id
         self.group_instance_id = group_instance_id
         self.metadata = metadata
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class JoinGroupResponse(_Message):
@@ -94,6 +100,18 @@ class JoinGroupResponse(_Message):
     FLEXIBLE_VERSIONS = range(6, 10)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    JoinGroupResponseMember: _TypeAlias = JoinGroupResponseMember
+
+    throttle_time_ms: int
+    error_code: int
+    generation_id: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader: str
+    skip_assignment: bool
+    member_id: str
+    members: list[JoinGroupResponseMember]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -117,7 +135,7 @@ class JoinGroupResponse(_Message):
         self.skip_assignment = skip_assignment
         self.member_id = member_id
         self.members = [] if members is None else members
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -966,7 +984,6 @@ JoinGroupResponseMember._FIELDS = (
     _F('group_instance_id', 'GroupInstanceId', 'string', (5, _MAX_VERSION), nullable=(5, _MAX_VERSION), ignorable=True),
     _F('metadata', 'Metadata', 'bytes', (0, _MAX_VERSION), default=b''),
 )
-JoinGroupResponse.JoinGroupResponseMember = JoinGroupResponseMember  # type: ignore[attr-defined]
 JoinGroupResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v2, 4: _read_v2, 5: _read_v5, 6: _read_v6, 7: _read_v7, 8: _read_v7, 9: _read_v9}
 JoinGroupResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v2, 4: _write_v2, 5: _write_v5, 6: _write_v6, 7: _write_v7, 8: _write_v7, 9: _write_v9}
 

@@ -38,6 +38,10 @@ class KRaftVersionRecord(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    version: int
+    k_raft_version: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -46,7 +50,7 @@ class KRaftVersionRecord(_Message):
     ) -> None:
         self.version = version
         self.k_raft_version = k_raft_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

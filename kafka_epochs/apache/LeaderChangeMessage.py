@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -57,6 +58,10 @@ class Voter(_Struct):
 
     __slots__ = ('voter_id', 'voter_directory_id', '_unknown_tags', )
 
+    voter_id: int
+    voter_directory_id: _UUID
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -65,7 +70,7 @@ class Voter(_Struct):
     ) -> None:
         self.voter_id = voter_id
         self.voter_directory_id = voter_directory_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderChangeMessage(_Message):
@@ -85,6 +90,13 @@ class LeaderChangeMessage(_Message):
     FLEXIBLE_VERSIONS = range(0, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    Voter: _TypeAlias = Voter
+
+    version: int
+    leader_id: int
+    voters: list[Voter]
+    granting_voters: list[Voter]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -98,7 +110,7 @@ class LeaderChangeMessage(_Message):
         self.leader_id = leader_id
         self.voters = [] if voters is None else voters
         self.granting_voters = [] if granting_voters is None else granting_voters
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -287,7 +299,6 @@ Voter._FIELDS = (
     _F('voter_id', 'VoterId', 'int32', (0, _MAX_VERSION), default=0),
     _F('voter_directory_id', 'VoterDirectoryId', 'uuid', (1, _MAX_VERSION), default=_ZERO_UUID),
 )
-LeaderChangeMessage.Voter = Voter  # type: ignore[attr-defined]
 LeaderChangeMessage._DECODERS = {0: _read_v0, 1: _read_v1}
 LeaderChangeMessage._ENCODERS = {0: _write_v0, 1: _write_v1}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -44,6 +45,11 @@ class MemberIdentity(_Struct):
 
     __slots__ = ('member_id', 'group_instance_id', 'reason', '_unknown_tags', )
 
+    member_id: str
+    group_instance_id: str | None
+    reason: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -54,7 +60,7 @@ class MemberIdentity(_Struct):
         self.member_id = member_id
         self.group_instance_id = group_instance_id
         self.reason = reason
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaveGroupRequest(_Message):
@@ -73,6 +79,12 @@ class LeaveGroupRequest(_Message):
     FLEXIBLE_VERSIONS = range(4, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    MemberIdentity: _TypeAlias = MemberIdentity
+
+    group_id: str
+    member_id: str
+    members: list[MemberIdentity]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -84,7 +96,7 @@ class LeaveGroupRequest(_Message):
         self.group_id = group_id
         self.member_id = member_id
         self.members = [] if members is None else members
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -446,7 +458,6 @@ MemberIdentity._FIELDS = (
     _F('group_instance_id', 'GroupInstanceId', 'string', (3, _MAX_VERSION), nullable=(3, _MAX_VERSION)),
     _F('reason', 'Reason', 'string', (5, _MAX_VERSION), nullable=(5, _MAX_VERSION), ignorable=True),
 )
-LeaveGroupRequest.MemberIdentity = MemberIdentity  # type: ignore[attr-defined]
 LeaveGroupRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v4, 5: _read_v5}
 LeaveGroupRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v4, 5: _write_v5}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -53,6 +54,11 @@ class MemberResponse(_Struct):
 
     __slots__ = ('member_id', 'group_instance_id', 'error_code', '_unknown_tags', )
 
+    member_id: str
+    group_instance_id: str | None
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -63,7 +69,7 @@ class MemberResponse(_Struct):
         self.member_id = member_id
         self.group_instance_id = group_instance_id
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaveGroupResponse(_Message):
@@ -82,6 +88,12 @@ class LeaveGroupResponse(_Message):
     FLEXIBLE_VERSIONS = range(4, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    MemberResponse: _TypeAlias = MemberResponse
+
+    throttle_time_ms: int
+    error_code: int
+    members: list[MemberResponse]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -93,7 +105,7 @@ class LeaveGroupResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.members = [] if members is None else members
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -289,7 +301,6 @@ MemberResponse._FIELDS = (
     _F('group_instance_id', 'GroupInstanceId', 'string', (3, _MAX_VERSION), nullable=(3, _MAX_VERSION), default=''),
     _F('error_code', 'ErrorCode', 'int16', (3, _MAX_VERSION), default=0),
 )
-LeaveGroupResponse.MemberResponse = MemberResponse  # type: ignore[attr-defined]
 LeaveGroupResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v3, 4: _read_v4, 5: _read_v4}
 LeaveGroupResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v3, 4: _write_v4, 5: _write_v4}
 

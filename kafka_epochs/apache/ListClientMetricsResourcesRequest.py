@@ -26,8 +26,10 @@ class ListClientMetricsResourcesRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(self) -> None:
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

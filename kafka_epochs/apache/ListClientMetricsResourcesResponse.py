@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -41,13 +42,16 @@ class ClientMetricsResource(_Struct):
 
     __slots__ = ('name', '_unknown_tags', )
 
+    name: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         name: str = '',
     ) -> None:
         self.name = name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListClientMetricsResourcesResponse(_Message):
@@ -66,6 +70,12 @@ class ListClientMetricsResourcesResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ClientMetricsResource: _TypeAlias = ClientMetricsResource
+
+    throttle_time_ms: int
+    error_code: int
+    client_metrics_resources: list[ClientMetricsResource]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -77,7 +87,7 @@ class ListClientMetricsResourcesResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.client_metrics_resources = [] if client_metrics_resources is None else client_metrics_resources
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -156,7 +166,6 @@ ListClientMetricsResourcesResponse._FIELDS = (
 ClientMetricsResource._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
 )
-ListClientMetricsResourcesResponse.ClientMetricsResource = ClientMetricsResource  # type: ignore[attr-defined]
 ListClientMetricsResourcesResponse._DECODERS = {0: _read_v0}
 ListClientMetricsResourcesResponse._ENCODERS = {0: _write_v0}
 

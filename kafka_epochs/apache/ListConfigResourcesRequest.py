@@ -47,13 +47,16 @@ class ListConfigResourcesRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    resource_types: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         resource_types: list[int] | None = None,
     ) -> None:
         self.resource_types = [] if resource_types is None else resource_types
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

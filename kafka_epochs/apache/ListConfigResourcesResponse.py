@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -48,6 +49,10 @@ class ConfigResource(_Struct):
 
     __slots__ = ('resource_name', 'resource_type', '_unknown_tags', )
 
+    resource_name: str
+    resource_type: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -56,7 +61,7 @@ class ConfigResource(_Struct):
     ) -> None:
         self.resource_name = resource_name
         self.resource_type = resource_type
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListConfigResourcesResponse(_Message):
@@ -75,6 +80,12 @@ class ListConfigResourcesResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ConfigResource: _TypeAlias = ConfigResource
+
+    throttle_time_ms: int
+    error_code: int
+    config_resources: list[ConfigResource]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -86,7 +97,7 @@ class ListConfigResourcesResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.config_resources = [] if config_resources is None else config_resources
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -237,7 +248,6 @@ ConfigResource._FIELDS = (
     _F('resource_name', 'ResourceName', 'string', (0, _MAX_VERSION), default=''),
     _F('resource_type', 'ResourceType', 'int8', (1, _MAX_VERSION), default=16, ignorable=True),
 )
-ListConfigResourcesResponse.ConfigResource = ConfigResource  # type: ignore[attr-defined]
 ListConfigResourcesResponse._DECODERS = {0: _read_v0, 1: _read_v1}
 ListConfigResourcesResponse._ENCODERS = {0: _write_v0, 1: _write_v1}
 

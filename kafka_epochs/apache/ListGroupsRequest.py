@@ -42,6 +42,10 @@ class ListGroupsRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    states_filter: list[str]
+    types_filter: list[str]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -50,7 +54,7 @@ class ListGroupsRequest(_Message):
     ) -> None:
         self.states_filter = [] if states_filter is None else states_filter
         self.types_filter = [] if types_filter is None else types_filter
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -50,6 +51,12 @@ class ListedGroup(_Struct):
 
     __slots__ = ('group_id', 'protocol_type', 'group_state', 'group_type', '_unknown_tags', )
 
+    group_id: str
+    protocol_type: str
+    group_state: str
+    group_type: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +69,7 @@ class ListedGroup(_Struct):
         self.protocol_type = protocol_type
         self.group_state = group_state
         self.group_type = group_type
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListGroupsResponse(_Message):
@@ -81,6 +88,12 @@ class ListGroupsResponse(_Message):
     FLEXIBLE_VERSIONS = range(3, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ListedGroup: _TypeAlias = ListedGroup
+
+    throttle_time_ms: int
+    error_code: int
+    groups: list[ListedGroup]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -92,7 +105,7 @@ class ListGroupsResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.groups = [] if groups is None else groups
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -528,7 +541,6 @@ ListedGroup._FIELDS = (
     _F('group_state', 'GroupState', 'string', (4, _MAX_VERSION), default='', ignorable=True),
     _F('group_type', 'GroupType', 'string', (5, _MAX_VERSION), default='', ignorable=True),
 )
-ListGroupsResponse.ListedGroup = ListedGroup  # type: ignore[attr-defined]
 ListGroupsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v3, 4: _read_v4, 5: _read_v5}
 ListGroupsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v3, 4: _write_v4, 5: _write_v5}
 

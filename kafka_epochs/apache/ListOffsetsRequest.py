@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -66,6 +67,12 @@ class ListOffsetsPartition(_Struct):
 
     __slots__ = ('partition_index', 'current_leader_epoch', 'timestamp', 'max_num_offsets', '_unknown_tags', )
 
+    partition_index: int
+    current_leader_epoch: int
+    timestamp: int
+    max_num_offsets: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -78,7 +85,7 @@ class ListOffsetsPartition(_Struct):
         self.current_leader_epoch = current_leader_epoch
         self.timestamp = timestamp
         self.max_num_offsets = max_num_offsets
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListOffsetsTopic(_Struct):
@@ -91,6 +98,10 @@ class ListOffsetsTopic(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[ListOffsetsPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -99,7 +110,7 @@ class ListOffsetsTopic(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListOffsetsRequest(_Message):
@@ -119,6 +130,14 @@ class ListOffsetsRequest(_Message):
     FLEXIBLE_VERSIONS = range(6, 12)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ListOffsetsTopic: _TypeAlias = ListOffsetsTopic
+    ListOffsetsPartition: _TypeAlias = ListOffsetsPartition
+
+    replica_id: int
+    isolation_level: int
+    topics: list[ListOffsetsTopic]
+    timeout_ms: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -132,7 +151,7 @@ class ListOffsetsRequest(_Message):
         self.isolation_level = isolation_level
         self.topics = [] if topics is None else topics
         self.timeout_ms = timeout_ms
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -612,8 +631,6 @@ ListOffsetsPartition._FIELDS = (
     _F('timestamp', 'Timestamp', 'int64', (0, _MAX_VERSION), default=0),
     _F('max_num_offsets', 'MaxNumOffsets', 'int32', (0, 0), default=1),
 )
-ListOffsetsRequest.ListOffsetsTopic = ListOffsetsTopic  # type: ignore[attr-defined]
-ListOffsetsRequest.ListOffsetsPartition = ListOffsetsPartition  # type: ignore[attr-defined]
 ListOffsetsRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v4, 5: _read_v4, 6: _read_v6, 7: _read_v6, 8: _read_v6, 9: _read_v6, 10: _read_v10, 11: _read_v10}
 ListOffsetsRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v4, 5: _write_v4, 6: _write_v6, 7: _write_v6, 8: _write_v6, 9: _write_v6, 10: _write_v10, 11: _write_v10}
 

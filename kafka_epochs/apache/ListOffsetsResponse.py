@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -69,6 +70,14 @@ class ListOffsetsPartitionResponse(_Struct):
 
     __slots__ = ('partition_index', 'error_code', 'old_style_offsets', 'timestamp', 'offset', 'leader_epoch', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    old_style_offsets: list[int]
+    timestamp: int
+    offset: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -85,7 +94,7 @@ class ListOffsetsPartitionResponse(_Struct):
         self.timestamp = timestamp
         self.offset = offset
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListOffsetsTopicResponse(_Struct):
@@ -98,6 +107,10 @@ class ListOffsetsTopicResponse(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[ListOffsetsPartitionResponse]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -106,7 +119,7 @@ class ListOffsetsTopicResponse(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListOffsetsResponse(_Message):
@@ -124,6 +137,12 @@ class ListOffsetsResponse(_Message):
     FLEXIBLE_VERSIONS = range(6, 12)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ListOffsetsTopicResponse: _TypeAlias = ListOffsetsTopicResponse
+    ListOffsetsPartitionResponse: _TypeAlias = ListOffsetsPartitionResponse
+
+    throttle_time_ms: int
+    topics: list[ListOffsetsTopicResponse]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -133,7 +152,7 @@ class ListOffsetsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -516,8 +535,6 @@ ListOffsetsPartitionResponse._FIELDS = (
     _F('offset', 'Offset', 'int64', (1, _MAX_VERSION), default=-1),
     _F('leader_epoch', 'LeaderEpoch', 'int32', (4, _MAX_VERSION), default=-1),
 )
-ListOffsetsResponse.ListOffsetsTopicResponse = ListOffsetsTopicResponse  # type: ignore[attr-defined]
-ListOffsetsResponse.ListOffsetsPartitionResponse = ListOffsetsPartitionResponse  # type: ignore[attr-defined]
 ListOffsetsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v4, 5: _read_v4, 6: _read_v6, 7: _read_v6, 8: _read_v6, 9: _read_v6, 10: _read_v6, 11: _read_v6}
 ListOffsetsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v4, 5: _write_v4, 6: _write_v6, 7: _write_v6, 8: _write_v6, 9: _write_v6, 10: _write_v6, 11: _write_v6}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -49,6 +50,10 @@ class ListPartitionReassignmentsTopics(_Struct):
 
     __slots__ = ('name', 'partition_indexes', '_unknown_tags', )
 
+    name: str
+    partition_indexes: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -57,7 +62,7 @@ class ListPartitionReassignmentsTopics(_Struct):
     ) -> None:
         self.name = name
         self.partition_indexes = [] if partition_indexes is None else partition_indexes
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListPartitionReassignmentsRequest(_Message):
@@ -75,6 +80,11 @@ class ListPartitionReassignmentsRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ListPartitionReassignmentsTopics: _TypeAlias = ListPartitionReassignmentsTopics
+
+    timeout_ms: int
+    topics: list[ListPartitionReassignmentsTopics] | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -84,7 +94,7 @@ class ListPartitionReassignmentsRequest(_Message):
     ) -> None:
         self.timeout_ms = timeout_ms
         self.topics = topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -186,7 +196,6 @@ ListPartitionReassignmentsTopics._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
     _F('partition_indexes', 'PartitionIndexes', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics = ListPartitionReassignmentsTopics  # type: ignore[attr-defined]
 ListPartitionReassignmentsRequest._DECODERS = {0: _read_v0}
 ListPartitionReassignmentsRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -57,6 +58,12 @@ class OngoingPartitionReassignment(_Struct):
 
     __slots__ = ('partition_index', 'replicas', 'adding_replicas', 'removing_replicas', '_unknown_tags', )
 
+    partition_index: int
+    replicas: list[int]
+    adding_replicas: list[int]
+    removing_replicas: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -69,7 +76,7 @@ class OngoingPartitionReassignment(_Struct):
         self.replicas = [] if replicas is None else replicas
         self.adding_replicas = [] if adding_replicas is None else adding_replicas
         self.removing_replicas = [] if removing_replicas is None else removing_replicas
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OngoingTopicReassignment(_Struct):
@@ -82,6 +89,10 @@ class OngoingTopicReassignment(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[OngoingPartitionReassignment]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -90,7 +101,7 @@ class OngoingTopicReassignment(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListPartitionReassignmentsResponse(_Message):
@@ -110,6 +121,14 @@ class ListPartitionReassignmentsResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OngoingTopicReassignment: _TypeAlias = OngoingTopicReassignment
+    OngoingPartitionReassignment: _TypeAlias = OngoingPartitionReassignment
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    topics: list[OngoingTopicReassignment]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -123,7 +142,7 @@ class ListPartitionReassignmentsResponse(_Message):
         self.error_code = error_code
         self.error_message = error_message
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -323,8 +342,6 @@ OngoingPartitionReassignment._FIELDS = (
     _F('adding_replicas', 'AddingReplicas', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
     _F('removing_replicas', 'RemovingReplicas', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ListPartitionReassignmentsResponse.OngoingTopicReassignment = OngoingTopicReassignment  # type: ignore[attr-defined]
-ListPartitionReassignmentsResponse.OngoingPartitionReassignment = OngoingPartitionReassignment  # type: ignore[attr-defined]
 ListPartitionReassignmentsResponse._DECODERS = {0: _read_v0}
 ListPartitionReassignmentsResponse._ENCODERS = {0: _write_v0}
 

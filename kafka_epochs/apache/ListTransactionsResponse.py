@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -49,6 +50,11 @@ class TransactionState(_Struct):
 
     __slots__ = ('transactional_id', 'producer_id', 'transaction_state', '_unknown_tags', )
 
+    transactional_id: str
+    producer_id: int
+    transaction_state: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -59,7 +65,7 @@ class TransactionState(_Struct):
         self.transactional_id = transactional_id
         self.producer_id = producer_id
         self.transaction_state = transaction_state
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListTransactionsResponse(_Message):
@@ -79,6 +85,13 @@ class ListTransactionsResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TransactionState: _TypeAlias = TransactionState
+
+    throttle_time_ms: int
+    error_code: int
+    unknown_state_filters: list[str]
+    transaction_states: list[TransactionState]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -92,7 +105,7 @@ class ListTransactionsResponse(_Message):
         self.error_code = error_code
         self.unknown_state_filters = [] if unknown_state_filters is None else unknown_state_filters
         self.transaction_states = [] if transaction_states is None else transaction_states
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -234,7 +247,6 @@ TransactionState._FIELDS = (
     _F('producer_id', 'ProducerId', 'int64', (0, _MAX_VERSION), default=0),
     _F('transaction_state', 'TransactionState', 'string', (0, _MAX_VERSION), default=''),
 )
-ListTransactionsResponse.TransactionState = TransactionState  # type: ignore[attr-defined]
 ListTransactionsResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0}
 ListTransactionsResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -68,6 +69,10 @@ class MetadataRequestTopic(_Struct):
 
     __slots__ = ('topic_id', 'name', '_unknown_tags', )
 
+    topic_id: _UUID
+    name: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -76,7 +81,7 @@ class MetadataRequestTopic(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.name = name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class MetadataRequest(_Message):
@@ -96,6 +101,13 @@ class MetadataRequest(_Message):
     FLEXIBLE_VERSIONS = range(9, 14)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    MetadataRequestTopic: _TypeAlias = MetadataRequestTopic
+
+    topics: list[MetadataRequestTopic] | None
+    allow_auto_topic_creation: bool
+    include_cluster_authorized_operations: bool
+    include_topic_authorized_operations: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -109,7 +121,7 @@ class MetadataRequest(_Message):
         self.allow_auto_topic_creation = allow_auto_topic_creation
         self.include_cluster_authorized_operations = include_cluster_authorized_operations
         self.include_topic_authorized_operations = include_topic_authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -551,7 +563,6 @@ MetadataRequestTopic._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (10, _MAX_VERSION), default=_ZERO_UUID, ignorable=True),
     _F('name', 'Name', 'string', (0, _MAX_VERSION), nullable=(10, _MAX_VERSION), default=''),
 )
-MetadataRequest.MetadataRequestTopic = MetadataRequestTopic  # type: ignore[attr-defined]
 MetadataRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v1, 4: _read_v4, 5: _read_v4, 6: _read_v4, 7: _read_v4, 8: _read_v8, 9: _read_v9, 10: _read_v10, 11: _read_v11, 12: _read_v11, 13: _read_v11}
 MetadataRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v1, 4: _write_v4, 5: _write_v4, 6: _write_v4, 7: _write_v4, 8: _write_v8, 9: _write_v9, 10: _write_v10, 11: _write_v11, 12: _write_v11, 13: _write_v11}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -73,6 +74,13 @@ class OffsetCommitRequestPartition(_Struct):
 
     __slots__ = ('partition_index', 'committed_offset', 'committed_leader_epoch', 'commit_timestamp', 'committed_metadata', '_unknown_tags', )
 
+    partition_index: int
+    committed_offset: int
+    committed_leader_epoch: int
+    commit_timestamp: int
+    committed_metadata: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -87,7 +95,7 @@ class OffsetCommitRequestPartition(_Struct):
         self.committed_leader_epoch = committed_leader_epoch
         self.commit_timestamp = commit_timestamp
         self.committed_metadata = committed_metadata
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetCommitRequestTopic(_Struct):
@@ -101,6 +109,11 @@ class OffsetCommitRequestTopic(_Struct):
 
     __slots__ = ('name', 'topic_id', 'partitions', '_unknown_tags', )
 
+    name: str
+    topic_id: _UUID
+    partitions: list[OffsetCommitRequestPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -111,7 +124,7 @@ class OffsetCommitRequestTopic(_Struct):
         self.name = name
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetCommitRequest(_Message):
@@ -133,6 +146,16 @@ class OffsetCommitRequest(_Message):
     FLEXIBLE_VERSIONS = range(8, 11)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OffsetCommitRequestTopic: _TypeAlias = OffsetCommitRequestTopic
+    OffsetCommitRequestPartition: _TypeAlias = OffsetCommitRequestPartition
+
+    group_id: str
+    generation_id_or_member_epoch: int
+    member_id: str
+    group_instance_id: str | None
+    retention_time_ms: int
+    topics: list[OffsetCommitRequestTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -150,7 +173,7 @@ class OffsetCommitRequest(_Message):
         self.group_instance_id = group_instance_id
         self.retention_time_ms = retention_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -1156,8 +1179,6 @@ OffsetCommitRequestPartition._FIELDS = (
     _F('commit_timestamp', 'CommitTimestamp', 'int64', (1, 1), default=-1),
     _F('committed_metadata', 'CommittedMetadata', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-OffsetCommitRequest.OffsetCommitRequestTopic = OffsetCommitRequestTopic  # type: ignore[attr-defined]
-OffsetCommitRequest.OffsetCommitRequestPartition = OffsetCommitRequestPartition  # type: ignore[attr-defined]
 OffsetCommitRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v2, 5: _read_v5, 6: _read_v6, 7: _read_v7, 8: _read_v8, 9: _read_v8, 10: _read_v10}
 OffsetCommitRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v2, 5: _write_v5, 6: _write_v6, 7: _write_v7, 8: _write_v8, 9: _write_v8, 10: _write_v10}
 

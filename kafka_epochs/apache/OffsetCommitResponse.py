@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -60,6 +61,10 @@ class OffsetCommitResponsePartition(_Struct):
 
     __slots__ = ('partition_index', 'error_code', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -68,7 +73,7 @@ class OffsetCommitResponsePartition(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetCommitResponseTopic(_Struct):
@@ -82,6 +87,11 @@ class OffsetCommitResponseTopic(_Struct):
 
     __slots__ = ('name', 'topic_id', 'partitions', '_unknown_tags', )
 
+    name: str
+    topic_id: _UUID
+    partitions: list[OffsetCommitResponsePartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -92,7 +102,7 @@ class OffsetCommitResponseTopic(_Struct):
         self.name = name
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetCommitResponse(_Message):
@@ -110,6 +120,12 @@ class OffsetCommitResponse(_Message):
     FLEXIBLE_VERSIONS = range(8, 11)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OffsetCommitResponseTopic: _TypeAlias = OffsetCommitResponseTopic
+    OffsetCommitResponsePartition: _TypeAlias = OffsetCommitResponsePartition
+
+    throttle_time_ms: int
+    topics: list[OffsetCommitResponseTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -119,7 +135,7 @@ class OffsetCommitResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -436,8 +452,6 @@ OffsetCommitResponsePartition._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-OffsetCommitResponse.OffsetCommitResponseTopic = OffsetCommitResponseTopic  # type: ignore[attr-defined]
-OffsetCommitResponse.OffsetCommitResponsePartition = OffsetCommitResponsePartition  # type: ignore[attr-defined]
 OffsetCommitResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v3, 5: _read_v3, 6: _read_v3, 7: _read_v3, 8: _read_v8, 9: _read_v8, 10: _read_v10}
 OffsetCommitResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v3, 5: _write_v3, 6: _write_v3, 7: _write_v3, 8: _write_v8, 9: _write_v8, 10: _write_v10}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -32,6 +33,8 @@ class OffsetDeleteRequestPartition(_Struct):
 
     __slots__ = ('partition_index', )
 
+    partition_index: int
+
     def __init__(
         self,
         *,
@@ -49,6 +52,9 @@ class OffsetDeleteRequestTopic(_Struct):
     """
 
     __slots__ = ('name', 'partitions', )
+
+    name: str
+    partitions: list[OffsetDeleteRequestPartition]
 
     def __init__(
         self,
@@ -75,6 +81,11 @@ class OffsetDeleteRequest(_Message):
     FLEXIBLE_VERSIONS = _NO_VERSIONS
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OffsetDeleteRequestTopic: _TypeAlias = OffsetDeleteRequestTopic
+    OffsetDeleteRequestPartition: _TypeAlias = OffsetDeleteRequestPartition
+
+    group_id: str
+    topics: list[OffsetDeleteRequestTopic]
 
     def __init__(
         self,
@@ -158,8 +169,6 @@ OffsetDeleteRequestTopic._FIELDS = (
 OffsetDeleteRequestPartition._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
 )
-OffsetDeleteRequest.OffsetDeleteRequestTopic = OffsetDeleteRequestTopic  # type: ignore[attr-defined]
-OffsetDeleteRequest.OffsetDeleteRequestPartition = OffsetDeleteRequestPartition  # type: ignore[attr-defined]
 OffsetDeleteRequest._DECODERS = {0: _read_v0}
 OffsetDeleteRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -39,6 +40,9 @@ class OffsetDeleteResponsePartition(_Struct):
 
     __slots__ = ('partition_index', 'error_code', )
 
+    partition_index: int
+    error_code: int
+
     def __init__(
         self,
         *,
@@ -58,6 +62,9 @@ class OffsetDeleteResponseTopic(_Struct):
     """
 
     __slots__ = ('name', 'partitions', )
+
+    name: str
+    partitions: list[OffsetDeleteResponsePartition]
 
     def __init__(
         self,
@@ -85,6 +92,12 @@ class OffsetDeleteResponse(_Message):
     FLEXIBLE_VERSIONS = _NO_VERSIONS
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OffsetDeleteResponseTopic: _TypeAlias = OffsetDeleteResponseTopic
+    OffsetDeleteResponsePartition: _TypeAlias = OffsetDeleteResponsePartition
+
+    error_code: int
+    throttle_time_ms: int
+    topics: list[OffsetDeleteResponseTopic]
 
     def __init__(
         self,
@@ -165,8 +178,6 @@ OffsetDeleteResponsePartition._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-OffsetDeleteResponse.OffsetDeleteResponseTopic = OffsetDeleteResponseTopic  # type: ignore[attr-defined]
-OffsetDeleteResponse.OffsetDeleteResponsePartition = OffsetDeleteResponsePartition  # type: ignore[attr-defined]
 OffsetDeleteResponse._DECODERS = {0: _read_v0}
 OffsetDeleteResponse._ENCODERS = {0: _write_v0}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -70,6 +71,11 @@ class OffsetFetchRequestTopics(_Struct):
 
     __slots__ = ('name', 'topic_id', 'partition_indexes', '_unknown_tags', )
 
+    name: str
+    topic_id: _UUID
+    partition_indexes: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -80,7 +86,7 @@ class OffsetFetchRequestTopics(_Struct):
         self.name = name
         self.topic_id = topic_id
         self.partition_indexes = [] if partition_indexes is None else partition_indexes
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetFetchRequestGroup(_Struct):
@@ -95,6 +101,12 @@ class OffsetFetchRequestGroup(_Struct):
 
     __slots__ = ('group_id', 'member_id', 'member_epoch', 'topics', '_unknown_tags', )
 
+    group_id: str
+    member_id: str | None
+    member_epoch: int
+    topics: list[OffsetFetchRequestTopics] | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -107,7 +119,7 @@ class OffsetFetchRequestGroup(_Struct):
         self.member_id = member_id
         self.member_epoch = member_epoch
         self.topics = [] if topics is _EMPTY_ARRAY else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetFetchRequestTopic(_Struct):
@@ -120,6 +132,10 @@ class OffsetFetchRequestTopic(_Struct):
 
     __slots__ = ('name', 'partition_indexes', '_unknown_tags', )
 
+    name: str
+    partition_indexes: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -128,7 +144,7 @@ class OffsetFetchRequestTopic(_Struct):
     ) -> None:
         self.name = name
         self.partition_indexes = [] if partition_indexes is None else partition_indexes
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetFetchRequest(_Message):
@@ -148,6 +164,15 @@ class OffsetFetchRequest(_Message):
     FLEXIBLE_VERSIONS = range(6, 11)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OffsetFetchRequestTopic: _TypeAlias = OffsetFetchRequestTopic
+    OffsetFetchRequestGroup: _TypeAlias = OffsetFetchRequestGroup
+    OffsetFetchRequestTopics: _TypeAlias = OffsetFetchRequestTopics
+
+    group_id: str
+    topics: list[OffsetFetchRequestTopic] | None
+    groups: list[OffsetFetchRequestGroup]
+    require_stable: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -161,7 +186,7 @@ class OffsetFetchRequest(_Message):
         self.topics = [] if topics is _EMPTY_ARRAY else topics
         self.groups = [] if groups is None else groups
         self.require_stable = require_stable
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -1028,9 +1053,6 @@ OffsetFetchRequestTopics._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (10, _MAX_VERSION), default=_ZERO_UUID, ignorable=True),
     _F('partition_indexes', 'PartitionIndexes', 'array', (8, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-OffsetFetchRequest.OffsetFetchRequestTopic = OffsetFetchRequestTopic  # type: ignore[attr-defined]
-OffsetFetchRequest.OffsetFetchRequestGroup = OffsetFetchRequestGroup  # type: ignore[attr-defined]
-OffsetFetchRequest.OffsetFetchRequestTopics = OffsetFetchRequestTopics  # type: ignore[attr-defined]
 OffsetFetchRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v2, 4: _read_v2, 5: _read_v2, 6: _read_v6, 7: _read_v7, 8: _read_v8, 9: _read_v9, 10: _read_v10}
 OffsetFetchRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v2, 4: _write_v2, 5: _write_v2, 6: _write_v6, 7: _write_v7, 8: _write_v8, 9: _write_v9, 10: _write_v10}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -70,6 +71,13 @@ class OffsetFetchResponsePartitions(_Struct):
 
     __slots__ = ('partition_index', 'committed_offset', 'committed_leader_epoch', 'metadata', 'error_code', '_unknown_tags', )
 
+    partition_index: int
+    committed_offset: int
+    committed_leader_epoch: int
+    metadata: str | None
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -84,7 +92,7 @@ class OffsetFetchResponsePartitions(_Struct):
         self.committed_leader_epoch = committed_leader_epoch
         self.metadata = metadata
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetFetchResponseTopics(_Struct):
@@ -98,6 +106,11 @@ class OffsetFetchResponseTopics(_Struct):
 
     __slots__ = ('name', 'topic_id', 'partitions', '_unknown_tags', )
 
+    name: str
+    topic_id: _UUID
+    partitions: list[OffsetFetchResponsePartitions]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -108,7 +121,7 @@ class OffsetFetchResponseTopics(_Struct):
         self.name = name
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetFetchResponseGroup(_Struct):
@@ -122,6 +135,11 @@ class OffsetFetchResponseGroup(_Struct):
 
     __slots__ = ('group_id', 'topics', 'error_code', '_unknown_tags', )
 
+    group_id: str
+    topics: list[OffsetFetchResponseTopics]
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -132,7 +150,7 @@ class OffsetFetchResponseGroup(_Struct):
         self.group_id = group_id
         self.topics = [] if topics is None else topics
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetFetchResponsePartition(_Struct):
@@ -148,6 +166,13 @@ class OffsetFetchResponsePartition(_Struct):
 
     __slots__ = ('partition_index', 'committed_offset', 'committed_leader_epoch', 'metadata', 'error_code', '_unknown_tags', )
 
+    partition_index: int
+    committed_offset: int
+    committed_leader_epoch: int
+    metadata: str | None
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -162,7 +187,7 @@ class OffsetFetchResponsePartition(_Struct):
         self.committed_leader_epoch = committed_leader_epoch
         self.metadata = metadata
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetFetchResponseTopic(_Struct):
@@ -175,6 +200,10 @@ class OffsetFetchResponseTopic(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[OffsetFetchResponsePartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -183,7 +212,7 @@ class OffsetFetchResponseTopic(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetFetchResponse(_Message):
@@ -203,6 +232,17 @@ class OffsetFetchResponse(_Message):
     FLEXIBLE_VERSIONS = range(6, 11)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OffsetFetchResponseTopic: _TypeAlias = OffsetFetchResponseTopic
+    OffsetFetchResponsePartition: _TypeAlias = OffsetFetchResponsePartition
+    OffsetFetchResponseGroup: _TypeAlias = OffsetFetchResponseGroup
+    OffsetFetchResponseTopics: _TypeAlias = OffsetFetchResponseTopics
+    OffsetFetchResponsePartitions: _TypeAlias = OffsetFetchResponsePartitions
+
+    throttle_time_ms: int
+    topics: list[OffsetFetchResponseTopic]
+    error_code: int
+    groups: list[OffsetFetchResponseGroup]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -216,7 +256,7 @@ class OffsetFetchResponse(_Message):
         self.topics = [] if topics is None else topics
         self.error_code = error_code
         self.groups = [] if groups is None else groups
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -1062,11 +1102,6 @@ OffsetFetchResponsePartitions._FIELDS = (
     _F('metadata', 'Metadata', 'string', (8, _MAX_VERSION), nullable=(8, _MAX_VERSION), default=''),
     _F('error_code', 'ErrorCode', 'int16', (8, _MAX_VERSION), default=0),
 )
-OffsetFetchResponse.OffsetFetchResponseTopic = OffsetFetchResponseTopic  # type: ignore[attr-defined]
-OffsetFetchResponse.OffsetFetchResponsePartition = OffsetFetchResponsePartition  # type: ignore[attr-defined]
-OffsetFetchResponse.OffsetFetchResponseGroup = OffsetFetchResponseGroup  # type: ignore[attr-defined]
-OffsetFetchResponse.OffsetFetchResponseTopics = OffsetFetchResponseTopics  # type: ignore[attr-defined]
-OffsetFetchResponse.OffsetFetchResponsePartitions = OffsetFetchResponsePartitions  # type: ignore[attr-defined]
 OffsetFetchResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v3, 4: _read_v3, 5: _read_v5, 6: _read_v6, 7: _read_v6, 8: _read_v8, 9: _read_v8, 10: _read_v10}
 OffsetFetchResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v3, 4: _write_v3, 5: _write_v5, 6: _write_v6, 7: _write_v6, 8: _write_v8, 9: _write_v8, 10: _write_v10}
 

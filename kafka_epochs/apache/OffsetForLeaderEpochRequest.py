@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -55,6 +56,11 @@ class OffsetForLeaderPartition(_Struct):
 
     __slots__ = ('partition', 'current_leader_epoch', 'leader_epoch', '_unknown_tags', )
 
+    partition: int
+    current_leader_epoch: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -65,7 +71,7 @@ class OffsetForLeaderPartition(_Struct):
         self.partition = partition
         self.current_leader_epoch = current_leader_epoch
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetForLeaderTopic(_Struct):
@@ -78,6 +84,10 @@ class OffsetForLeaderTopic(_Struct):
 
     __slots__ = ('topic', 'partitions', '_unknown_tags', )
 
+    topic: str
+    partitions: list[OffsetForLeaderPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -86,7 +96,7 @@ class OffsetForLeaderTopic(_Struct):
     ) -> None:
         self.topic = topic
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetForLeaderEpochRequest(_Message):
@@ -104,6 +114,12 @@ class OffsetForLeaderEpochRequest(_Message):
     FLEXIBLE_VERSIONS = range(4, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OffsetForLeaderTopic: _TypeAlias = OffsetForLeaderTopic
+    OffsetForLeaderPartition: _TypeAlias = OffsetForLeaderPartition
+
+    replica_id: int
+    topics: list[OffsetForLeaderTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -113,7 +129,7 @@ class OffsetForLeaderEpochRequest(_Message):
     ) -> None:
         self.replica_id = replica_id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -398,8 +414,6 @@ OffsetForLeaderPartition._FIELDS = (
     _F('current_leader_epoch', 'CurrentLeaderEpoch', 'int32', (2, _MAX_VERSION), default=-1, ignorable=True),
     _F('leader_epoch', 'LeaderEpoch', 'int32', (0, _MAX_VERSION), default=0),
 )
-OffsetForLeaderEpochRequest.OffsetForLeaderTopic = OffsetForLeaderTopic  # type: ignore[attr-defined]
-OffsetForLeaderEpochRequest.OffsetForLeaderPartition = OffsetForLeaderPartition  # type: ignore[attr-defined]
 OffsetForLeaderEpochRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v3, 4: _read_v4}
 OffsetForLeaderEpochRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v3, 4: _write_v4}
 

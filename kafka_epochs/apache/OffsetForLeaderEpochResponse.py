@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -56,6 +57,12 @@ class EpochEndOffset(_Struct):
 
     __slots__ = ('error_code', 'partition', 'leader_epoch', 'end_offset', '_unknown_tags', )
 
+    error_code: int
+    partition: int
+    leader_epoch: int
+    end_offset: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -68,7 +75,7 @@ class EpochEndOffset(_Struct):
         self.partition = partition
         self.leader_epoch = leader_epoch
         self.end_offset = end_offset
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetForLeaderTopicResult(_Struct):
@@ -81,6 +88,10 @@ class OffsetForLeaderTopicResult(_Struct):
 
     __slots__ = ('topic', 'partitions', '_unknown_tags', )
 
+    topic: str
+    partitions: list[EpochEndOffset]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -89,7 +100,7 @@ class OffsetForLeaderTopicResult(_Struct):
     ) -> None:
         self.topic = topic
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetForLeaderEpochResponse(_Message):
@@ -107,6 +118,12 @@ class OffsetForLeaderEpochResponse(_Message):
     FLEXIBLE_VERSIONS = range(4, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OffsetForLeaderTopicResult: _TypeAlias = OffsetForLeaderTopicResult
+    EpochEndOffset: _TypeAlias = EpochEndOffset
+
+    throttle_time_ms: int
+    topics: list[OffsetForLeaderTopicResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -116,7 +133,7 @@ class OffsetForLeaderEpochResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -402,8 +419,6 @@ EpochEndOffset._FIELDS = (
     _F('leader_epoch', 'LeaderEpoch', 'int32', (1, _MAX_VERSION), default=-1, ignorable=True),
     _F('end_offset', 'EndOffset', 'int64', (0, _MAX_VERSION), default=-1),
 )
-OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult = OffsetForLeaderTopicResult  # type: ignore[attr-defined]
-OffsetForLeaderEpochResponse.EpochEndOffset = EpochEndOffset  # type: ignore[attr-defined]
 OffsetForLeaderEpochResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v4}
 OffsetForLeaderEpochResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v4}
 

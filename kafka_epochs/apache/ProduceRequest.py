@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -61,6 +62,10 @@ class PartitionProduceData(_Struct):
 
     __slots__ = ('index', 'records', '_unknown_tags', )
 
+    index: int
+    records: bytes | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -69,7 +74,7 @@ class PartitionProduceData(_Struct):
     ) -> None:
         self.index = index
         self.records = records
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicProduceData(_Struct):
@@ -83,6 +88,11 @@ class TopicProduceData(_Struct):
 
     __slots__ = ('name', 'topic_id', 'partition_data', '_unknown_tags', )
 
+    name: str
+    topic_id: _UUID
+    partition_data: list[PartitionProduceData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -93,7 +103,7 @@ class TopicProduceData(_Struct):
         self.name = name
         self.topic_id = topic_id
         self.partition_data = [] if partition_data is None else partition_data
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ProduceRequest(_Message):
@@ -113,6 +123,14 @@ class ProduceRequest(_Message):
     FLEXIBLE_VERSIONS = range(9, 14)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicProduceData: _TypeAlias = TopicProduceData
+    PartitionProduceData: _TypeAlias = PartitionProduceData
+
+    transactional_id: str | None
+    acks: int
+    timeout_ms: int
+    topic_data: list[TopicProduceData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -126,7 +144,7 @@ class ProduceRequest(_Message):
         self.acks = acks
         self.timeout_ms = timeout_ms
         self.topic_data = [] if topic_data is None else topic_data
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -587,8 +605,6 @@ PartitionProduceData._FIELDS = (
     _F('index', 'Index', 'int32', (0, _MAX_VERSION), default=0),
     _F('records', 'Records', 'records', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION)),
 )
-ProduceRequest.TopicProduceData = TopicProduceData  # type: ignore[attr-defined]
-ProduceRequest.PartitionProduceData = PartitionProduceData  # type: ignore[attr-defined]
 ProduceRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v3, 5: _read_v3, 6: _read_v3, 7: _read_v3, 8: _read_v3, 9: _read_v9, 10: _read_v9, 11: _read_v9, 12: _read_v9, 13: _read_v13}
 ProduceRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v3, 5: _write_v3, 6: _write_v3, 7: _write_v3, 8: _write_v3, 9: _write_v9, 10: _write_v9, 11: _write_v9, 12: _write_v9, 13: _write_v13}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -76,6 +77,12 @@ class NodeEndpoint(_Struct):
 
     __slots__ = ('node_id', 'host', 'port', 'rack', '_unknown_tags', )
 
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -88,7 +95,7 @@ class NodeEndpoint(_Struct):
         self.host = host
         self.port = port
         self.rack = rack
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderIdAndEpoch(_Struct):
@@ -101,6 +108,10 @@ class LeaderIdAndEpoch(_Struct):
 
     __slots__ = ('leader_id', 'leader_epoch', '_unknown_tags', )
 
+    leader_id: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -109,7 +120,7 @@ class LeaderIdAndEpoch(_Struct):
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class BatchIndexAndErrorMessage(_Struct):
@@ -122,6 +133,10 @@ class BatchIndexAndErrorMessage(_Struct):
 
     __slots__ = ('batch_index', 'batch_index_error_message', '_unknown_tags', )
 
+    batch_index: int
+    batch_index_error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -130,7 +145,7 @@ class BatchIndexAndErrorMessage(_Struct):
     ) -> None:
         self.batch_index = batch_index
         self.batch_index_error_message = batch_index_error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionProduceResponse(_Struct):
@@ -148,6 +163,16 @@ class PartitionProduceResponse(_Struct):
     """
 
     __slots__ = ('index', 'error_code', 'base_offset', 'log_append_time_ms', 'log_start_offset', 'record_errors', 'error_message', 'current_leader', '_unknown_tags', )
+
+    index: int
+    error_code: int
+    base_offset: int
+    log_append_time_ms: int
+    log_start_offset: int
+    record_errors: list[BatchIndexAndErrorMessage]
+    error_message: str | None
+    current_leader: LeaderIdAndEpoch
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -169,7 +194,7 @@ class PartitionProduceResponse(_Struct):
         self.record_errors = [] if record_errors is None else record_errors
         self.error_message = error_message
         self.current_leader = LeaderIdAndEpoch() if current_leader is None else current_leader
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicProduceResponse(_Struct):
@@ -183,6 +208,11 @@ class TopicProduceResponse(_Struct):
 
     __slots__ = ('name', 'topic_id', 'partition_responses', '_unknown_tags', )
 
+    name: str
+    topic_id: _UUID
+    partition_responses: list[PartitionProduceResponse]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -193,7 +223,7 @@ class TopicProduceResponse(_Struct):
         self.name = name
         self.topic_id = topic_id
         self.partition_responses = [] if partition_responses is None else partition_responses
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ProduceResponse(_Message):
@@ -212,6 +242,16 @@ class ProduceResponse(_Message):
     FLEXIBLE_VERSIONS = range(9, 14)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicProduceResponse: _TypeAlias = TopicProduceResponse
+    PartitionProduceResponse: _TypeAlias = PartitionProduceResponse
+    BatchIndexAndErrorMessage: _TypeAlias = BatchIndexAndErrorMessage
+    LeaderIdAndEpoch: _TypeAlias = LeaderIdAndEpoch
+    NodeEndpoint: _TypeAlias = NodeEndpoint
+
+    responses: list[TopicProduceResponse]
+    throttle_time_ms: int
+    node_endpoints: list[NodeEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -223,7 +263,7 @@ class ProduceResponse(_Message):
         self.responses = [] if responses is None else responses
         self.throttle_time_ms = throttle_time_ms
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -1492,11 +1532,6 @@ NodeEndpoint._FIELDS = (
     _F('port', 'Port', 'int32', (10, _MAX_VERSION), default=0),
     _F('rack', 'Rack', 'string', (10, _MAX_VERSION), nullable=(10, _MAX_VERSION)),
 )
-ProduceResponse.TopicProduceResponse = TopicProduceResponse  # type: ignore[attr-defined]
-ProduceResponse.PartitionProduceResponse = PartitionProduceResponse  # type: ignore[attr-defined]
-ProduceResponse.BatchIndexAndErrorMessage = BatchIndexAndErrorMessage  # type: ignore[attr-defined]
-ProduceResponse.LeaderIdAndEpoch = LeaderIdAndEpoch  # type: ignore[attr-defined]
-ProduceResponse.NodeEndpoint = NodeEndpoint  # type: ignore[attr-defined]
 ProduceResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v2, 5: _read_v5, 6: _read_v5, 7: _read_v5, 8: _read_v8, 9: _read_v9, 10: _read_v10, 11: _read_v10, 12: _read_v10, 13: _read_v13}
 ProduceResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v2, 5: _write_v5, 6: _write_v5, 7: _write_v5, 8: _write_v8, 9: _write_v9, 10: _write_v10, 11: _write_v10, 12: _write_v10, 13: _write_v13}
 

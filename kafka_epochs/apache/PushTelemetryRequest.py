@@ -51,6 +51,13 @@ class PushTelemetryRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    client_instance_id: _UUID
+    subscription_id: int
+    terminating: bool
+    compression_type: int
+    metrics: bytes
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -65,7 +72,7 @@ class PushTelemetryRequest(_Message):
         self.terminating = terminating
         self.compression_type = compression_type
         self.metrics = metrics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

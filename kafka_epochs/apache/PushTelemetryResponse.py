@@ -38,6 +38,10 @@ class PushTelemetryResponse(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    throttle_time_ms: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -46,7 +50,7 @@ class PushTelemetryResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

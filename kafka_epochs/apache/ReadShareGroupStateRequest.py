@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -51,6 +52,10 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition', 'leader_epoch', '_unknown_tags', )
 
+    partition: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -59,7 +64,7 @@ class PartitionData(_Struct):
     ) -> None:
         self.partition = partition
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReadStateData(_Struct):
@@ -72,6 +77,10 @@ class ReadStateData(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -80,7 +89,7 @@ class ReadStateData(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReadShareGroupStateRequest(_Message):
@@ -98,6 +107,12 @@ class ReadShareGroupStateRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = True
+    ReadStateData: _TypeAlias = ReadStateData
+    PartitionData: _TypeAlias = PartitionData
+
+    group_id: str
+    topics: list[ReadStateData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -107,7 +122,7 @@ class ReadShareGroupStateRequest(_Message):
     ) -> None:
         self.group_id = group_id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -224,8 +239,6 @@ PartitionData._FIELDS = (
     _F('partition', 'Partition', 'int32', (0, _MAX_VERSION), default=0),
     _F('leader_epoch', 'LeaderEpoch', 'int32', (0, _MAX_VERSION), default=0),
 )
-ReadShareGroupStateRequest.ReadStateData = ReadStateData  # type: ignore[attr-defined]
-ReadShareGroupStateRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
 ReadShareGroupStateRequest._DECODERS = {0: _read_v0}
 ReadShareGroupStateRequest._ENCODERS = {0: _write_v0}
 

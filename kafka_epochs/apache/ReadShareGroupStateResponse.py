@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -65,6 +66,12 @@ class StateBatch(_Struct):
 
     __slots__ = ('first_offset', 'last_offset', 'delivery_state', 'delivery_count', '_unknown_tags', )
 
+    first_offset: int
+    last_offset: int
+    delivery_state: int
+    delivery_count: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -77,7 +84,7 @@ class StateBatch(_Struct):
         self.last_offset = last_offset
         self.delivery_state = delivery_state
         self.delivery_count = delivery_count
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionResult(_Struct):
@@ -93,6 +100,14 @@ class PartitionResult(_Struct):
     """
 
     __slots__ = ('partition', 'error_code', 'error_message', 'state_epoch', 'start_offset', 'state_batches', '_unknown_tags', )
+
+    partition: int
+    error_code: int
+    error_message: str | None
+    state_epoch: int
+    start_offset: int
+    state_batches: list[StateBatch]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -110,7 +125,7 @@ class PartitionResult(_Struct):
         self.state_epoch = state_epoch
         self.start_offset = start_offset
         self.state_batches = [] if state_batches is None else state_batches
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReadStateResult(_Struct):
@@ -123,6 +138,10 @@ class ReadStateResult(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -131,7 +150,7 @@ class ReadStateResult(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReadShareGroupStateResponse(_Message):
@@ -148,6 +167,12 @@ class ReadShareGroupStateResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ReadStateResult: _TypeAlias = ReadStateResult
+    PartitionResult: _TypeAlias = PartitionResult
+    StateBatch: _TypeAlias = StateBatch
+
+    results: list[ReadStateResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -155,7 +180,7 @@ class ReadShareGroupStateResponse(_Message):
         results: list[ReadStateResult] | None = None,
     ) -> None:
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -319,9 +344,6 @@ StateBatch._FIELDS = (
     _F('delivery_state', 'DeliveryState', 'int8', (0, _MAX_VERSION), default=0),
     _F('delivery_count', 'DeliveryCount', 'int16', (0, _MAX_VERSION), default=0),
 )
-ReadShareGroupStateResponse.ReadStateResult = ReadStateResult  # type: ignore[attr-defined]
-ReadShareGroupStateResponse.PartitionResult = PartitionResult  # type: ignore[attr-defined]
-ReadShareGroupStateResponse.StateBatch = StateBatch  # type: ignore[attr-defined]
 ReadShareGroupStateResponse._DECODERS = {0: _read_v0}
 ReadShareGroupStateResponse._ENCODERS = {0: _write_v0}
 

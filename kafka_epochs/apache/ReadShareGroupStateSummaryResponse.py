@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -60,6 +61,13 @@ class PartitionResult(_Struct):
 
     __slots__ = ('partition', 'error_code', 'error_message', 'state_epoch', 'start_offset', '_unknown_tags', )
 
+    partition: int
+    error_code: int
+    error_message: str | None
+    state_epoch: int
+    start_offset: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -74,7 +82,7 @@ class PartitionResult(_Struct):
         self.error_message = error_message
         self.state_epoch = state_epoch
         self.start_offset = start_offset
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReadStateSummaryResult(_Struct):
@@ -87,6 +95,10 @@ class ReadStateSummaryResult(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -95,7 +107,7 @@ class ReadStateSummaryResult(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReadShareGroupStateSummaryResponse(_Message):
@@ -112,6 +124,11 @@ class ReadShareGroupStateSummaryResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ReadStateSummaryResult: _TypeAlias = ReadStateSummaryResult
+    PartitionResult: _TypeAlias = PartitionResult
+
+    results: list[ReadStateSummaryResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -119,7 +136,7 @@ class ReadShareGroupStateSummaryResponse(_Message):
         results: list[ReadStateSummaryResult] | None = None,
     ) -> None:
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -244,8 +261,6 @@ PartitionResult._FIELDS = (
     _F('state_epoch', 'StateEpoch', 'int32', (0, _MAX_VERSION), default=0),
     _F('start_offset', 'StartOffset', 'int64', (0, _MAX_VERSION), default=0),
 )
-ReadShareGroupStateSummaryResponse.ReadStateSummaryResult = ReadStateSummaryResult  # type: ignore[attr-defined]
-ReadShareGroupStateSummaryResponse.PartitionResult = PartitionResult  # type: ignore[attr-defined]
 ReadShareGroupStateSummaryResponse._DECODERS = {0: _read_v0}
 ReadShareGroupStateSummaryResponse._ENCODERS = {0: _write_v0}
 

@@ -47,6 +47,10 @@ class RenewDelegationTokenRequest(_Message):
     DEPRECATED_VERSIONS = range(0, 1)
     LATEST_VERSION_UNSTABLE = False
 
+    hmac: bytes
+    renew_period_ms: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -55,7 +59,7 @@ class RenewDelegationTokenRequest(_Message):
     ) -> None:
         self.hmac = hmac
         self.renew_period_ms = renew_period_ms
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -42,6 +42,12 @@ class RequestHeader(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    request_api_key: int
+    request_api_version: int
+    correlation_id: int
+    client_id: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -54,7 +60,7 @@ class RequestHeader(_Message):
         self.request_api_version = request_api_version
         self.correlation_id = correlation_id
         self.client_id = client_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

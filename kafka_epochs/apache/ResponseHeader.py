@@ -37,13 +37,16 @@ class ResponseHeader(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    correlation_id: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         correlation_id: int = 0,
     ) -> None:
         self.correlation_id = correlation_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -41,13 +41,16 @@ class SaslAuthenticateRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    auth_bytes: bytes
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         auth_bytes: bytes = b'',
     ) -> None:
         self.auth_bytes = auth_bytes
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -33,6 +33,8 @@ class SaslHandshakeRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    mechanism: str
+
     def __init__(
         self,
         *,

@@ -38,6 +38,9 @@ class SaslHandshakeResponse(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    error_code: int
+    mechanisms: list[str]
+
     def __init__(
         self,
         *,

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -65,6 +66,11 @@ class AcknowledgementBatch(_Struct):
 
     __slots__ = ('first_offset', 'last_offset', 'acknowledge_types', '_unknown_tags', )
 
+    first_offset: int
+    last_offset: int
+    acknowledge_types: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -75,7 +81,7 @@ class AcknowledgementBatch(_Struct):
         self.first_offset = first_offset
         self.last_offset = last_offset
         self.acknowledge_types = [] if acknowledge_types is None else acknowledge_types
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AcknowledgePartition(_Struct):
@@ -88,6 +94,10 @@ class AcknowledgePartition(_Struct):
 
     __slots__ = ('partition_index', 'acknowledgement_batches', '_unknown_tags', )
 
+    partition_index: int
+    acknowledgement_batches: list[AcknowledgementBatch]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -96,7 +106,7 @@ class AcknowledgePartition(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.acknowledgement_batches = [] if acknowledgement_batches is None else acknowledgement_batches
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AcknowledgeTopic(_Struct):
@@ -109,6 +119,10 @@ class AcknowledgeTopic(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[AcknowledgePartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -117,7 +131,7 @@ class AcknowledgeTopic(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ShareAcknowledgeRequest(_Message):
@@ -137,6 +151,15 @@ class ShareAcknowledgeRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = True
+    AcknowledgeTopic: _TypeAlias = AcknowledgeTopic
+    AcknowledgePartition: _TypeAlias = AcknowledgePartition
+    AcknowledgementBatch: _TypeAlias = AcknowledgementBatch
+
+    group_id: str | None
+    member_id: str | None
+    share_session_epoch: int
+    topics: list[AcknowledgeTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -150,7 +173,7 @@ class ShareAcknowledgeRequest(_Message):
         self.member_id = member_id
         self.share_session_epoch = share_session_epoch
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -354,9 +377,6 @@ AcknowledgementBatch._FIELDS = (
     _F('last_offset', 'LastOffset', 'int64', (0, _MAX_VERSION), default=0),
     _F('acknowledge_types', 'AcknowledgeTypes', 'array', (0, _MAX_VERSION), element='int8', default=_EMPTY_ARRAY),
 )
-ShareAcknowledgeRequest.AcknowledgeTopic = AcknowledgeTopic  # type: ignore[attr-defined]
-ShareAcknowledgeRequest.AcknowledgePartition = AcknowledgePartition  # type: ignore[attr-defined]
-ShareAcknowledgeRequest.AcknowledgementBatch = AcknowledgementBatch  # type: ignore[attr-defined]
 ShareAcknowledgeRequest._DECODERS = {0: _read_v0}
 ShareAcknowledgeRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -66,6 +67,12 @@ class NodeEndpoint(_Struct):
 
     __slots__ = ('node_id', 'host', 'port', 'rack', '_unknown_tags', )
 
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -78,7 +85,7 @@ class NodeEndpoint(_Struct):
         self.host = host
         self.port = port
         self.rack = rack
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderIdAndEpoch(_Struct):
@@ -91,6 +98,10 @@ class LeaderIdAndEpoch(_Struct):
 
     __slots__ = ('leader_id', 'leader_epoch', '_unknown_tags', )
 
+    leader_id: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -99,7 +110,7 @@ class LeaderIdAndEpoch(_Struct):
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -114,6 +125,12 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', 'error_code', 'error_message', 'current_leader', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    error_message: str | None
+    current_leader: LeaderIdAndEpoch
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -126,7 +143,7 @@ class PartitionData(_Struct):
         self.error_code = error_code
         self.error_message = error_message
         self.current_leader = LeaderIdAndEpoch() if current_leader is None else current_leader
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ShareAcknowledgeTopicResponse(_Struct):
@@ -139,6 +156,10 @@ class ShareAcknowledgeTopicResponse(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -147,7 +168,7 @@ class ShareAcknowledgeTopicResponse(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ShareAcknowledgeResponse(_Message):
@@ -168,6 +189,17 @@ class ShareAcknowledgeResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ShareAcknowledgeTopicResponse: _TypeAlias = ShareAcknowledgeTopicResponse
+    PartitionData: _TypeAlias = PartitionData
+    LeaderIdAndEpoch: _TypeAlias = LeaderIdAndEpoch
+    NodeEndpoint: _TypeAlias = NodeEndpoint
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    responses: list[ShareAcknowledgeTopicResponse]
+    node_endpoints: list[NodeEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -183,7 +215,7 @@ class ShareAcknowledgeResponse(_Message):
         self.error_message = error_message
         self.responses = [] if responses is None else responses
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -434,10 +466,6 @@ NodeEndpoint._FIELDS = (
     _F('port', 'Port', 'int32', (0, _MAX_VERSION), default=0),
     _F('rack', 'Rack', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION)),
 )
-ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse = ShareAcknowledgeTopicResponse  # type: ignore[attr-defined]
-ShareAcknowledgeResponse.PartitionData = PartitionData  # type: ignore[attr-defined]
-ShareAcknowledgeResponse.LeaderIdAndEpoch = LeaderIdAndEpoch  # type: ignore[attr-defined]
-ShareAcknowledgeResponse.NodeEndpoint = NodeEndpoint  # type: ignore[attr-defined]
 ShareAcknowledgeResponse._DECODERS = {0: _read_v0}
 ShareAcknowledgeResponse._ENCODERS = {0: _write_v0}
 

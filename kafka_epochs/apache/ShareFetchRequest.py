@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -72,6 +73,10 @@ class ForgottenTopic(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -80,7 +85,7 @@ class ForgottenTopic(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AcknowledgementBatch(_Struct):
@@ -94,6 +99,11 @@ class AcknowledgementBatch(_Struct):
 
     __slots__ = ('first_offset', 'last_offset', 'acknowledge_types', '_unknown_tags', )
 
+    first_offset: int
+    last_offset: int
+    acknowledge_types: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -104,7 +114,7 @@ class AcknowledgementBatch(_Struct):
         self.first_offset = first_offset
         self.last_offset = last_offset
         self.acknowledge_types = [] if acknowledge_types is None else acknowledge_types
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchPartition(_Struct):
@@ -118,6 +128,11 @@ class FetchPartition(_Struct):
 
     __slots__ = ('partition_index', 'partition_max_bytes', 'acknowledgement_batches', '_unknown_tags', )
 
+    partition_index: int
+    partition_max_bytes: int
+    acknowledgement_batches: list[AcknowledgementBatch]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -128,7 +143,7 @@ class FetchPartition(_Struct):
         self.partition_index = partition_index
         self.partition_max_bytes = partition_max_bytes
         self.acknowledgement_batches = [] if acknowledgement_batches is None else acknowledgement_batches
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchTopic(_Struct):
@@ -141,6 +156,10 @@ class FetchTopic(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[FetchPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -149,7 +168,7 @@ class FetchTopic(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ShareFetchRequest(_Message):
@@ -173,6 +192,20 @@ class ShareFetchRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = True
+    FetchTopic: _TypeAlias = FetchTopic
+    FetchPartition: _TypeAlias = FetchPartition
+    AcknowledgementBatch: _TypeAlias = AcknowledgementBatch
+    ForgottenTopic: _TypeAlias = ForgottenTopic
+
+    group_id: str | None
+    member_id: str | None
+    share_session_epoch: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    topics: list[FetchTopic]
+    forgotten_topics_data: list[ForgottenTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -194,7 +227,7 @@ class ShareFetchRequest(_Message):
         self.max_bytes = max_bytes
         self.topics = [] if topics is None else topics
         self.forgotten_topics_data = [] if forgotten_topics_data is None else forgotten_topics_data
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -459,10 +492,6 @@ ForgottenTopic._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (0, _MAX_VERSION), default=_ZERO_UUID, ignorable=True),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ShareFetchRequest.FetchTopic = FetchTopic  # type: ignore[attr-defined]
-ShareFetchRequest.FetchPartition = FetchPartition  # type: ignore[attr-defined]
-ShareFetchRequest.AcknowledgementBatch = AcknowledgementBatch  # type: ignore[attr-defined]
-ShareFetchRequest.ForgottenTopic = ForgottenTopic  # type: ignore[attr-defined]
 ShareFetchRequest._DECODERS = {0: _read_v0}
 ShareFetchRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -78,6 +79,12 @@ class NodeEndpoint(_Struct):
 
     __slots__ = ('node_id', 'host', 'port', 'rack', '_unknown_tags', )
 
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -90,7 +97,7 @@ class NodeEndpoint(_Struct):
         self.host = host
         self.port = port
         self.rack = rack
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class AcquiredRecords(_Struct):
@@ -104,6 +111,11 @@ class AcquiredRecords(_Struct):
 
     __slots__ = ('first_offset', 'last_offset', 'delivery_count', '_unknown_tags', )
 
+    first_offset: int
+    last_offset: int
+    delivery_count: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -114,7 +126,7 @@ class AcquiredRecords(_Struct):
         self.first_offset = first_offset
         self.last_offset = last_offset
         self.delivery_count = delivery_count
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderIdAndEpoch(_Struct):
@@ -127,6 +139,10 @@ class LeaderIdAndEpoch(_Struct):
 
     __slots__ = ('leader_id', 'leader_epoch', '_unknown_tags', )
 
+    leader_id: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -135,7 +151,7 @@ class LeaderIdAndEpoch(_Struct):
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -153,6 +169,16 @@ class PartitionData(_Struct):
     """
 
     __slots__ = ('partition_index', 'error_code', 'error_message', 'acknowledge_error_code', 'acknowledge_error_message', 'current_leader', 'records', 'acquired_records', '_unknown_tags', )
+
+    partition_index: int
+    error_code: int
+    error_message: str | None
+    acknowledge_error_code: int
+    acknowledge_error_message: str | None
+    current_leader: LeaderIdAndEpoch
+    records: bytes | None
+    acquired_records: list[AcquiredRecords]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -174,7 +200,7 @@ class PartitionData(_Struct):
         self.current_leader = LeaderIdAndEpoch() if current_leader is None else current_leader
         self.records = records
         self.acquired_records = [] if acquired_records is None else acquired_records
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ShareFetchableTopicResponse(_Struct):
@@ -187,6 +213,10 @@ class ShareFetchableTopicResponse(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -195,7 +225,7 @@ class ShareFetchableTopicResponse(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ShareFetchResponse(_Message):
@@ -216,6 +246,18 @@ class ShareFetchResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ShareFetchableTopicResponse: _TypeAlias = ShareFetchableTopicResponse
+    PartitionData: _TypeAlias = PartitionData
+    LeaderIdAndEpoch: _TypeAlias = LeaderIdAndEpoch
+    AcquiredRecords: _TypeAlias = AcquiredRecords
+    NodeEndpoint: _TypeAlias = NodeEndpoint
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    responses: list[ShareFetchableTopicResponse]
+    node_endpoints: list[NodeEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -231,7 +273,7 @@ class ShareFetchResponse(_Message):
         self.error_message = error_message
         self.responses = [] if responses is None else responses
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -570,11 +612,6 @@ NodeEndpoint._FIELDS = (
     _F('port', 'Port', 'int32', (0, _MAX_VERSION), default=0),
     _F('rack', 'Rack', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION)),
 )
-ShareFetchResponse.ShareFetchableTopicResponse = ShareFetchableTopicResponse  # type: ignore[attr-defined]
-ShareFetchResponse.PartitionData = PartitionData  # type: ignore[attr-defined]
-ShareFetchResponse.LeaderIdAndEpoch = LeaderIdAndEpoch  # type: ignore[attr-defined]
-ShareFetchResponse.AcquiredRecords = AcquiredRecords  # type: ignore[attr-defined]
-ShareFetchResponse.NodeEndpoint = NodeEndpoint  # type: ignore[attr-defined]
 ShareFetchResponse._DECODERS = {0: _read_v0}
 ShareFetchResponse._ENCODERS = {0: _write_v0}
 

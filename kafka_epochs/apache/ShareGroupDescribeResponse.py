@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -72,6 +73,11 @@ class TopicPartitions(_Struct):
 
     __slots__ = ('topic_id', 'topic_name', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    topic_name: str
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -82,7 +88,7 @@ class TopicPartitions(_Struct):
         self.topic_id = topic_id
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Assignment(_Struct):
@@ -94,13 +100,16 @@ class Assignment(_Struct):
 
     __slots__ = ('topic_partitions', '_unknown_tags', )
 
+    topic_partitions: list[TopicPartitions]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         topic_partitions: list[TopicPartitions] | None = None,
     ) -> None:
         self.topic_partitions = [] if topic_partitions is None else topic_partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Member(_Struct):
@@ -117,6 +126,15 @@ class Member(_Struct):
     """
 
     __slots__ = ('member_id', 'rack_id', 'member_epoch', 'client_id', 'client_host', 'subscribed_topic_names', 'assignment', '_unknown_tags', )
+
+    member_id: str
+    rack_id: str | None
+    member_epoch: int
+    client_id: str
+    client_host: str
+    subscribed_topic_names: list[str]
+    assignment: Assignment
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -136,7 +154,7 @@ class Member(_Struct):
         self.client_host = client_host
         self.subscribed_topic_names = [] if subscribed_topic_names is None else subscribed_topic_names
         self.assignment = Assignment() if assignment is None else assignment
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class DescribedGroup(_Struct):
@@ -155,6 +173,17 @@ class DescribedGroup(_Struct):
     """
 
     __slots__ = ('error_code', 'error_message', 'group_id', 'group_state', 'group_epoch', 'assignment_epoch', 'assignor_name', 'members', 'authorized_operations', '_unknown_tags', )
+
+    error_code: int
+    error_message: str | None
+    group_id: str
+    group_state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor_name: str
+    members: list[Member]
+    authorized_operations: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -178,7 +207,7 @@ class DescribedGroup(_Struct):
         self.assignor_name = assignor_name
         self.members = [] if members is None else members
         self.authorized_operations = authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ShareGroupDescribeResponse(_Message):
@@ -196,6 +225,14 @@ class ShareGroupDescribeResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    DescribedGroup: _TypeAlias = DescribedGroup
+    Member: _TypeAlias = Member
+    Assignment: _TypeAlias = Assignment
+    TopicPartitions: _TypeAlias = TopicPartitions
+
+    throttle_time_ms: int
+    groups: list[DescribedGroup]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -205,7 +242,7 @@ class ShareGroupDescribeResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.groups = [] if groups is None else groups
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -610,10 +647,6 @@ TopicPartitions._FIELDS = (
     _F('topic_name', 'TopicName', 'string', (0, _MAX_VERSION), default=''),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ShareGroupDescribeResponse.DescribedGroup = DescribedGroup  # type: ignore[attr-defined]
-ShareGroupDescribeResponse.Member = Member  # type: ignore[attr-defined]
-ShareGroupDescribeResponse.Assignment = Assignment  # type: ignore[attr-defined]
-ShareGroupDescribeResponse.TopicPartitions = TopicPartitions  # type: ignore[attr-defined]
 ShareGroupDescribeResponse._DECODERS = {0: _read_v0}
 ShareGroupDescribeResponse._ENCODERS = {0: _write_v0}
 

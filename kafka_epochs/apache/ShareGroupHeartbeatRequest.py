@@ -49,6 +49,13 @@ class ShareGroupHeartbeatRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = True
 
+    group_id: str
+    member_id: str
+    member_epoch: int
+    rack_id: str | None
+    subscribed_topic_names: list[str] | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -63,7 +70,7 @@ class ShareGroupHeartbeatRequest(_Message):
         self.member_epoch = member_epoch
         self.rack_id = rack_id
         self.subscribed_topic_names = subscribed_topic_names
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

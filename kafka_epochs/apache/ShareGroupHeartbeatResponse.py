@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -61,6 +62,10 @@ class TopicPartitions(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -69,7 +74,7 @@ class TopicPartitions(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Assignment(_Struct):
@@ -81,13 +86,16 @@ class Assignment(_Struct):
 
     __slots__ = ('topic_partitions', '_unknown_tags', )
 
+    topic_partitions: list[TopicPartitions]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         topic_partitions: list[TopicPartitions] | None = None,
     ) -> None:
         self.topic_partitions = [] if topic_partitions is None else topic_partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ShareGroupHeartbeatResponse(_Message):
@@ -110,6 +118,17 @@ class ShareGroupHeartbeatResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    Assignment: _TypeAlias = Assignment
+    TopicPartitions: _TypeAlias = TopicPartitions
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    member_id: str | None
+    member_epoch: int
+    heartbeat_interval_ms: int
+    assignment: Assignment | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -129,7 +148,7 @@ class ShareGroupHeartbeatResponse(_Message):
         self.member_epoch = member_epoch
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.assignment = assignment
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -290,8 +309,6 @@ TopicPartitions._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (0, _MAX_VERSION), default=_ZERO_UUID),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-ShareGroupHeartbeatResponse.Assignment = Assignment  # type: ignore[attr-defined]
-ShareGroupHeartbeatResponse.TopicPartitions = TopicPartitions  # type: ignore[attr-defined]
 ShareGroupHeartbeatResponse._DECODERS = {0: _read_v0}
 ShareGroupHeartbeatResponse._ENCODERS = {0: _write_v0}
 

@@ -37,13 +37,16 @@ class SnapshotFooterRecord(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    version: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         version: int = 0,
     ) -> None:
         self.version = version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -38,6 +38,10 @@ class SnapshotHeaderRecord(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    version: int
+    last_contained_log_timestamp: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -46,7 +50,7 @@ class SnapshotHeaderRecord(_Message):
     ) -> None:
         self.version = version
         self.last_contained_log_timestamp = last_contained_log_timestamp
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -75,6 +76,11 @@ class StopReplicaPartitionState(_Struct):
 
     __slots__ = ('partition_index', 'leader_epoch', 'delete_partition', '_unknown_tags', )
 
+    partition_index: int
+    leader_epoch: int
+    delete_partition: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -85,7 +91,7 @@ class StopReplicaPartitionState(_Struct):
         self.partition_index = partition_index
         self.leader_epoch = leader_epoch
         self.delete_partition = delete_partition
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaTopicState(_Struct):
@@ -98,6 +104,10 @@ class StopReplicaTopicState(_Struct):
 
     __slots__ = ('topic_name', 'partition_states', '_unknown_tags', )
 
+    topic_name: str
+    partition_states: list[StopReplicaPartitionState]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -106,7 +116,7 @@ class StopReplicaTopicState(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partition_states = [] if partition_states is None else partition_states
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaTopicV1(_Struct):
@@ -119,6 +129,10 @@ class StopReplicaTopicV1(_Struct):
 
     __slots__ = ('name', 'partition_indexes', '_unknown_tags', )
 
+    name: str
+    partition_indexes: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -127,7 +141,7 @@ class StopReplicaTopicV1(_Struct):
     ) -> None:
         self.name = name
         self.partition_indexes = [] if partition_indexes is None else partition_indexes
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaPartitionV0(_Struct):
@@ -140,6 +154,10 @@ class StopReplicaPartitionV0(_Struct):
 
     __slots__ = ('topic_name', 'partition_index', '_unknown_tags', )
 
+    topic_name: str
+    partition_index: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -148,7 +166,7 @@ class StopReplicaPartitionV0(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partition_index = partition_index
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaRequest(_Message):
@@ -172,6 +190,20 @@ class StopReplicaRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    StopReplicaPartitionV0: _TypeAlias = StopReplicaPartitionV0
+    StopReplicaTopicV1: _TypeAlias = StopReplicaTopicV1
+    StopReplicaTopicState: _TypeAlias = StopReplicaTopicState
+    StopReplicaPartitionState: _TypeAlias = StopReplicaPartitionState
+
+    controller_id: int
+    is_k_raft_controller: bool
+    controller_epoch: int
+    broker_epoch: int
+    delete_partitions: bool
+    ungrouped_partitions: list[StopReplicaPartitionV0]
+    topics: list[StopReplicaTopicV1]
+    topic_states: list[StopReplicaTopicState]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -193,7 +225,7 @@ class StopReplicaRequest(_Message):
         self.ungrouped_partitions = [] if ungrouped_partitions is None else ungrouped_partitions
         self.topics = [] if topics is None else topics
         self.topic_states = [] if topic_states is None else topic_states
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -652,10 +684,6 @@ StopReplicaPartitionState._FIELDS = (
     _F('leader_epoch', 'LeaderEpoch', 'int32', (3, _MAX_VERSION), default=-1),
     _F('delete_partition', 'DeletePartition', 'bool', (3, _MAX_VERSION), default=False),
 )
-StopReplicaRequest.StopReplicaPartitionV0 = StopReplicaPartitionV0  # type: ignore[attr-defined]
-StopReplicaRequest.StopReplicaTopicV1 = StopReplicaTopicV1  # type: ignore[attr-defined]
-StopReplicaRequest.StopReplicaTopicState = StopReplicaTopicState  # type: ignore[attr-defined]
-StopReplicaRequest.StopReplicaPartitionState = StopReplicaPartitionState  # type: ignore[attr-defined]
 StopReplicaRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v3, 4: _read_v4}
 StopReplicaRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v3, 4: _write_v4}
 

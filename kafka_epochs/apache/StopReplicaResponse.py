@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -52,6 +53,11 @@ class StopReplicaPartitionError(_Struct):
 
     __slots__ = ('topic_name', 'partition_index', 'error_code', '_unknown_tags', )
 
+    topic_name: str
+    partition_index: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +68,7 @@ class StopReplicaPartitionError(_Struct):
         self.topic_name = topic_name
         self.partition_index = partition_index
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaResponse(_Message):
@@ -80,6 +86,11 @@ class StopReplicaResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    StopReplicaPartitionError: _TypeAlias = StopReplicaPartitionError
+
+    error_code: int
+    partition_errors: list[StopReplicaPartitionError]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -89,7 +100,7 @@ class StopReplicaResponse(_Message):
     ) -> None:
         self.error_code = error_code
         self.partition_errors = [] if partition_errors is None else partition_errors
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -212,7 +223,6 @@ StopReplicaPartitionError._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-StopReplicaResponse.StopReplicaPartitionError = StopReplicaPartitionError  # type: ignore[attr-defined]
 StopReplicaResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v2, 4: _read_v2}
 StopReplicaResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v2, 4: _write_v2}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -46,6 +47,10 @@ class SyncGroupRequestAssignment(_Struct):
 
     __slots__ = ('member_id', 'assignment', '_unknown_tags', )
 
+    member_id: str
+    assignment: bytes
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -54,7 +59,7 @@ class SyncGroupRequestAssignment(_Struct):
     ) -> None:
         self.member_id = member_id
         self.assignment = assignment
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class SyncGroupRequest(_Message):
@@ -77,6 +82,16 @@ class SyncGroupRequest(_Message):
     FLEXIBLE_VERSIONS = range(4, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    SyncGroupRequestAssignment: _TypeAlias = SyncGroupRequestAssignment
+
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None
+    protocol_type: str | None
+    protocol_name: str | None
+    assignments: list[SyncGroupRequestAssignment]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -96,7 +111,7 @@ class SyncGroupRequest(_Message):
         self.protocol_type = protocol_type
         self.protocol_name = protocol_name
         self.assignments = [] if assignments is None else assignments
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -616,7 +631,6 @@ SyncGroupRequestAssignment._FIELDS = (
     _F('member_id', 'MemberId', 'string', (0, _MAX_VERSION), default=''),
     _F('assignment', 'Assignment', 'bytes', (0, _MAX_VERSION), default=b''),
 )
-SyncGroupRequest.SyncGroupRequestAssignment = SyncGroupRequestAssignment  # type: ignore[attr-defined]
 SyncGroupRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v4, 5: _read_v5}
 SyncGroupRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v4, 5: _write_v5}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -63,6 +64,12 @@ class TxnOffsetCommitRequestPartition(_Struct):
 
     __slots__ = ('partition_index', 'committed_offset', 'committed_leader_epoch', 'committed_metadata', '_unknown_tags', )
 
+    partition_index: int
+    committed_offset: int
+    committed_leader_epoch: int
+    committed_metadata: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -75,7 +82,7 @@ class TxnOffsetCommitRequestPartition(_Struct):
         self.committed_offset = committed_offset
         self.committed_leader_epoch = committed_leader_epoch
         self.committed_metadata = committed_metadata
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TxnOffsetCommitRequestTopic(_Struct):
@@ -88,6 +95,10 @@ class TxnOffsetCommitRequestTopic(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[TxnOffsetCommitRequestPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -96,7 +107,7 @@ class TxnOffsetCommitRequestTopic(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TxnOffsetCommitRequest(_Message):
@@ -120,6 +131,18 @@ class TxnOffsetCommitRequest(_Message):
     FLEXIBLE_VERSIONS = range(3, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TxnOffsetCommitRequestTopic: _TypeAlias = TxnOffsetCommitRequestTopic
+    TxnOffsetCommitRequestPartition: _TypeAlias = TxnOffsetCommitRequestPartition
+
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None
+    topics: list[TxnOffsetCommitRequestTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -141,7 +164,7 @@ class TxnOffsetCommitRequest(_Message):
         self.member_id = member_id
         self.group_instance_id = group_instance_id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -576,8 +599,6 @@ TxnOffsetCommitRequestPartition._FIELDS = (
     _F('committed_leader_epoch', 'CommittedLeaderEpoch', 'int32', (2, _MAX_VERSION), default=-1, ignorable=True),
     _F('committed_metadata', 'CommittedMetadata', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic = TxnOffsetCommitRequestTopic  # type: ignore[attr-defined]
-TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition = TxnOffsetCommitRequestPartition  # type: ignore[attr-defined]
 TxnOffsetCommitRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v3, 4: _read_v3, 5: _read_v3}
 TxnOffsetCommitRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v3, 4: _write_v3, 5: _write_v3}
 

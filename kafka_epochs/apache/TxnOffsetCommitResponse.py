@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -51,6 +52,10 @@ class TxnOffsetCommitResponsePartition(_Struct):
 
     __slots__ = ('partition_index', 'error_code', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -59,7 +64,7 @@ class TxnOffsetCommitResponsePartition(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TxnOffsetCommitResponseTopic(_Struct):
@@ -72,6 +77,10 @@ class TxnOffsetCommitResponseTopic(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[TxnOffsetCommitResponsePartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -80,7 +89,7 @@ class TxnOffsetCommitResponseTopic(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TxnOffsetCommitResponse(_Message):
@@ -98,6 +107,12 @@ class TxnOffsetCommitResponse(_Message):
     FLEXIBLE_VERSIONS = range(3, 6)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TxnOffsetCommitResponseTopic: _TypeAlias = TxnOffsetCommitResponseTopic
+    TxnOffsetCommitResponsePartition: _TypeAlias = TxnOffsetCommitResponsePartition
+
+    throttle_time_ms: int
+    topics: list[TxnOffsetCommitResponseTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -107,7 +122,7 @@ class TxnOffsetCommitResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -280,8 +295,6 @@ TxnOffsetCommitResponsePartition._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic = TxnOffsetCommitResponseTopic  # type: ignore[attr-defined]
-TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition = TxnOffsetCommitResponsePartition  # type: ignore[attr-defined]
 TxnOffsetCommitResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v3, 5: _read_v3}
 TxnOffsetCommitResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v3, 5: _write_v3}
 

@@ -37,13 +37,16 @@ class UnregisterBrokerRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    broker_id: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         broker_id: int = 0,
     ) -> None:
         self.broker_id = broker_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

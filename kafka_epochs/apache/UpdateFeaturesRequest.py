@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -63,6 +64,12 @@ class FeatureUpdateKey(_Struct):
 
     __slots__ = ('feature', 'max_version_level', 'allow_downgrade', 'upgrade_type', '_unknown_tags', )
 
+    feature: str
+    max_version_level: int
+    allow_downgrade: bool
+    upgrade_type: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -75,7 +82,7 @@ class FeatureUpdateKey(_Struct):
         self.max_version_level = max_version_level
         self.allow_downgrade = allow_downgrade
         self.upgrade_type = upgrade_type
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class UpdateFeaturesRequest(_Message):
@@ -94,6 +101,12 @@ class UpdateFeaturesRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    FeatureUpdateKey: _TypeAlias = FeatureUpdateKey
+
+    timeout_ms: int
+    feature_updates: list[FeatureUpdateKey]
+    validate_only: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -105,7 +118,7 @@ class UpdateFeaturesRequest(_Message):
         self.timeout_ms = timeout_ms
         self.feature_updates = [] if feature_updates is None else feature_updates
         self.validate_only = validate_only
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -270,7 +283,6 @@ FeatureUpdateKey._FIELDS = (
     _F('allow_downgrade', 'AllowDowngrade', 'bool', (0, 0), default=False),
     _F('upgrade_type', 'UpgradeType', 'int8', (1, _MAX_VERSION), default=1),
 )
-UpdateFeaturesRequest.FeatureUpdateKey = FeatureUpdateKey  # type: ignore[attr-defined]
 UpdateFeaturesRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1}
 UpdateFeaturesRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1}
 

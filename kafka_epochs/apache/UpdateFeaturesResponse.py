@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -49,6 +50,11 @@ class UpdatableFeatureResult(_Struct):
 
     __slots__ = ('feature', 'error_code', 'error_message', '_unknown_tags', )
 
+    feature: str
+    error_code: int
+    error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -59,7 +65,7 @@ class UpdatableFeatureResult(_Struct):
         self.feature = feature
         self.error_code = error_code
         self.error_message = error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class UpdateFeaturesResponse(_Message):
@@ -79,6 +85,13 @@ class UpdateFeaturesResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    UpdatableFeatureResult: _TypeAlias = UpdatableFeatureResult
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None
+    results: list[UpdatableFeatureResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -92,7 +105,7 @@ class UpdateFeaturesResponse(_Message):
         self.error_code = error_code
         self.error_message = error_message
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -266,7 +279,6 @@ UpdatableFeatureResult._FIELDS = (
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION), default=''),
 )
-UpdateFeaturesResponse.UpdatableFeatureResult = UpdatableFeatureResult  # type: ignore[attr-defined]
 UpdateFeaturesResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2}
 UpdateFeaturesResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2}
 

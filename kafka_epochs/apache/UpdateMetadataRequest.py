@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -91,6 +92,12 @@ class UpdateMetadataEndpoint(_Struct):
 
     __slots__ = ('port', 'host', 'listener', 'security_protocol', '_unknown_tags', )
 
+    port: int
+    host: str
+    listener: str
+    security_protocol: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -103,7 +110,7 @@ class UpdateMetadataEndpoint(_Struct):
         self.host = host
         self.listener = listener
         self.security_protocol = security_protocol
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class UpdateMetadataBroker(_Struct):
@@ -119,6 +126,13 @@ class UpdateMetadataBroker(_Struct):
 
     __slots__ = ('id', 'v0_host', 'v0_port', 'endpoints', 'rack', '_unknown_tags', )
 
+    id: int
+    v0_host: str
+    v0_port: int
+    endpoints: list[UpdateMetadataEndpoint]
+    rack: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -133,7 +147,7 @@ class UpdateMetadataBroker(_Struct):
         self.v0_port = v0_port
         self.endpoints = [] if endpoints is None else endpoints
         self.rack = rack
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class UpdateMetadataTopicState(_Struct):
@@ -147,6 +161,11 @@ class UpdateMetadataTopicState(_Struct):
 
     __slots__ = ('topic_name', 'topic_id', 'partition_states', '_unknown_tags', )
 
+    topic_name: str
+    topic_id: _UUID
+    partition_states: list[UpdateMetadataPartitionState]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -157,7 +176,7 @@ class UpdateMetadataTopicState(_Struct):
         self.topic_name = topic_name
         self.topic_id = topic_id
         self.partition_states = [] if partition_states is None else partition_states
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class UpdateMetadataPartitionState(_Struct):
@@ -176,6 +195,17 @@ class UpdateMetadataPartitionState(_Struct):
     """
 
     __slots__ = ('topic_name', 'partition_index', 'controller_epoch', 'leader', 'leader_epoch', 'isr', 'zk_version', 'replicas', 'offline_replicas', '_unknown_tags', )
+
+    topic_name: str
+    partition_index: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    zk_version: int
+    replicas: list[int]
+    offline_replicas: list[int]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -199,7 +229,7 @@ class UpdateMetadataPartitionState(_Struct):
         self.zk_version = zk_version
         self.replicas = [] if replicas is None else replicas
         self.offline_replicas = [] if offline_replicas is None else offline_replicas
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class UpdateMetadataRequest(_Message):
@@ -223,6 +253,20 @@ class UpdateMetadataRequest(_Message):
     FLEXIBLE_VERSIONS = range(6, 9)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    UpdateMetadataPartitionState: _TypeAlias = UpdateMetadataPartitionState
+    UpdateMetadataTopicState: _TypeAlias = UpdateMetadataTopicState
+    UpdateMetadataBroker: _TypeAlias = UpdateMetadataBroker
+    UpdateMetadataEndpoint: _TypeAlias = UpdateMetadataEndpoint
+
+    controller_id: int
+    is_k_raft_controller: bool
+    type: int
+    controller_epoch: int
+    broker_epoch: int
+    ungrouped_partition_states: list[UpdateMetadataPartitionState]
+    topic_states: list[UpdateMetadataTopicState]
+    live_brokers: list[UpdateMetadataBroker]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -244,7 +288,7 @@ class UpdateMetadataRequest(_Message):
         self.ungrouped_partition_states = [] if ungrouped_partition_states is None else ungrouped_partition_states
         self.topic_states = [] if topic_states is None else topic_states
         self.live_brokers = [] if live_brokers is None else live_brokers
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -2169,10 +2213,6 @@ UpdateMetadataEndpoint._FIELDS = (
     _F('listener', 'Listener', 'string', (3, _MAX_VERSION), default='', ignorable=True),
     _F('security_protocol', 'SecurityProtocol', 'int16', (1, _MAX_VERSION), default=0),
 )
-UpdateMetadataRequest.UpdateMetadataPartitionState = UpdateMetadataPartitionState  # type: ignore[attr-defined]
-UpdateMetadataRequest.UpdateMetadataTopicState = UpdateMetadataTopicState  # type: ignore[attr-defined]
-UpdateMetadataRequest.UpdateMetadataBroker = UpdateMetadataBroker  # type: ignore[attr-defined]
-UpdateMetadataRequest.UpdateMetadataEndpoint = UpdateMetadataEndpoint  # type: ignore[attr-defined]
 UpdateMetadataRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v3, 4: _read_v4, 5: _read_v5, 6: _read_v6, 7: _read_v7, 8: _read_v8}
 UpdateMetadataRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v3, 4: _write_v4, 5: _write_v5, 6: _write_v6, 7: _write_v7, 8: _write_v8}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -58,6 +59,10 @@ class KRaftVersionFeature(_Struct):
 
     __slots__ = ('min_supported_version', 'max_supported_version', '_unknown_tags', )
 
+    min_supported_version: int
+    max_supported_version: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -66,7 +71,7 @@ class KRaftVersionFeature(_Struct):
     ) -> None:
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Listener(_Struct):
@@ -80,6 +85,11 @@ class Listener(_Struct):
 
     __slots__ = ('name', 'host', 'port', '_unknown_tags', )
 
+    name: str
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -90,7 +100,7 @@ class Listener(_Struct):
         self.name = name
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class UpdateRaftVoterRequest(_Message):
@@ -112,6 +122,16 @@ class UpdateRaftVoterRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    Listener: _TypeAlias = Listener
+    KRaftVersionFeature: _TypeAlias = KRaftVersionFeature
+
+    cluster_id: str | None
+    current_leader_epoch: int
+    voter_id: int
+    voter_directory_id: _UUID
+    listeners: list[Listener]
+    k_raft_version_feature: KRaftVersionFeature
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -129,7 +149,7 @@ class UpdateRaftVoterRequest(_Message):
         self.voter_directory_id = voter_directory_id
         self.listeners = [] if listeners is None else listeners
         self.k_raft_version_feature = KRaftVersionFeature() if k_raft_version_feature is None else k_raft_version_feature
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -277,8 +297,6 @@ KRaftVersionFeature._FIELDS = (
     _F('min_supported_version', 'MinSupportedVersion', 'int16', (0, _MAX_VERSION), default=0),
     _F('max_supported_version', 'MaxSupportedVersion', 'int16', (0, _MAX_VERSION), default=0),
 )
-UpdateRaftVoterRequest.Listener = Listener  # type: ignore[attr-defined]
-UpdateRaftVoterRequest.KRaftVersionFeature = KRaftVersionFeature  # type: ignore[attr-defined]
 UpdateRaftVoterRequest._DECODERS = {0: _read_v0}
 UpdateRaftVoterRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -55,6 +56,12 @@ class CurrentLeader(_Struct):
 
     __slots__ = ('leader_id', 'leader_epoch', 'host', 'port', '_unknown_tags', )
 
+    leader_id: int
+    leader_epoch: int
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -67,7 +74,7 @@ class CurrentLeader(_Struct):
         self.leader_epoch = leader_epoch
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class UpdateRaftVoterResponse(_Message):
@@ -86,6 +93,12 @@ class UpdateRaftVoterResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    CurrentLeader: _TypeAlias = CurrentLeader
+
+    throttle_time_ms: int
+    error_code: int
+    current_leader: CurrentLeader
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -97,7 +110,7 @@ class UpdateRaftVoterResponse(_Message):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.current_leader = CurrentLeader() if current_leader is None else current_leader
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_tags_UpdateRaftVoterResponse_v0(o, data, pos, end):
@@ -194,7 +207,6 @@ CurrentLeader._FIELDS = (
     _F('host', 'Host', 'string', (0, _MAX_VERSION), default=''),
     _F('port', 'Port', 'int32', (0, _MAX_VERSION), default=0),
 )
-UpdateRaftVoterResponse.CurrentLeader = CurrentLeader  # type: ignore[attr-defined]
 UpdateRaftVoterResponse._DECODERS = {0: _read_v0}
 UpdateRaftVoterResponse._ENCODERS = {0: _write_v0}
 

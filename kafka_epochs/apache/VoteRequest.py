@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -62,6 +63,15 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', 'candidate_epoch', 'candidate_id', 'candidate_directory_id', 'voter_directory_id', 'last_offset_epoch', 'last_offset', '_unknown_tags', )
 
+    partition_index: int
+    candidate_epoch: int
+    candidate_id: int
+    candidate_directory_id: _UUID
+    voter_directory_id: _UUID
+    last_offset_epoch: int
+    last_offset: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -80,7 +90,7 @@ class PartitionData(_Struct):
         self.voter_directory_id = voter_directory_id
         self.last_offset_epoch = last_offset_epoch
         self.last_offset = last_offset
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -93,6 +103,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_name', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -101,7 +115,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class VoteRequest(_Message):
@@ -120,6 +134,13 @@ class VoteRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+
+    cluster_id: str | None
+    voter_id: int
+    topics: list[TopicData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -131,7 +152,7 @@ class VoteRequest(_Message):
         self.cluster_id = cluster_id
         self.voter_id = voter_id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -406,8 +427,6 @@ PartitionData._FIELDS = (
     _F('last_offset_epoch', 'LastOffsetEpoch', 'int32', (0, _MAX_VERSION), default=0),
     _F('last_offset', 'LastOffset', 'int64', (0, _MAX_VERSION), default=0),
 )
-VoteRequest.TopicData = TopicData  # type: ignore[attr-defined]
-VoteRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
 VoteRequest._DECODERS = {0: _read_v0, 1: _read_v1}
 VoteRequest._ENCODERS = {0: _write_v0, 1: _write_v1}
 

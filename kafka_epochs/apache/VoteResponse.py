@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -62,6 +63,11 @@ class NodeEndpoint(_Struct):
 
     __slots__ = ('node_id', 'host', 'port', '_unknown_tags', )
 
+    node_id: int
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -72,7 +78,7 @@ class NodeEndpoint(_Struct):
         self.node_id = node_id
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -88,6 +94,13 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition_index', 'error_code', 'leader_id', 'leader_epoch', 'vote_granted', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    vote_granted: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -102,7 +115,7 @@ class PartitionData(_Struct):
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
         self.vote_granted = vote_granted
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicData(_Struct):
@@ -115,6 +128,10 @@ class TopicData(_Struct):
 
     __slots__ = ('topic_name', 'partitions', '_unknown_tags', )
 
+    topic_name: str
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -123,7 +140,7 @@ class TopicData(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class VoteResponse(_Message):
@@ -142,6 +159,14 @@ class VoteResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 2)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicData: _TypeAlias = TopicData
+    PartitionData: _TypeAlias = PartitionData
+    NodeEndpoint: _TypeAlias = NodeEndpoint
+
+    error_code: int
+    topics: list[TopicData]
+    node_endpoints: list[NodeEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -153,7 +178,7 @@ class VoteResponse(_Message):
         self.error_code = error_code
         self.topics = [] if topics is None else topics
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_tags_VoteResponse_v0(o, data, pos, end):
@@ -487,9 +512,6 @@ NodeEndpoint._FIELDS = (
     _F('host', 'Host', 'string', (1, _MAX_VERSION), default=''),
     _F('port', 'Port', 'uint16', (1, _MAX_VERSION), default=0),
 )
-VoteResponse.TopicData = TopicData  # type: ignore[attr-defined]
-VoteResponse.PartitionData = PartitionData  # type: ignore[attr-defined]
-VoteResponse.NodeEndpoint = NodeEndpoint  # type: ignore[attr-defined]
 VoteResponse._DECODERS = {0: _read_v0, 1: _read_v1}
 VoteResponse._ENCODERS = {0: _write_v0, 1: _write_v1}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -64,6 +65,10 @@ class KRaftVersionFeature(_Struct):
 
     __slots__ = ('min_supported_version', 'max_supported_version', '_unknown_tags', )
 
+    min_supported_version: int
+    max_supported_version: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -72,7 +77,7 @@ class KRaftVersionFeature(_Struct):
     ) -> None:
         self.min_supported_version = min_supported_version
         self.max_supported_version = max_supported_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Endpoint(_Struct):
@@ -86,6 +91,11 @@ class Endpoint(_Struct):
 
     __slots__ = ('name', 'host', 'port', '_unknown_tags', )
 
+    name: str
+    host: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -96,7 +106,7 @@ class Endpoint(_Struct):
         self.name = name
         self.host = host
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class Voter(_Struct):
@@ -111,6 +121,12 @@ class Voter(_Struct):
 
     __slots__ = ('voter_id', 'voter_directory_id', 'endpoints', 'k_raft_version_feature', '_unknown_tags', )
 
+    voter_id: int
+    voter_directory_id: _UUID
+    endpoints: list[Endpoint]
+    k_raft_version_feature: KRaftVersionFeature
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -123,7 +139,7 @@ class Voter(_Struct):
         self.voter_directory_id = voter_directory_id
         self.endpoints = [] if endpoints is None else endpoints
         self.k_raft_version_feature = KRaftVersionFeature() if k_raft_version_feature is None else k_raft_version_feature
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class VotersRecord(_Message):
@@ -141,6 +157,13 @@ class VotersRecord(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    Voter: _TypeAlias = Voter
+    Endpoint: _TypeAlias = Endpoint
+    KRaftVersionFeature: _TypeAlias = KRaftVersionFeature
+
+    version: int
+    voters: list[Voter]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -150,7 +173,7 @@ class VotersRecord(_Message):
     ) -> None:
         self.version = version
         self.voters = [] if voters is None else voters
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -308,9 +331,6 @@ KRaftVersionFeature._FIELDS = (
     _F('min_supported_version', 'MinSupportedVersion', 'int16', (0, _MAX_VERSION), default=0),
     _F('max_supported_version', 'MaxSupportedVersion', 'int16', (0, _MAX_VERSION), default=0),
 )
-VotersRecord.Voter = Voter  # type: ignore[attr-defined]
-VotersRecord.Endpoint = Endpoint  # type: ignore[attr-defined]
-VotersRecord.KRaftVersionFeature = KRaftVersionFeature  # type: ignore[attr-defined]
 VotersRecord._DECODERS = {0: _read_v0}
 VotersRecord._ENCODERS = {0: _write_v0}
 

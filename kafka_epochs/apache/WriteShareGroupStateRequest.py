@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -59,6 +60,12 @@ class StateBatch(_Struct):
 
     __slots__ = ('first_offset', 'last_offset', 'delivery_state', 'delivery_count', '_unknown_tags', )
 
+    first_offset: int
+    last_offset: int
+    delivery_state: int
+    delivery_count: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -71,7 +78,7 @@ class StateBatch(_Struct):
         self.last_offset = last_offset
         self.delivery_state = delivery_state
         self.delivery_count = delivery_count
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionData(_Struct):
@@ -87,6 +94,13 @@ class PartitionData(_Struct):
 
     __slots__ = ('partition', 'state_epoch', 'leader_epoch', 'start_offset', 'state_batches', '_unknown_tags', )
 
+    partition: int
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    state_batches: list[StateBatch]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -101,7 +115,7 @@ class PartitionData(_Struct):
         self.leader_epoch = leader_epoch
         self.start_offset = start_offset
         self.state_batches = [] if state_batches is None else state_batches
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class WriteStateData(_Struct):
@@ -114,6 +128,10 @@ class WriteStateData(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -122,7 +140,7 @@ class WriteStateData(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class WriteShareGroupStateRequest(_Message):
@@ -140,6 +158,13 @@ class WriteShareGroupStateRequest(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = True
+    WriteStateData: _TypeAlias = WriteStateData
+    PartitionData: _TypeAlias = PartitionData
+    StateBatch: _TypeAlias = StateBatch
+
+    group_id: str
+    topics: list[WriteStateData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -149,7 +174,7 @@ class WriteShareGroupStateRequest(_Message):
     ) -> None:
         self.group_id = group_id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -307,9 +332,6 @@ StateBatch._FIELDS = (
     _F('delivery_state', 'DeliveryState', 'int8', (0, _MAX_VERSION), default=0),
     _F('delivery_count', 'DeliveryCount', 'int16', (0, _MAX_VERSION), default=0),
 )
-WriteShareGroupStateRequest.WriteStateData = WriteStateData  # type: ignore[attr-defined]
-WriteShareGroupStateRequest.PartitionData = PartitionData  # type: ignore[attr-defined]
-WriteShareGroupStateRequest.StateBatch = StateBatch  # type: ignore[attr-defined]
 WriteShareGroupStateRequest._DECODERS = {0: _read_v0}
 WriteShareGroupStateRequest._ENCODERS = {0: _write_v0}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -52,6 +53,11 @@ class PartitionResult(_Struct):
 
     __slots__ = ('partition', 'error_code', 'error_message', '_unknown_tags', )
 
+    partition: int
+    error_code: int
+    error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +68,7 @@ class PartitionResult(_Struct):
         self.partition = partition
         self.error_code = error_code
         self.error_message = error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class WriteStateResult(_Struct):
@@ -75,6 +81,10 @@ class WriteStateResult(_Struct):
 
     __slots__ = ('topic_id', 'partitions', '_unknown_tags', )
 
+    topic_id: _UUID
+    partitions: list[PartitionResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -83,7 +93,7 @@ class WriteStateResult(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class WriteShareGroupStateResponse(_Message):
@@ -100,6 +110,11 @@ class WriteShareGroupStateResponse(_Message):
     FLEXIBLE_VERSIONS = range(0, 1)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    WriteStateResult: _TypeAlias = WriteStateResult
+    PartitionResult: _TypeAlias = PartitionResult
+
+    results: list[WriteStateResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -107,7 +122,7 @@ class WriteShareGroupStateResponse(_Message):
         results: list[WriteStateResult] | None = None,
     ) -> None:
         self.results = [] if results is None else results
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -228,8 +243,6 @@ PartitionResult._FIELDS = (
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION)),
 )
-WriteShareGroupStateResponse.WriteStateResult = WriteStateResult  # type: ignore[attr-defined]
-WriteShareGroupStateResponse.PartitionResult = PartitionResult  # type: ignore[attr-defined]
 WriteShareGroupStateResponse._DECODERS = {0: _read_v0}
 WriteShareGroupStateResponse._ENCODERS = {0: _write_v0}
 

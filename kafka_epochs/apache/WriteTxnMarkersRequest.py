@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -64,6 +65,10 @@ class WritableTxnMarkerTopic(_Struct):
 
     __slots__ = ('name', 'partition_indexes', '_unknown_tags', )
 
+    name: str
+    partition_indexes: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -72,7 +77,7 @@ class WritableTxnMarkerTopic(_Struct):
     ) -> None:
         self.name = name
         self.partition_indexes = [] if partition_indexes is None else partition_indexes
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class WritableTxnMarker(_Struct):
@@ -88,6 +93,14 @@ class WritableTxnMarker(_Struct):
     """
 
     __slots__ = ('producer_id', 'producer_epoch', 'transaction_result', 'topics', 'coordinator_epoch', 'transaction_version', '_unknown_tags', )
+
+    producer_id: int
+    producer_epoch: int
+    transaction_result: bool
+    topics: list[WritableTxnMarkerTopic]
+    coordinator_epoch: int
+    transaction_version: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -105,7 +118,7 @@ class WritableTxnMarker(_Struct):
         self.topics = [] if topics is None else topics
         self.coordinator_epoch = coordinator_epoch
         self.transaction_version = transaction_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class WriteTxnMarkersRequest(_Message):
@@ -122,6 +135,11 @@ class WriteTxnMarkersRequest(_Message):
     FLEXIBLE_VERSIONS = range(1, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    WritableTxnMarker: _TypeAlias = WritableTxnMarker
+    WritableTxnMarkerTopic: _TypeAlias = WritableTxnMarkerTopic
+
+    markers: list[WritableTxnMarker]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -129,7 +147,7 @@ class WriteTxnMarkersRequest(_Message):
         markers: list[WritableTxnMarker] | None = None,
     ) -> None:
         self.markers = [] if markers is None else markers
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -458,8 +476,6 @@ WritableTxnMarkerTopic._FIELDS = (
     _F('name', 'Name', 'string', (0, _MAX_VERSION), default=''),
     _F('partition_indexes', 'PartitionIndexes', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-WriteTxnMarkersRequest.WritableTxnMarker = WritableTxnMarker  # type: ignore[attr-defined]
-WriteTxnMarkersRequest.WritableTxnMarkerTopic = WritableTxnMarkerTopic  # type: ignore[attr-defined]
 WriteTxnMarkersRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2}
 WriteTxnMarkersRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2}
 

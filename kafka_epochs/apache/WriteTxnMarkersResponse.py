@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -54,6 +55,10 @@ class WritableTxnMarkerPartitionResult(_Struct):
 
     __slots__ = ('partition_index', 'error_code', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -62,7 +67,7 @@ class WritableTxnMarkerPartitionResult(_Struct):
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class WritableTxnMarkerTopicResult(_Struct):
@@ -75,6 +80,10 @@ class WritableTxnMarkerTopicResult(_Struct):
 
     __slots__ = ('name', 'partitions', '_unknown_tags', )
 
+    name: str
+    partitions: list[WritableTxnMarkerPartitionResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -83,7 +92,7 @@ class WritableTxnMarkerTopicResult(_Struct):
     ) -> None:
         self.name = name
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class WritableTxnMarkerResult(_Struct):
@@ -96,6 +105,10 @@ class WritableTxnMarkerResult(_Struct):
 
     __slots__ = ('producer_id', 'topics', '_unknown_tags', )
 
+    producer_id: int
+    topics: list[WritableTxnMarkerTopicResult]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -104,7 +117,7 @@ class WritableTxnMarkerResult(_Struct):
     ) -> None:
         self.producer_id = producer_id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class WriteTxnMarkersResponse(_Message):
@@ -121,6 +134,12 @@ class WriteTxnMarkersResponse(_Message):
     FLEXIBLE_VERSIONS = range(1, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    WritableTxnMarkerResult: _TypeAlias = WritableTxnMarkerResult
+    WritableTxnMarkerTopicResult: _TypeAlias = WritableTxnMarkerTopicResult
+    WritableTxnMarkerPartitionResult: _TypeAlias = WritableTxnMarkerPartitionResult
+
+    markers: list[WritableTxnMarkerResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -128,7 +147,7 @@ class WriteTxnMarkersResponse(_Message):
         markers: list[WritableTxnMarkerResult] | None = None,
     ) -> None:
         self.markers = [] if markers is None else markers
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -351,9 +370,6 @@ WritableTxnMarkerPartitionResult._FIELDS = (
     _F('partition_index', 'PartitionIndex', 'int32', (0, _MAX_VERSION), default=0),
     _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
 )
-WriteTxnMarkersResponse.WritableTxnMarkerResult = WritableTxnMarkerResult  # type: ignore[attr-defined]
-WriteTxnMarkersResponse.WritableTxnMarkerTopicResult = WritableTxnMarkerTopicResult  # type: ignore[attr-defined]
-WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult = WritableTxnMarkerPartitionResult  # type: ignore[attr-defined]
 WriteTxnMarkersResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1}
 WriteTxnMarkersResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1}
 

@@ -42,6 +42,7 @@ GENERATOR_VERSION = 2
 _RUNTIME_IMPORTS: dict[str, str] = {
     "_struct": "import struct as _struct",
     "_Any": "from typing import Any as _Any",
+    "_TypeAlias": "from typing import TypeAlias as _TypeAlias",
     "_UUID": "from uuid import UUID as _UUID",
     **{alias: f"from kafka_epochs.wire.{module} import {name} as {alias}" for module, name, alias in [
         ("message", "Message", "_Message"),
@@ -253,8 +254,6 @@ class _ModuleWriter:
         for struct in structs:
             self.fields_table(body, struct)
         msg = spec.name
-        for struct in structs[1:]:  # nested classes reachable as attributes, like Kafka's inner classes
-            body(f"{msg}.{struct.name} = {struct.name}  # type: ignore[attr-defined]")
         body(f"{msg}._DECODERS = {{{', '.join(f'{v}: {n}' for v, n in decoders.items())}}}")
         body(f"{msg}._ENCODERS = {{{', '.join(f'{v}: {n}' for v, n in encoders.items())}}}")
         body()
@@ -310,6 +309,15 @@ class _ModuleWriter:
                 src(f"FLEXIBLE_VERSIONS = {self.version_range(spec.flexible_versions, valid)}")
                 src(f"DEPRECATED_VERSIONS = {self.version_range(spec.deprecated_versions, valid)}")
                 src(f"LATEST_VERSION_UNSTABLE = {spec.latest_version_unstable}")
+                # nested structs hang off the message, like Kafka's inner classes (defined above)
+                for nested in list(spec.structs())[1:]:
+                    src(f"{nested.name}: {self.rt('_TypeAlias')} = {nested.name}")
+            src()
+            # class-level annotations: editors and type checkers see every field without __init__
+            for f in struct.fields:
+                src(f"{self.attr(f)}: {self.type_hint(f)}")
+            if self.has_tag_slot():
+                src("_unknown_tags: dict[int, bytes] | None")
             src()
             params = []
             assigns = []
@@ -331,7 +339,7 @@ class _ModuleWriter:
                     params.append(f"{a}: {hint} = {self.default_expr(f)}")
                     assigns.append(f"self.{a} = {a}")
             if self.has_tag_slot():
-                assigns.append("self._unknown_tags: dict[int, bytes] | None = None")
+                assigns.append("self._unknown_tags = None")
             if params:
                 src("def __init__(")
                 src("    self,")
@@ -387,6 +395,9 @@ class _ModuleWriter:
             text = f"{self.attr(f)} ({', '.join(notes)}): {f.about}".rstrip()
             lines.extend(textwrap.wrap(text, 96, initial_indent="    ", subsequent_indent="        ")
                          or ["    " + text])
+        if is_message and spec.history:
+            lines += ["", "Version history (the spec's own account):"]
+            lines += [f"    {line}" if line else "" for line in spec.history.splitlines()]
         indented = [lines[0]] + [f"    {line}" if line else "" for line in lines[1:]]
         return "\n".join(indented).replace('"""', "'''") + "\n    "
 

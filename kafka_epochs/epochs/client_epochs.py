@@ -9,10 +9,20 @@ each partition, e.g. to annotate captured traffic or to drive a broker model.
 from __future__ import annotations
 
 import uuid
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from kafka_epochs.epochs.leader_epoch import NO_EPOCH
 from kafka_epochs.epochs.state import known_topic_id
+
+if TYPE_CHECKING:
+    from kafka_epochs.messages.FetchRequest import FetchRequest
+    from kafka_epochs.messages.ListOffsetsRequest import ListOffsetsRequest
+    from kafka_epochs.messages.OffsetForLeaderEpochRequest import OffsetForLeaderEpochRequest
+    from kafka_epochs.messages.ProduceRequest import ProduceRequest
+
+    #: The requests that carry a client's leader epoch per partition.
+    EpochRequest = ProduceRequest | FetchRequest | ListOffsetsRequest | OffsetForLeaderEpochRequest
+
 
 PRODUCE, FETCH, LIST_OFFSETS, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 23
 
@@ -35,7 +45,7 @@ class RequestedLeaderEpoch(NamedTuple):
     topic_id: uuid.UUID | None = None
 
 
-def requested_leader_epochs(request: Any, version: int) -> list[RequestedLeaderEpoch]:
+def requested_leader_epochs(request: EpochRequest, version: int) -> list[RequestedLeaderEpoch]:
     """Every partition of a Produce, Fetch, ListOffsets or OffsetForLeaderEpoch request.
 
     Raises ``ValueError`` for any other request: the others carry no client leader epoch.
@@ -50,15 +60,19 @@ def requested_leader_epochs(request: Any, version: int) -> list[RequestedLeaderE
     def epoch(partition: Any) -> int:
         return int(partition.current_leader_epoch) if has_epoch else NO_EPOCH
 
+    # the api key, not the class, says which request this is: any protocol's class may come here
     if api_key == PRODUCE:
-        return [RequestedLeaderEpoch(t.name, p.index, epoch(p)) for t in request.topic_data for p in t.partition_data]
+        produce = cast("ProduceRequest", request)
+        return [RequestedLeaderEpoch(t.name, p.index, epoch(p)) for t in produce.topic_data for p in t.partition_data]
 
     def topic_id(topic: Any) -> uuid.UUID | None:
         return known_topic_id(topic.topic_id) if has_id else None
 
     if api_key == LIST_OFFSETS:
+        list_offsets = cast("ListOffsetsRequest", request)
         return [RequestedLeaderEpoch(t.name, p.partition_index, epoch(p), topic_id(t))
-                for t in request.topics for p in t.partitions]
+                for t in list_offsets.topics for p in t.partitions]
+    by_topic = cast("FetchRequest | OffsetForLeaderEpochRequest", request)
     named = api_key != FETCH or version <= _FETCH_LAST_NAMED_VERSION
     return [RequestedLeaderEpoch(t.topic if named else "", p.partition, epoch(p), topic_id(t))
-            for t in request.topics for p in t.partitions]
+            for t in by_topic.topics for p in t.partitions]

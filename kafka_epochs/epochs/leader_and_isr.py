@@ -10,11 +10,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_epochs.epochs._bundled import message_class
 from kafka_epochs.epochs.errors import Errors
 from kafka_epochs.epochs.state import ZERO_UUID, known_topic_id
+
+if TYPE_CHECKING:
+    from kafka_epochs.messages.LeaderAndIsrRequest import LeaderAndIsrPartitionState, LeaderAndIsrRequest
+    from kafka_epochs.messages.LeaderAndIsrResponse import LeaderAndIsrResponse
+
 
 FIRST_GROUPED_VERSION = 2
 FIRST_VERSION_WITH_TOPIC_IDS = 5
@@ -44,7 +49,7 @@ class LeaderAndIsrPartition(NamedTuple):
     topic_id: uuid.UUID | None = None
 
 
-def leader_and_isr_partitions(request: Any, version: int) -> list[LeaderAndIsrPartition]:
+def leader_and_isr_partitions(request: LeaderAndIsrRequest, version: int) -> list[LeaderAndIsrPartition]:
     """Every partition state of a decoded LeaderAndIsrRequest, in request order."""
     if version < FIRST_GROUPED_VERSION:
         return [_partition(s.topic_name, None, s) for s in request.ungrouped_partition_states]
@@ -53,7 +58,7 @@ def leader_and_isr_partitions(request: Any, version: int) -> list[LeaderAndIsrPa
             for t in request.topic_states for s in t.partition_states]
 
 
-def leader_and_isr_type(request: Any, version: int) -> LeaderAndIsrType:
+def leader_and_isr_type(request: LeaderAndIsrRequest, version: int) -> LeaderAndIsrType:
     """The request's type; UNKNOWN before v5 and for numbers Kafka does not define."""
     if version < FIRST_VERSION_WITH_TOPIC_IDS:
         return LeaderAndIsrType.UNKNOWN
@@ -91,7 +96,7 @@ def leader_and_isr_response(
     version: int, results: Sequence[tuple[LeaderAndIsrPartition, Errors]], error: Errors = Errors.NONE,
 ) -> Any:
     """A generated LeaderAndIsrResponse: flat up to v4, grouped under topic ids from v5."""
-    response_cls = message_class("LeaderAndIsrResponse")
+    response_cls: type[LeaderAndIsrResponse] = message_class("LeaderAndIsrResponse")
     response = response_cls(error_code=int(error))
     partition_error = response_cls.LeaderAndIsrPartitionError
     if version < FIRST_VERSION_WITH_TOPIC_IDS:
@@ -110,6 +115,6 @@ def leader_and_isr_response(
     return response
 
 
-def _partition(topic: str, topic_id: uuid.UUID | None, state: Any) -> LeaderAndIsrPartition:
+def _partition(topic: str, topic_id: uuid.UUID | None, state: LeaderAndIsrPartitionState) -> LeaderAndIsrPartition:
     return LeaderAndIsrPartition(topic, state.partition_index, state.leader_epoch, state.leader,
                                  tuple(state.isr), tuple(state.replicas), topic_id)

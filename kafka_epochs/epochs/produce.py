@@ -7,11 +7,16 @@ reads as -1, which skips the leader-epoch check, as KIP-359 says old versions mu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_epochs.epochs._bundled import message_class
 from kafka_epochs.epochs.errors import Errors
 from kafka_epochs.epochs.leader_epoch import NO_EPOCH
+
+if TYPE_CHECKING:
+    from kafka_epochs.messages.ProduceRequest import ProduceRequest
+    from kafka_epochs.messages.ProduceResponse import ProduceResponse
+
 
 FIRST_VERSION_WITH_LEADER_EPOCH = 12
 
@@ -27,20 +32,20 @@ class ProducePartition(NamedTuple):
     current_leader_epoch: int
 
 
-def produce_partitions(request: Any, version: int) -> list[ProducePartition]:
+def produce_partitions(request: ProduceRequest, version: int) -> list[ProducePartition]:
     """Every partition of a decoded ProduceRequest, in request order."""
     with_epoch = version >= FIRST_VERSION_WITH_LEADER_EPOCH
     return [ProducePartition(t.name, p.index, p.current_leader_epoch if with_epoch else NO_EPOCH)
             for t in request.topic_data for p in t.partition_data]
 
 
-def produce_response(results: Sequence[tuple[ProducePartition, Errors]]) -> Any:
+def produce_response(results: Sequence[tuple[ProducePartition, Errors]]) -> ProduceResponse:
     """A generated ProduceResponse with one entry per partition, grouped by topic.
 
     The model stores no records, so no offset is known: ``BaseOffset`` is -1 for every
     partition, appended or not.
     """
-    response_cls = message_class("ProduceResponse")
+    response_cls: type[ProduceResponse] = message_class("ProduceResponse")
     topics: dict[str, Any] = {}
     for item, err in results:
         topic = topics.get(item.topic)

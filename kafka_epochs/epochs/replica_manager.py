@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kafka_epochs.epochs.control_epochs import UNKNOWN_BROKER_EPOCH, broker_epoch_error, controller_epoch_error
 from kafka_epochs.epochs.errors import Errors
@@ -46,6 +46,16 @@ from kafka_epochs.epochs.stop_replica import (
     stop_replica_partitions,
     stop_replica_response,
 )
+
+if TYPE_CHECKING:
+    from kafka_epochs.messages.LeaderAndIsrRequest import LeaderAndIsrRequest
+    from kafka_epochs.messages.LeaderAndIsrResponse import LeaderAndIsrResponse
+    from kafka_epochs.messages.ProduceRequest import ProduceRequest
+    from kafka_epochs.messages.ProduceResponse import ProduceResponse
+    from kafka_epochs.messages.StopReplicaRequest import StopReplicaRequest
+    from kafka_epochs.messages.StopReplicaResponse import StopReplicaResponse
+    from kafka_epochs.protocol import Decoded
+
 
 PRODUCE, LEADER_AND_ISR, STOP_REPLICA = 0, 4, 5
 #: Apache's KafkaController.InitialControllerEpoch: what a broker knows before any request.
@@ -143,7 +153,7 @@ class ReplicaManager:
 
     # -- requests -----------------------------------------------------------------------------
 
-    def handle(self, decoded: Any, now_ms: int) -> Any:
+    def handle(self, decoded: Decoded, now_ms: int) -> LeaderAndIsrResponse | StopReplicaResponse | ProduceResponse:
         """Answer a ``Decoded`` request frame (from ``Protocol.decode_request``)."""
         api_key, version, body = decoded.api_key, decoded.api_version, decoded.body
         if api_key == LEADER_AND_ISR:
@@ -154,7 +164,7 @@ class ReplicaManager:
             return self.handle_produce(body, version)
         raise ValueError(f"the replica model answers LeaderAndIsr, StopReplica and Produce, not api key {api_key}")
 
-    def handle_leader_and_isr(self, request: Any, version: int, now_ms: int) -> Any:
+    def handle_leader_and_isr(self, request: LeaderAndIsrRequest, version: int, now_ms: int) -> LeaderAndIsrResponse:
         """Apply a LeaderAndIsr request; returns the LeaderAndIsrResponse for ``version``."""
         items = leader_and_isr_partitions(request, version)
         error = self._admit_control_request(request.controller_epoch, request.broker_epoch if version >= 2 else None)
@@ -170,7 +180,7 @@ class ReplicaManager:
                     self._stage(tp, local, StagedReason.STRAY, now_ms)
         return leader_and_isr_response(version, results)
 
-    def handle_stop_replica(self, request: Any, version: int) -> Any:
+    def handle_stop_replica(self, request: StopReplicaRequest, version: int) -> StopReplicaResponse:
         """Apply a StopReplica request; returns the StopReplicaResponse for ``version``."""
         items = stop_replica_partitions(request, version)
         error = self._admit_control_request(request.controller_epoch, request.broker_epoch if version >= 1 else None)
@@ -179,7 +189,7 @@ class ReplicaManager:
             return stop_replica_response(version, [], error)
         return stop_replica_response(version, [(item, self._stop_replica(item)) for item in items])
 
-    def handle_produce(self, request: Any, version: int) -> Any:
+    def handle_produce(self, request: ProduceRequest, version: int) -> ProduceResponse:
         """Check a Produce request partition by partition; returns the ProduceResponse.
 
         The model keeps no records: an accepted partition changes nothing and is answered with

@@ -11,12 +11,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kafka_epochs.epochs._bundled import message_class
 from kafka_epochs.epochs.errors import Errors
 from kafka_epochs.epochs.leader_epoch import EPOCH_DURING_DELETE, NO_EPOCH
 from kafka_epochs.epochs.state import ZERO_UUID, known_topic_id
+
+if TYPE_CHECKING:
+    from kafka_epochs.messages.StopReplicaRequest import StopReplicaRequest
+    from kafka_epochs.messages.StopReplicaResponse import StopReplicaResponse, StopReplicaTopicError
+
 
 FIRST_VERSION_WITH_EPOCHS = 3
 FIRST_VERSION_WITH_TOPIC_IDS = 4
@@ -67,7 +72,7 @@ def stop_replica_epoch_error(
     return Errors.FENCED_LEADER_EPOCH
 
 
-def stop_replica_partitions(request: Any, version: int) -> list[StopReplicaPartition]:
+def stop_replica_partitions(request: StopReplicaRequest, version: int) -> list[StopReplicaPartition]:
     """Every partition of a decoded StopReplicaRequest, in request order.
 
     The version says which fields are real: a decoded object also has the fields of other
@@ -87,9 +92,9 @@ def stop_replica_partitions(request: Any, version: int) -> list[StopReplicaParti
 
 def stop_replica_response(
     version: int, results: Sequence[tuple[StopReplicaPartition, Errors]], error: Errors = Errors.NONE,
-) -> Any:
+) -> StopReplicaResponse:
     """A generated StopReplicaResponse for ``version``: flat up to v3, grouped by topic in v4."""
-    response_cls = message_class("StopReplicaResponse")
+    response_cls: type[StopReplicaResponse] = message_class("StopReplicaResponse")
     response = response_cls(error_code=int(error))
     partition_error = response_cls.StopReplicaPartitionError
     if version < FIRST_VERSION_WITH_TOPIC_IDS:
@@ -97,7 +102,7 @@ def stop_replica_response(
             partition_error(topic_name=item.topic, partition_index=item.partition, error_code=int(err))
             for item, err in results]
         return response
-    groups: dict[tuple[str, uuid.UUID | None], Any] = {}
+    groups: dict[tuple[str, uuid.UUID | None], StopReplicaTopicError] = {}
     for item, err in results:
         key = (item.topic, item.topic_id)
         group = groups.get(key)

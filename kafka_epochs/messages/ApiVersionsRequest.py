@@ -30,6 +30,15 @@ class ApiVersionsRequest(_Message):
         client_software_name (string, v3+, ignorable): Name of the client library sending the
             request.
         client_software_version (string, v3+, ignorable): Version of that client library.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: ApiVersions request (api key 18).
+
+        Every version, 0 to 4, has the same wire layout as Apache Kafka 3.9.
+          v0-v2  an empty body.
+          v3     first flexible version; the client says which software it is (KIP-511).
+          v4     same bytes as v3; the bump only tells the broker the client copes with a
+                 feature whose minimum version is 0 (KAFKA-17011).
     """
 
     __slots__ = ('client_software_name', 'client_software_version', '_unknown_tags', )
@@ -40,6 +49,10 @@ class ApiVersionsRequest(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    client_software_name: str
+    client_software_version: str
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -48,7 +61,7 @@ class ApiVersionsRequest(_Message):
     ) -> None:
         self.client_software_name = client_software_name
         self.client_software_version = client_software_version
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

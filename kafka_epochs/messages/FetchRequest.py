@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -102,6 +103,11 @@ class ForgottenTopic(_Struct):
 
     __slots__ = ('topic', 'topic_id', 'partitions', '_unknown_tags', )
 
+    topic: str
+    topic_id: _UUID
+    partitions: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -112,7 +118,7 @@ class ForgottenTopic(_Struct):
         self.topic = topic
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchPartition(_Struct):
@@ -134,6 +140,15 @@ class FetchPartition(_Struct):
 
     __slots__ = ('partition', 'current_leader_epoch', 'fetch_offset', 'last_fetched_epoch', 'log_start_offset', 'partition_max_bytes', 'replica_directory_id', '_unknown_tags', )
 
+    partition: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    log_start_offset: int
+    partition_max_bytes: int
+    replica_directory_id: _UUID
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -152,7 +167,7 @@ class FetchPartition(_Struct):
         self.log_start_offset = log_start_offset
         self.partition_max_bytes = partition_max_bytes
         self.replica_directory_id = replica_directory_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchTopic(_Struct):
@@ -166,6 +181,11 @@ class FetchTopic(_Struct):
 
     __slots__ = ('topic', 'topic_id', 'partitions', '_unknown_tags', )
 
+    topic: str
+    topic_id: _UUID
+    partitions: list[FetchPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -176,7 +196,7 @@ class FetchTopic(_Struct):
         self.topic = topic
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ReplicaState(_Struct):
@@ -189,6 +209,10 @@ class ReplicaState(_Struct):
 
     __slots__ = ('replica_id', 'replica_epoch', '_unknown_tags', )
 
+    replica_id: int
+    replica_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -197,7 +221,7 @@ class ReplicaState(_Struct):
     ) -> None:
         self.replica_id = replica_id
         self.replica_epoch = replica_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class FetchRequest(_Message):
@@ -221,6 +245,28 @@ class FetchRequest(_Message):
         forgotten_topics_data ([]ForgottenTopic, v7+): Partitions an incremental fetch drops from
             its session.
         rack_id (string, v11+, ignorable): Rack of the fetching consumer, for follower fetching.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: Fetch request (api key 1).
+
+        Versions 0 to 17 all match Apache Kafka 3.9 byte for byte.
+          v0-v2  replica id, wait and size limits, topics with partitions and offsets.
+          v3     adds an overall MaxBytes; partitions are served in request order.
+          v4     adds IsolationLevel (transactions; message format v2).
+          v5     adds the follower's LogStartOffset per partition.
+          v6     same bytes as v5.
+          v7     incremental fetch sessions (KIP-227): session id/epoch, forgotten topics.
+          v8     same bytes as v7.
+          v9     adds CurrentLeaderEpoch per partition: the KIP-320 fencing field.
+          v10    same bytes as v9 (zstd allowed, KIP-110).
+          v11    adds the consumer's rack (KIP-392).
+          v12    first flexible version; adds LastFetchedEpoch for divergence checks (KIP-595)
+                 and the tagged ClusterId.
+          v13    topics are named by id instead of by name (KIP-516).
+          v14    same bytes as v13 (tiered-storage error code, KIP-405).
+          v15    the top-level ReplicaId retires in favour of a tagged ReplicaState (KIP-903).
+          v16    same bytes as v15 (KIP-951).
+          v17    adds the follower's tagged ReplicaDirectoryId per partition (KIP-853).
     """
 
     __slots__ = ('cluster_id', 'replica_id', 'replica_state', 'max_wait_ms', 'min_bytes', 'max_bytes', 'isolation_level', 'session_id', 'session_epoch', 'topics', 'forgotten_topics_data', 'rack_id', '_unknown_tags', )
@@ -230,6 +276,24 @@ class FetchRequest(_Message):
     FLEXIBLE_VERSIONS = range(12, 18)
     DEPRECATED_VERSIONS = range(0, 4)
     LATEST_VERSION_UNSTABLE = False
+    ReplicaState: _TypeAlias = ReplicaState
+    FetchTopic: _TypeAlias = FetchTopic
+    FetchPartition: _TypeAlias = FetchPartition
+    ForgottenTopic: _TypeAlias = ForgottenTopic
+
+    cluster_id: str | None
+    replica_id: int
+    replica_state: ReplicaState
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
+    session_id: int
+    session_epoch: int
+    topics: list[FetchTopic]
+    forgotten_topics_data: list[ForgottenTopic]
+    rack_id: str
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -259,7 +323,7 @@ class FetchRequest(_Message):
         self.topics = [] if topics is None else topics
         self.forgotten_topics_data = [] if forgotten_topics_data is None else forgotten_topics_data
         self.rack_id = rack_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -1920,10 +1984,6 @@ ForgottenTopic._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (13, _MAX_VERSION), default=_ZERO_UUID, ignorable=True),
     _F('partitions', 'Partitions', 'array', (7, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
-FetchRequest.ReplicaState = ReplicaState  # type: ignore[attr-defined]
-FetchRequest.FetchTopic = FetchTopic  # type: ignore[attr-defined]
-FetchRequest.FetchPartition = FetchPartition  # type: ignore[attr-defined]
-FetchRequest.ForgottenTopic = ForgottenTopic  # type: ignore[attr-defined]
 FetchRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v4, 5: _read_v5, 6: _read_v5, 7: _read_v7, 8: _read_v7, 9: _read_v9, 10: _read_v9, 11: _read_v11, 12: _read_v12, 13: _read_v13, 14: _read_v13, 15: _read_v15, 16: _read_v15, 17: _read_v17}
 FetchRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v4, 5: _write_v5, 6: _write_v5, 7: _write_v7, 8: _write_v7, 9: _write_v9, 10: _write_v9, 11: _write_v11, 12: _write_v12, 13: _write_v13, 14: _write_v13, 15: _write_v15, 16: _write_v15, 17: _write_v17}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -102,6 +103,11 @@ class LeaderAndIsrLiveLeader(_Struct):
 
     __slots__ = ('broker_id', 'host_name', 'port', '_unknown_tags', )
 
+    broker_id: int
+    host_name: str
+    port: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -112,7 +118,7 @@ class LeaderAndIsrLiveLeader(_Struct):
         self.broker_id = broker_id
         self.host_name = host_name
         self.port = port
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderAndIsrTopicState(_Struct):
@@ -127,6 +133,11 @@ class LeaderAndIsrTopicState(_Struct):
 
     __slots__ = ('topic_name', 'topic_id', 'partition_states', '_unknown_tags', )
 
+    topic_name: str
+    topic_id: _UUID
+    partition_states: list[LeaderAndIsrPartitionState]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -137,7 +148,7 @@ class LeaderAndIsrTopicState(_Struct):
         self.topic_name = topic_name
         self.topic_id = topic_id
         self.partition_states = [] if partition_states is None else partition_states
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderAndIsrPartitionState(_Struct):
@@ -163,6 +174,20 @@ class LeaderAndIsrPartitionState(_Struct):
     """
 
     __slots__ = ('topic_name', 'partition_index', 'controller_epoch', 'leader', 'leader_epoch', 'isr', 'partition_epoch', 'replicas', 'adding_replicas', 'removing_replicas', 'is_new', 'leader_recovery_state', '_unknown_tags', )
+
+    topic_name: str
+    partition_index: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    partition_epoch: int
+    replicas: list[int]
+    adding_replicas: list[int]
+    removing_replicas: list[int]
+    is_new: bool
+    leader_recovery_state: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -192,7 +217,7 @@ class LeaderAndIsrPartitionState(_Struct):
         self.removing_replicas = [] if removing_replicas is None else removing_replicas
         self.is_new = is_new
         self.leader_recovery_state = leader_recovery_state
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderAndIsrRequest(_Message):
@@ -211,6 +236,28 @@ class LeaderAndIsrRequest(_Message):
             naming its topic (v0 and v1).
         topic_states ([]LeaderAndIsrTopicState, v2+): Partition states grouped by topic (v2 on).
         live_leaders ([]LeaderAndIsrLiveLeader, v0+): Leaders that are alive.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: LeaderAndIsr request (api key 4), controller to broker.
+
+        Versions 0 to 7 match Apache Kafka 3.9 byte for byte.
+          v0     partition states listed one by one, each with its topic name.
+          v1     adds IsNew per partition.
+          v2     adds the broker epoch (KIP-380) and groups partition states by topic.
+          v3     adds the replicas being added and removed (KIP-455).
+          v4     first flexible version.
+          v5     KIP-516 (seed 004): a request Type and the TopicId of every topic.
+          v6     adds LeaderRecoveryState per partition (KIP-704).
+          v7     adds isKRaftController (KIP-866, ZooKeeper migration).
+
+        About v5 and the stray-partition KIPs:
+          KIP-550 (seed 003) proposed a trailing bool, ContainsAllReplicas, meaning "this
+          request lists every replica the broker should host, so anything else on its disks is
+          stray". KIP-516 (seed 004) replaced that idea with Type: FULL carries exactly that
+          meaning, INCREMENTAL means "only some partitions". ContainsAllReplicas therefore never
+          appears here; use type = 2 (FULL). The seeds name FULL and INCREMENTAL without
+          numbering them; the numbers used on the wire are Apache's: 0 unknown (the default),
+          1 INCREMENTAL, 2 FULL.
     """
 
     __slots__ = ('controller_id', 'is_k_raft_controller', 'controller_epoch', 'broker_epoch', 'type', 'ungrouped_partition_states', 'topic_states', 'live_leaders', '_unknown_tags', )
@@ -220,6 +267,19 @@ class LeaderAndIsrRequest(_Message):
     FLEXIBLE_VERSIONS = range(4, 8)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    LeaderAndIsrPartitionState: _TypeAlias = LeaderAndIsrPartitionState
+    LeaderAndIsrTopicState: _TypeAlias = LeaderAndIsrTopicState
+    LeaderAndIsrLiveLeader: _TypeAlias = LeaderAndIsrLiveLeader
+
+    controller_id: int
+    is_k_raft_controller: bool
+    controller_epoch: int
+    broker_epoch: int
+    type: int
+    ungrouped_partition_states: list[LeaderAndIsrPartitionState]
+    topic_states: list[LeaderAndIsrTopicState]
+    live_leaders: list[LeaderAndIsrLiveLeader]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -241,7 +301,7 @@ class LeaderAndIsrRequest(_Message):
         self.ungrouped_partition_states = [] if ungrouped_partition_states is None else ungrouped_partition_states
         self.topic_states = [] if topic_states is None else topic_states
         self.live_leaders = [] if live_leaders is None else live_leaders
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -1773,9 +1833,6 @@ LeaderAndIsrLiveLeader._FIELDS = (
     _F('host_name', 'HostName', 'string', (0, _MAX_VERSION), default=''),
     _F('port', 'Port', 'int32', (0, _MAX_VERSION), default=0),
 )
-LeaderAndIsrRequest.LeaderAndIsrPartitionState = LeaderAndIsrPartitionState  # type: ignore[attr-defined]
-LeaderAndIsrRequest.LeaderAndIsrTopicState = LeaderAndIsrTopicState  # type: ignore[attr-defined]
-LeaderAndIsrRequest.LeaderAndIsrLiveLeader = LeaderAndIsrLiveLeader  # type: ignore[attr-defined]
 LeaderAndIsrRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v3, 4: _read_v4, 5: _read_v5, 6: _read_v6, 7: _read_v7}
 LeaderAndIsrRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v3, 4: _write_v4, 5: _write_v5, 6: _write_v6, 7: _write_v7}
 

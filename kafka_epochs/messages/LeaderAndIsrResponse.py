@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -61,6 +62,10 @@ class LeaderAndIsrTopicError(_Struct):
 
     __slots__ = ('topic_id', 'partition_errors', '_unknown_tags', )
 
+    topic_id: _UUID
+    partition_errors: list[LeaderAndIsrPartitionError]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -69,7 +74,7 @@ class LeaderAndIsrTopicError(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.partition_errors = [] if partition_errors is None else partition_errors
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderAndIsrPartitionError(_Struct):
@@ -83,6 +88,11 @@ class LeaderAndIsrPartitionError(_Struct):
 
     __slots__ = ('topic_name', 'partition_index', 'error_code', '_unknown_tags', )
 
+    topic_name: str
+    partition_index: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -93,7 +103,7 @@ class LeaderAndIsrPartitionError(_Struct):
         self.topic_name = topic_name
         self.partition_index = partition_index
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderAndIsrResponse(_Message):
@@ -103,6 +113,16 @@ class LeaderAndIsrResponse(_Message):
         error_code (int16, v0+): Error for the whole request, 0 when there is none.
         partition_errors ([]LeaderAndIsrPartitionError, v0-4): Errors per partition (v0 to v4).
         topics ([]LeaderAndIsrTopicError, v5+): Errors per topic (v5 on).
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: LeaderAndIsr response (api key 4).
+
+        Versions 0 to 7 match Apache Kafka 3.9 byte for byte.
+          v0-v3  a flat list of partition errors, each naming its topic.
+          v4     first flexible version.
+          v5     KIP-516 (seed 004): errors are grouped by topic, and topics are named by id
+                 only (no topic name).
+          v6-v7  same bytes as v5.
     """
 
     __slots__ = ('error_code', 'partition_errors', 'topics', '_unknown_tags', )
@@ -112,6 +132,13 @@ class LeaderAndIsrResponse(_Message):
     FLEXIBLE_VERSIONS = range(4, 8)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    LeaderAndIsrPartitionError: _TypeAlias = LeaderAndIsrPartitionError
+    LeaderAndIsrTopicError: _TypeAlias = LeaderAndIsrTopicError
+
+    error_code: int
+    partition_errors: list[LeaderAndIsrPartitionError]
+    topics: list[LeaderAndIsrTopicError]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -123,7 +150,7 @@ class LeaderAndIsrResponse(_Message):
         self.error_code = error_code
         self.partition_errors = [] if partition_errors is None else partition_errors
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -345,8 +372,6 @@ LeaderAndIsrTopicError._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (5, _MAX_VERSION), default=_ZERO_UUID),
     _F('partition_errors', 'PartitionErrors', 'array', (5, _MAX_VERSION), element='struct', struct=LeaderAndIsrPartitionError, default=_EMPTY_ARRAY),
 )
-LeaderAndIsrResponse.LeaderAndIsrPartitionError = LeaderAndIsrPartitionError  # type: ignore[attr-defined]
-LeaderAndIsrResponse.LeaderAndIsrTopicError = LeaderAndIsrTopicError  # type: ignore[attr-defined]
 LeaderAndIsrResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v0, 4: _read_v4, 5: _read_v5, 6: _read_v5, 7: _read_v5}
 LeaderAndIsrResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v0, 4: _write_v4, 5: _write_v5, 6: _write_v5, 7: _write_v5}
 

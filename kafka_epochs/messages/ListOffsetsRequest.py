@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -72,6 +73,12 @@ class ListOffsetsPartition(_Struct):
 
     __slots__ = ('partition_index', 'current_leader_epoch', 'timestamp', 'max_num_offsets', '_unknown_tags', )
 
+    partition_index: int
+    current_leader_epoch: int
+    timestamp: int
+    max_num_offsets: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -84,7 +91,7 @@ class ListOffsetsPartition(_Struct):
         self.current_leader_epoch = current_leader_epoch
         self.timestamp = timestamp
         self.max_num_offsets = max_num_offsets
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListOffsetsTopic(_Struct):
@@ -98,6 +105,11 @@ class ListOffsetsTopic(_Struct):
 
     __slots__ = ('name', 'topic_id', 'partitions', '_unknown_tags', )
 
+    name: str
+    topic_id: _UUID
+    partitions: list[ListOffsetsPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -108,7 +120,7 @@ class ListOffsetsTopic(_Struct):
         self.name = name
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListOffsetsRequest(_Message):
@@ -119,6 +131,25 @@ class ListOffsetsRequest(_Message):
         isolation_level (int8, v2+): 0 to see uncommitted data, 1 to see only up to the last stable
             offset.
         topics ([]ListOffsetsTopic, v0+): Topics to look up.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: ListOffsets request (api key 2).
+
+        Versions 0 to 5 match Apache Kafka 3.9 byte for byte:
+          v0     may ask for several offsets per partition (MaxNumOffsets).
+          v1     one offset per partition only; MaxNumOffsets is gone.
+          v2     adds IsolationLevel.
+          v3     same bytes as v2.
+          v4     adds CurrentLeaderEpoch per partition (KIP-320 fencing).
+          v5     same bytes as v4.
+
+        Version 6 is this project's, from the KIP-516 (topic ids) draft, seed 004:
+          - it is the first flexible version (compact strings and arrays, tagged sections);
+          - each topic carries its TopicId right after the name; the name stays.
+        Apache Kafka 3.9 also makes v6 its first flexible version but adds no topic id, so
+        our v6 and Apache's v6 do NOT have the same bytes: ours has 16 more per topic.
+        Apache's v7-v9 are not part of this protocol. To read real Apache v6+ traffic, load
+        Apache's own specs with Protocol.from_specs(...).
     """
 
     __slots__ = ('replica_id', 'isolation_level', 'topics', '_unknown_tags', )
@@ -128,6 +159,13 @@ class ListOffsetsRequest(_Message):
     FLEXIBLE_VERSIONS = range(6, 7)
     DEPRECATED_VERSIONS = range(0, 1)
     LATEST_VERSION_UNSTABLE = False
+    ListOffsetsTopic: _TypeAlias = ListOffsetsTopic
+    ListOffsetsPartition: _TypeAlias = ListOffsetsPartition
+
+    replica_id: int
+    isolation_level: int
+    topics: list[ListOffsetsTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -139,7 +177,7 @@ class ListOffsetsRequest(_Message):
         self.replica_id = replica_id
         self.isolation_level = isolation_level
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -514,8 +552,6 @@ ListOffsetsPartition._FIELDS = (
     _F('timestamp', 'Timestamp', 'int64', (0, _MAX_VERSION), default=0),
     _F('max_num_offsets', 'MaxNumOffsets', 'int32', (0, 0), default=1),
 )
-ListOffsetsRequest.ListOffsetsTopic = ListOffsetsTopic  # type: ignore[attr-defined]
-ListOffsetsRequest.ListOffsetsPartition = ListOffsetsPartition  # type: ignore[attr-defined]
 ListOffsetsRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v4, 5: _read_v4, 6: _read_v6}
 ListOffsetsRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v4, 5: _write_v4, 6: _write_v6}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -78,6 +79,14 @@ class ListOffsetsPartitionResponse(_Struct):
 
     __slots__ = ('partition_index', 'error_code', 'old_style_offsets', 'timestamp', 'offset', 'leader_epoch', '_unknown_tags', )
 
+    partition_index: int
+    error_code: int
+    old_style_offsets: list[int]
+    timestamp: int
+    offset: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -94,7 +103,7 @@ class ListOffsetsPartitionResponse(_Struct):
         self.timestamp = timestamp
         self.offset = offset
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListOffsetsTopicResponse(_Struct):
@@ -108,6 +117,11 @@ class ListOffsetsTopicResponse(_Struct):
 
     __slots__ = ('name', 'topic_id', 'partitions', '_unknown_tags', )
 
+    name: str
+    topic_id: _UUID
+    partitions: list[ListOffsetsPartitionResponse]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -118,7 +132,7 @@ class ListOffsetsTopicResponse(_Struct):
         self.name = name
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ListOffsetsResponse(_Message):
@@ -128,6 +142,21 @@ class ListOffsetsResponse(_Message):
         throttle_time_ms (int32, v2+, ignorable): How long, in milliseconds, the request was held
             back by a quota; 0 if it was not.
         topics ([]ListOffsetsTopicResponse, v0+): Results per topic.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: ListOffsets response (api key 2).
+
+        Versions 0 to 5 match Apache Kafka 3.9 byte for byte:
+          v0     a list of offsets per partition.
+          v1     a single offset plus the timestamp it belongs to.
+          v2     adds the throttle time.
+          v3     same bytes as v2.
+          v4     adds the leader epoch of the returned offset (KIP-320).
+          v5     same bytes as v4 (OFFSET_NOT_AVAILABLE may appear).
+
+        Version 6 is this project's, from the KIP-516 draft (seed 004): first flexible
+        version, and each topic echoes its TopicId right after the name. It is therefore
+        NOT byte-compatible with Apache's v6 (flexible, but without the id).
     """
 
     __slots__ = ('throttle_time_ms', 'topics', '_unknown_tags', )
@@ -137,6 +166,12 @@ class ListOffsetsResponse(_Message):
     FLEXIBLE_VERSIONS = range(6, 7)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    ListOffsetsTopicResponse: _TypeAlias = ListOffsetsTopicResponse
+    ListOffsetsPartitionResponse: _TypeAlias = ListOffsetsPartitionResponse
+
+    throttle_time_ms: int
+    topics: list[ListOffsetsTopicResponse]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -146,7 +181,7 @@ class ListOffsetsResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -536,8 +571,6 @@ ListOffsetsPartitionResponse._FIELDS = (
     _F('offset', 'Offset', 'int64', (1, _MAX_VERSION), default=-1),
     _F('leader_epoch', 'LeaderEpoch', 'int32', (4, _MAX_VERSION), default=-1),
 )
-ListOffsetsResponse.ListOffsetsTopicResponse = ListOffsetsTopicResponse  # type: ignore[attr-defined]
-ListOffsetsResponse.ListOffsetsPartitionResponse = ListOffsetsPartitionResponse  # type: ignore[attr-defined]
 ListOffsetsResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v4, 5: _read_v4, 6: _read_v6}
 ListOffsetsResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v4, 5: _write_v4, 6: _write_v6}
 

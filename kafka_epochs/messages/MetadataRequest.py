@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct as _struct
 from typing import Any as _Any
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -67,6 +68,10 @@ class MetadataRequestTopic(_Struct):
 
     __slots__ = ('topic_id', 'name', '_unknown_tags', )
 
+    topic_id: _UUID
+    name: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -75,7 +80,7 @@ class MetadataRequestTopic(_Struct):
     ) -> None:
         self.topic_id = topic_id
         self.name = name
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class MetadataRequest(_Message):
@@ -90,6 +95,22 @@ class MetadataRequest(_Message):
             caller may perform on the cluster.
         include_topic_authorized_operations (bool, v8+): Ask for the bitfield of operations the
             caller may perform on each topic.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: Metadata request (api key 3).
+
+        Versions 0 to 12 all match Apache Kafka 3.9 byte for byte.
+          v0     a plain list of topic names; an EMPTY list means "all topics".
+          v1     the list becomes nullable: null means "all topics", empty means "none".
+          v2-v3  same bytes as v1.
+          v4     adds AllowAutoTopicCreation.
+          v5-v7  same bytes as v4.
+          v8     the client may ask for authorized-operation bitfields (KIP-430).
+          v9     first flexible version.
+          v10    each topic may carry its id and the name becomes nullable (KIP-516), though
+                 brokers only act on ids from v12.
+          v11    drops the cluster-operations flag (KIP-700 moved it to DescribeCluster).
+          v12    same bytes as v11; looking topics up by id is supported from here.
     """
 
     __slots__ = ('topics', 'allow_auto_topic_creation', 'include_cluster_authorized_operations', 'include_topic_authorized_operations', '_unknown_tags', )
@@ -99,6 +120,13 @@ class MetadataRequest(_Message):
     FLEXIBLE_VERSIONS = range(9, 13)
     DEPRECATED_VERSIONS = range(0, 4)
     LATEST_VERSION_UNSTABLE = False
+    MetadataRequestTopic: _TypeAlias = MetadataRequestTopic
+
+    topics: list[MetadataRequestTopic] | None
+    allow_auto_topic_creation: bool
+    include_cluster_authorized_operations: bool
+    include_topic_authorized_operations: bool
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -112,7 +140,7 @@ class MetadataRequest(_Message):
         self.allow_auto_topic_creation = allow_auto_topic_creation
         self.include_cluster_authorized_operations = include_cluster_authorized_operations
         self.include_topic_authorized_operations = include_topic_authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -554,7 +582,6 @@ MetadataRequestTopic._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (10, _MAX_VERSION), default=_ZERO_UUID, ignorable=True),
     _F('name', 'Name', 'string', (0, _MAX_VERSION), nullable=(10, _MAX_VERSION), default=''),
 )
-MetadataRequest.MetadataRequestTopic = MetadataRequestTopic  # type: ignore[attr-defined]
 MetadataRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v1, 3: _read_v1, 4: _read_v4, 5: _read_v4, 6: _read_v4, 7: _read_v4, 8: _read_v8, 9: _read_v9, 10: _read_v10, 11: _read_v11, 12: _read_v11}
 MetadataRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v1, 3: _write_v1, 4: _write_v4, 5: _write_v4, 6: _write_v4, 7: _write_v4, 8: _write_v8, 9: _write_v9, 10: _write_v10, 11: _write_v11, 12: _write_v11}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -85,6 +86,15 @@ class MetadataResponsePartition(_Struct):
 
     __slots__ = ('error_code', 'partition_index', 'leader_id', 'leader_epoch', 'replica_nodes', 'isr_nodes', 'offline_replicas', '_unknown_tags', )
 
+    error_code: int
+    partition_index: int
+    leader_id: int
+    leader_epoch: int
+    replica_nodes: list[int]
+    isr_nodes: list[int]
+    offline_replicas: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -103,7 +113,7 @@ class MetadataResponsePartition(_Struct):
         self.replica_nodes = [] if replica_nodes is None else replica_nodes
         self.isr_nodes = [] if isr_nodes is None else isr_nodes
         self.offline_replicas = [] if offline_replicas is None else offline_replicas
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class MetadataResponseTopic(_Struct):
@@ -123,6 +133,14 @@ class MetadataResponseTopic(_Struct):
 
     __slots__ = ('error_code', 'name', 'topic_id', 'is_internal', 'partitions', 'topic_authorized_operations', '_unknown_tags', )
 
+    error_code: int
+    name: str | None
+    topic_id: _UUID
+    is_internal: bool
+    partitions: list[MetadataResponsePartition]
+    topic_authorized_operations: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -139,7 +157,7 @@ class MetadataResponseTopic(_Struct):
         self.is_internal = is_internal
         self.partitions = [] if partitions is None else partitions
         self.topic_authorized_operations = topic_authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class MetadataResponseBroker(_Struct):
@@ -155,6 +173,12 @@ class MetadataResponseBroker(_Struct):
 
     __slots__ = ('node_id', 'host', 'port', 'rack', '_unknown_tags', )
 
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -167,7 +191,7 @@ class MetadataResponseBroker(_Struct):
         self.host = host
         self.port = port
         self.rack = rack
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class MetadataResponse(_Message):
@@ -183,6 +207,25 @@ class MetadataResponse(_Message):
         topics ([]MetadataResponseTopic, v0+): One entry per topic asked for (or every topic).
         cluster_authorized_operations (int32, v8-10): Bitfield of operations the caller may perform
             on the cluster (INT32_MIN when not asked).
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: Metadata response (api key 3).
+
+        Versions 0 to 12 all match Apache Kafka 3.9 byte for byte.
+          v1   adds the broker rack, the controller id and the topic's internal flag.
+          v2   adds the cluster id.
+          v3   adds the throttle time.
+          v4   same bytes as v3.
+          v5   adds the offline replicas of each partition.
+          v6   same bytes as v5.
+          v7   adds the partition's leader epoch (KIP-320), the value clients put into
+               CurrentLeaderEpoch of Fetch, ListOffsets, OffsetForLeaderEpoch and, in this
+               project, Produce v12 (KIP-359).
+          v8   adds authorized-operation bitfields for topics and the cluster (KIP-430).
+          v9   first flexible version.
+          v10  adds the topic id (KIP-516).
+          v11  drops the cluster bitfield (KIP-700).
+          v12  the topic name becomes nullable, for ids that name no existing topic.
     """
 
     __slots__ = ('throttle_time_ms', 'brokers', 'cluster_id', 'controller_id', 'topics', 'cluster_authorized_operations', '_unknown_tags', )
@@ -192,6 +235,17 @@ class MetadataResponse(_Message):
     FLEXIBLE_VERSIONS = range(9, 13)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    MetadataResponseBroker: _TypeAlias = MetadataResponseBroker
+    MetadataResponseTopic: _TypeAlias = MetadataResponseTopic
+    MetadataResponsePartition: _TypeAlias = MetadataResponsePartition
+
+    throttle_time_ms: int
+    brokers: list[MetadataResponseBroker]
+    cluster_id: str | None
+    controller_id: int
+    topics: list[MetadataResponseTopic]
+    cluster_authorized_operations: int
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -209,7 +263,7 @@ class MetadataResponse(_Message):
         self.controller_id = controller_id
         self.topics = [] if topics is None else topics
         self.cluster_authorized_operations = cluster_authorized_operations
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -2438,9 +2492,6 @@ MetadataResponsePartition._FIELDS = (
     _F('isr_nodes', 'IsrNodes', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
     _F('offline_replicas', 'OfflineReplicas', 'array', (5, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY, ignorable=True),
 )
-MetadataResponse.MetadataResponseBroker = MetadataResponseBroker  # type: ignore[attr-defined]
-MetadataResponse.MetadataResponseTopic = MetadataResponseTopic  # type: ignore[attr-defined]
-MetadataResponse.MetadataResponsePartition = MetadataResponsePartition  # type: ignore[attr-defined]
 MetadataResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v3, 4: _read_v3, 5: _read_v5, 6: _read_v5, 7: _read_v7, 8: _read_v8, 9: _read_v9, 10: _read_v10, 11: _read_v11, 12: _read_v12}
 MetadataResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v3, 4: _write_v3, 5: _write_v5, 6: _write_v5, 7: _write_v7, 8: _write_v8, 9: _write_v9, 10: _write_v10, 11: _write_v11, 12: _write_v12}
 

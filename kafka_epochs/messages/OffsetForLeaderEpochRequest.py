@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -64,6 +65,11 @@ class OffsetForLeaderPartition(_Struct):
 
     __slots__ = ('partition', 'current_leader_epoch', 'leader_epoch', '_unknown_tags', )
 
+    partition: int
+    current_leader_epoch: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -74,7 +80,7 @@ class OffsetForLeaderPartition(_Struct):
         self.partition = partition
         self.current_leader_epoch = current_leader_epoch
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetForLeaderTopic(_Struct):
@@ -88,6 +94,11 @@ class OffsetForLeaderTopic(_Struct):
 
     __slots__ = ('topic', 'topic_id', 'partitions', '_unknown_tags', )
 
+    topic: str
+    topic_id: _UUID
+    partitions: list[OffsetForLeaderPartition]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -98,7 +109,7 @@ class OffsetForLeaderTopic(_Struct):
         self.topic = topic
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetForLeaderEpochRequest(_Message):
@@ -108,6 +119,20 @@ class OffsetForLeaderEpochRequest(_Message):
         replica_id (int32, v3+, ignorable): Broker id of the asking follower, -1 for a consumer, -2
             for a debugging consumer.
         topics ([]OffsetForLeaderTopic, v0+): Topics to look up.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: OffsetForLeaderEpoch request (api key 23).
+
+        Versions 0 to 3 match Apache Kafka 3.9 byte for byte:
+          v0     topics, partitions and the epoch to look up (KIP-101).
+          v1     same bytes as v0.
+          v2     adds CurrentLeaderEpoch per partition (KIP-320 fencing).
+          v3     adds ReplicaId; its default, -2, marks a debugging consumer that may look
+                 past the high watermark.
+
+        Version 4 is this project's, from the KIP-516 draft (seed 004): first flexible
+        version, and each topic carries its TopicId right after the topic name. Apache 3.9's
+        v4 is flexible too but has no topic id, so the two v4s do NOT share bytes.
     """
 
     __slots__ = ('replica_id', 'topics', '_unknown_tags', )
@@ -117,6 +142,12 @@ class OffsetForLeaderEpochRequest(_Message):
     FLEXIBLE_VERSIONS = range(4, 5)
     DEPRECATED_VERSIONS = range(0, 2)
     LATEST_VERSION_UNSTABLE = False
+    OffsetForLeaderTopic: _TypeAlias = OffsetForLeaderTopic
+    OffsetForLeaderPartition: _TypeAlias = OffsetForLeaderPartition
+
+    replica_id: int
+    topics: list[OffsetForLeaderTopic]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -126,7 +157,7 @@ class OffsetForLeaderEpochRequest(_Message):
     ) -> None:
         self.replica_id = replica_id
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -417,8 +448,6 @@ OffsetForLeaderPartition._FIELDS = (
     _F('current_leader_epoch', 'CurrentLeaderEpoch', 'int32', (2, _MAX_VERSION), default=-1, ignorable=True),
     _F('leader_epoch', 'LeaderEpoch', 'int32', (0, _MAX_VERSION), default=0),
 )
-OffsetForLeaderEpochRequest.OffsetForLeaderTopic = OffsetForLeaderTopic  # type: ignore[attr-defined]
-OffsetForLeaderEpochRequest.OffsetForLeaderPartition = OffsetForLeaderPartition  # type: ignore[attr-defined]
 OffsetForLeaderEpochRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v3, 4: _read_v4}
 OffsetForLeaderEpochRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v3, 4: _write_v4}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -65,6 +66,12 @@ class EpochEndOffset(_Struct):
 
     __slots__ = ('error_code', 'partition', 'leader_epoch', 'end_offset', '_unknown_tags', )
 
+    error_code: int
+    partition: int
+    leader_epoch: int
+    end_offset: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -77,7 +84,7 @@ class EpochEndOffset(_Struct):
         self.partition = partition
         self.leader_epoch = leader_epoch
         self.end_offset = end_offset
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetForLeaderTopicResult(_Struct):
@@ -91,6 +98,11 @@ class OffsetForLeaderTopicResult(_Struct):
 
     __slots__ = ('topic', 'topic_id', 'partitions', '_unknown_tags', )
 
+    topic: str
+    topic_id: _UUID
+    partitions: list[EpochEndOffset]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -101,7 +113,7 @@ class OffsetForLeaderTopicResult(_Struct):
         self.topic = topic
         self.topic_id = topic_id
         self.partitions = [] if partitions is None else partitions
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class OffsetForLeaderEpochResponse(_Message):
@@ -111,6 +123,18 @@ class OffsetForLeaderEpochResponse(_Message):
         throttle_time_ms (int32, v2+, ignorable): How long, in milliseconds, the request was held
             back by a quota; 0 if it was not.
         topics ([]OffsetForLeaderTopicResult, v0+): Results per topic.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: OffsetForLeaderEpoch response (api key 23).
+
+        Versions 0 to 3 match Apache Kafka 3.9 byte for byte:
+          v1     adds the leader epoch the end offset belongs to.
+          v2     adds the throttle time.
+          v3     same bytes as v2.
+
+        Version 4 is this project's, from the KIP-516 draft (seed 004): first flexible
+        version, and each topic echoes its TopicId right after the topic name. NOT
+        byte-compatible with Apache 3.9's v4, which is flexible without the id.
     """
 
     __slots__ = ('throttle_time_ms', 'topics', '_unknown_tags', )
@@ -120,6 +144,12 @@ class OffsetForLeaderEpochResponse(_Message):
     FLEXIBLE_VERSIONS = range(4, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    OffsetForLeaderTopicResult: _TypeAlias = OffsetForLeaderTopicResult
+    EpochEndOffset: _TypeAlias = EpochEndOffset
+
+    throttle_time_ms: int
+    topics: list[OffsetForLeaderTopicResult]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -129,7 +159,7 @@ class OffsetForLeaderEpochResponse(_Message):
     ) -> None:
         self.throttle_time_ms = throttle_time_ms
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -421,8 +451,6 @@ EpochEndOffset._FIELDS = (
     _F('leader_epoch', 'LeaderEpoch', 'int32', (1, _MAX_VERSION), default=-1, ignorable=True),
     _F('end_offset', 'EndOffset', 'int64', (0, _MAX_VERSION), default=-1),
 )
-OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult = OffsetForLeaderTopicResult  # type: ignore[attr-defined]
-OffsetForLeaderEpochResponse.EpochEndOffset = EpochEndOffset  # type: ignore[attr-defined]
 OffsetForLeaderEpochResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v4}
 OffsetForLeaderEpochResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v4}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import Struct as _Struct
@@ -59,6 +60,11 @@ class PartitionProduceData(_Struct):
 
     __slots__ = ('index', 'current_leader_epoch', 'records', '_unknown_tags', )
 
+    index: int
+    current_leader_epoch: int
+    records: bytes | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -69,7 +75,7 @@ class PartitionProduceData(_Struct):
         self.index = index
         self.current_leader_epoch = current_leader_epoch
         self.records = records
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicProduceData(_Struct):
@@ -82,6 +88,10 @@ class TopicProduceData(_Struct):
 
     __slots__ = ('name', 'partition_data', '_unknown_tags', )
 
+    name: str
+    partition_data: list[PartitionProduceData]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -90,7 +100,7 @@ class TopicProduceData(_Struct):
     ) -> None:
         self.name = name
         self.partition_data = [] if partition_data is None else partition_data
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ProduceRequest(_Message):
@@ -104,6 +114,25 @@ class ProduceRequest(_Message):
         timeout_ms (int32, v0+): How long, in milliseconds, the broker may wait for those
             acknowledgements.
         topic_data ([]TopicProduceData, v0+): Data to write, per topic.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: Produce request (api key 0).
+
+        Versions 0 to 11 match Apache Kafka 3.9 byte for byte:
+          v0-v2  acks, timeout, and record data per topic and partition.
+          v3     adds the transactional id (and message format v2).
+          v4-v8  same bytes as v3 (new error codes and compression types only).
+          v9     first flexible version.
+          v10    same bytes as v9 (KIP-951).
+          v11    same bytes as v10 (KIP-890 error code).
+
+        Version 12 is this project's, from KIP-359 (seed 002, "Verify leader epoch in produce
+        requests"): each partition carries the leader epoch the producer last saw in Metadata,
+        between the partition index and the records, so the leader can reject a write made
+        with stale metadata (FENCED_LEADER_EPOCH) or from the future (UNKNOWN_LEADER_EPOCH).
+        -1 means "no epoch, skip the check", which is also what every older version implies.
+        Apache Kafka 3.9 has no Produce v12. Apache 4.0 later used the number for KIP-890 with
+        v11's bytes (no epoch), so v12 here is NOT Apache 4.0's v12.
     """
 
     __slots__ = ('transactional_id', 'acks', 'timeout_ms', 'topic_data', '_unknown_tags', )
@@ -113,6 +142,14 @@ class ProduceRequest(_Message):
     FLEXIBLE_VERSIONS = range(9, 13)
     DEPRECATED_VERSIONS = range(0, 7)
     LATEST_VERSION_UNSTABLE = False
+    TopicProduceData: _TypeAlias = TopicProduceData
+    PartitionProduceData: _TypeAlias = PartitionProduceData
+
+    transactional_id: str | None
+    acks: int
+    timeout_ms: int
+    topic_data: list[TopicProduceData]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -126,7 +163,7 @@ class ProduceRequest(_Message):
         self.acks = acks
         self.timeout_ms = timeout_ms
         self.topic_data = [] if topic_data is None else topic_data
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -603,8 +640,6 @@ PartitionProduceData._FIELDS = (
     _F('current_leader_epoch', 'CurrentLeaderEpoch', 'int32', (12, _MAX_VERSION), default=-1, ignorable=True),
     _F('records', 'Records', 'records', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION)),
 )
-ProduceRequest.TopicProduceData = TopicProduceData  # type: ignore[attr-defined]
-ProduceRequest.PartitionProduceData = PartitionProduceData  # type: ignore[attr-defined]
 ProduceRequest._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v0, 3: _read_v3, 4: _read_v3, 5: _read_v3, 6: _read_v3, 7: _read_v3, 8: _read_v3, 9: _read_v9, 10: _read_v9, 11: _read_v9, 12: _read_v12}
 ProduceRequest._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v0, 3: _write_v3, 4: _write_v3, 5: _write_v3, 6: _write_v3, 7: _write_v3, 8: _write_v3, 9: _write_v9, 10: _write_v9, 11: _write_v9, 12: _write_v12}
 

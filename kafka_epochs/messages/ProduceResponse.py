@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 
 from kafka_epochs.wire.message import Message as _Message
 from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
@@ -67,6 +68,12 @@ class NodeEndpoint(_Struct):
 
     __slots__ = ('node_id', 'host', 'port', 'rack', '_unknown_tags', )
 
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -79,7 +86,7 @@ class NodeEndpoint(_Struct):
         self.host = host
         self.port = port
         self.rack = rack
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class LeaderIdAndEpoch(_Struct):
@@ -92,6 +99,10 @@ class LeaderIdAndEpoch(_Struct):
 
     __slots__ = ('leader_id', 'leader_epoch', '_unknown_tags', )
 
+    leader_id: int
+    leader_epoch: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -100,7 +111,7 @@ class LeaderIdAndEpoch(_Struct):
     ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class BatchIndexAndErrorMessage(_Struct):
@@ -114,6 +125,10 @@ class BatchIndexAndErrorMessage(_Struct):
 
     __slots__ = ('batch_index', 'batch_index_error_message', '_unknown_tags', )
 
+    batch_index: int
+    batch_index_error_message: str | None
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -122,7 +137,7 @@ class BatchIndexAndErrorMessage(_Struct):
     ) -> None:
         self.batch_index = batch_index
         self.batch_index_error_message = batch_index_error_message
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class PartitionProduceResponse(_Struct):
@@ -145,6 +160,16 @@ class PartitionProduceResponse(_Struct):
 
     __slots__ = ('index', 'error_code', 'base_offset', 'log_append_time_ms', 'log_start_offset', 'record_errors', 'error_message', 'current_leader', '_unknown_tags', )
 
+    index: int
+    error_code: int
+    base_offset: int
+    log_append_time_ms: int
+    log_start_offset: int
+    record_errors: list[BatchIndexAndErrorMessage]
+    error_message: str | None
+    current_leader: LeaderIdAndEpoch
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -165,7 +190,7 @@ class PartitionProduceResponse(_Struct):
         self.record_errors = [] if record_errors is None else record_errors
         self.error_message = error_message
         self.current_leader = LeaderIdAndEpoch() if current_leader is None else current_leader
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class TopicProduceResponse(_Struct):
@@ -178,6 +203,10 @@ class TopicProduceResponse(_Struct):
 
     __slots__ = ('name', 'partition_responses', '_unknown_tags', )
 
+    name: str
+    partition_responses: list[PartitionProduceResponse]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -186,7 +215,7 @@ class TopicProduceResponse(_Struct):
     ) -> None:
         self.name = name
         self.partition_responses = [] if partition_responses is None else partition_responses
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class ProduceResponse(_Message):
@@ -198,6 +227,24 @@ class ProduceResponse(_Message):
             back by a quota; 0 if it was not.
         node_endpoints ([]NodeEndpoint, v10+, tag 0 in v10+): Addresses of the leaders named in
             partitions that failed with NOT_LEADER_OR_FOLLOWER.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: Produce response (api key 0).
+
+        Versions 0 to 11 match Apache Kafka 3.9 byte for byte:
+          v1     adds the throttle time.
+          v2     adds the log-append timestamp.
+          v3-v4  same bytes as v2.
+          v5     adds the log start offset.
+          v6-v7  same bytes as v5.
+          v8     adds per-record errors and an error message (KIP-467).
+          v9     first flexible version.
+          v10    adds the tagged CurrentLeader and NodeEndpoints (KIP-951).
+          v11    same bytes as v10 (KIP-890 error code).
+
+        Version 12 (KIP-359, seed 002) changes only the request. KIP-359 says the response
+        "will match the previous version", so v12 here has exactly v11's bytes; a leader-epoch
+        mismatch comes back as FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH in ErrorCode.
     """
 
     __slots__ = ('responses', 'throttle_time_ms', 'node_endpoints', '_unknown_tags', )
@@ -207,6 +254,16 @@ class ProduceResponse(_Message):
     FLEXIBLE_VERSIONS = range(9, 13)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    TopicProduceResponse: _TypeAlias = TopicProduceResponse
+    PartitionProduceResponse: _TypeAlias = PartitionProduceResponse
+    BatchIndexAndErrorMessage: _TypeAlias = BatchIndexAndErrorMessage
+    LeaderIdAndEpoch: _TypeAlias = LeaderIdAndEpoch
+    NodeEndpoint: _TypeAlias = NodeEndpoint
+
+    responses: list[TopicProduceResponse]
+    throttle_time_ms: int
+    node_endpoints: list[NodeEndpoint]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -218,7 +275,7 @@ class ProduceResponse(_Message):
         self.responses = [] if responses is None else responses
         self.throttle_time_ms = throttle_time_ms
         self.node_endpoints = [] if node_endpoints is None else node_endpoints
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -1195,11 +1252,6 @@ NodeEndpoint._FIELDS = (
     _F('port', 'Port', 'int32', (10, _MAX_VERSION), default=0),
     _F('rack', 'Rack', 'string', (10, _MAX_VERSION), nullable=(10, _MAX_VERSION)),
 )
-ProduceResponse.TopicProduceResponse = TopicProduceResponse  # type: ignore[attr-defined]
-ProduceResponse.PartitionProduceResponse = PartitionProduceResponse  # type: ignore[attr-defined]
-ProduceResponse.BatchIndexAndErrorMessage = BatchIndexAndErrorMessage  # type: ignore[attr-defined]
-ProduceResponse.LeaderIdAndEpoch = LeaderIdAndEpoch  # type: ignore[attr-defined]
-ProduceResponse.NodeEndpoint = NodeEndpoint  # type: ignore[attr-defined]
 ProduceResponse._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v2, 4: _read_v2, 5: _read_v5, 6: _read_v5, 7: _read_v5, 8: _read_v8, 9: _read_v9, 10: _read_v10, 11: _read_v10, 12: _read_v10}
 ProduceResponse._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v2, 4: _write_v2, 5: _write_v5, 6: _write_v5, 7: _write_v5, 8: _write_v8, 9: _write_v9, 10: _write_v10, 11: _write_v10, 12: _write_v10}
 

@@ -33,6 +33,20 @@ class RequestHeader(_Message):
             response.
         client_id (string, v1+, nullable v1+, ignorable): Free-form name of the sending client, or
             null.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: the header that precedes every request body.
+
+        Wire history (identical to Apache Kafka 3.9 for every version listed here):
+          v0  api key, api version and correlation id only; Kafka still uses it for
+              ControlledShutdown v0 and nothing else.
+          v1  appends the client id.
+          v2  is the flexible header: a tagged-field section follows the client id.
+
+        The client id deliberately opts out of compact encoding ("flexibleVersions": "none"),
+        so even header v2 carries it with an int16 length. A broker has to be able to read
+        the client id of an ApiVersions request it does not understand yet, and that only
+        works if the string's framing never changes.
     """
 
     __slots__ = ('request_api_key', 'request_api_version', 'correlation_id', 'client_id', '_unknown_tags', )
@@ -42,6 +56,12 @@ class RequestHeader(_Message):
     FLEXIBLE_VERSIONS = range(2, 3)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+
+    request_api_key: int
+    request_api_version: int
+    correlation_id: int
+    client_id: str | None
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -55,7 +75,7 @@ class RequestHeader(_Message):
         self.request_api_version = request_api_version
         self.correlation_id = correlation_id
         self.client_id = client_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

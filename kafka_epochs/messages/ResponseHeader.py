@@ -27,6 +27,16 @@ class ResponseHeader(_Message):
 
     Attributes:
         correlation_id (int32, v0+): Copied from the request this response answers.
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: the header that precedes every response body.
+
+        Wire history (identical to Apache Kafka 3.9):
+          v0  the correlation id alone.
+          v1  is the flexible header: the correlation id followed by a tagged-field section.
+
+        Which header version a response uses depends on whether its body version is flexible,
+        with one exception: ApiVersions responses always use v0 (see kafka_epochs.protocol).
     """
 
     __slots__ = ('correlation_id', '_unknown_tags', )
@@ -37,13 +47,16 @@ class ResponseHeader(_Message):
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
 
+    correlation_id: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
         correlation_id: int = 0,
     ) -> None:
         self.correlation_id = correlation_id
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):

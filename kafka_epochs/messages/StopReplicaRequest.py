@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -79,6 +80,11 @@ class StopReplicaPartitionState(_Struct):
 
     __slots__ = ('partition_index', 'leader_epoch', 'delete_partition', '_unknown_tags', )
 
+    partition_index: int
+    leader_epoch: int
+    delete_partition: bool
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -89,7 +95,7 @@ class StopReplicaPartitionState(_Struct):
         self.partition_index = partition_index
         self.leader_epoch = leader_epoch
         self.delete_partition = delete_partition
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaTopicState(_Struct):
@@ -103,6 +109,11 @@ class StopReplicaTopicState(_Struct):
 
     __slots__ = ('topic_name', 'topic_id', 'partition_states', '_unknown_tags', )
 
+    topic_name: str
+    topic_id: _UUID
+    partition_states: list[StopReplicaPartitionState]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -113,7 +124,7 @@ class StopReplicaTopicState(_Struct):
         self.topic_name = topic_name
         self.topic_id = topic_id
         self.partition_states = [] if partition_states is None else partition_states
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaTopicV1(_Struct):
@@ -126,6 +137,10 @@ class StopReplicaTopicV1(_Struct):
 
     __slots__ = ('name', 'partition_indexes', '_unknown_tags', )
 
+    name: str
+    partition_indexes: list[int]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -134,7 +149,7 @@ class StopReplicaTopicV1(_Struct):
     ) -> None:
         self.name = name
         self.partition_indexes = [] if partition_indexes is None else partition_indexes
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaPartitionV0(_Struct):
@@ -147,6 +162,10 @@ class StopReplicaPartitionV0(_Struct):
 
     __slots__ = ('topic_name', 'partition_index', '_unknown_tags', )
 
+    topic_name: str
+    partition_index: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -155,7 +174,7 @@ class StopReplicaPartitionV0(_Struct):
     ) -> None:
         self.topic_name = topic_name
         self.partition_index = partition_index
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaRequest(_Message):
@@ -171,6 +190,25 @@ class StopReplicaRequest(_Message):
         ungrouped_partitions ([]StopReplicaPartitionV0, v0): Partitions to stop (v0).
         topics ([]StopReplicaTopicV1, v1-2): Partitions to stop, grouped by topic (v1 and v2).
         topic_states ([]StopReplicaTopicState, v3+): Partition states grouped by topic (v3 on).
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: StopReplica request (api key 5), controller to broker.
+
+        Versions 0 to 3 match Apache Kafka 3.9 byte for byte, and v0-v3 are exactly the
+        layout KIP-570 publishes (seed 000):
+          v0  a flat list of (topic, partition) pairs and one DeletePartitions flag for all.
+          v1  adds the broker epoch (KIP-380) and groups partition indexes by topic.
+          v2  first flexible version.
+          v3  KIP-570 (seed 000): partitions become states carrying their own LeaderEpoch
+              (default -1, "no epoch") and their own DeletePartition flag, so one request can
+              both stop and delete; the shared DeletePartitions flag goes away. The broker
+              rejects a state whose epoch is older than its own with FENCED_LEADER_EPOCH;
+              -2 is the controller's "topic deleted" sentinel that overrides any epoch.
+
+        Version 4 is this project's, from the KIP-516 draft (seed 004): each topic state
+        carries its TopicId right after TopicName. Nothing else changes. Apache 3.9's v4 is
+        a different layout (it adds isKRaftController, KIP-866, and no topic id), so the two
+        v4s do NOT share bytes; see docs/protocol.md for how the garbled draft was read.
     """
 
     __slots__ = ('controller_id', 'controller_epoch', 'broker_epoch', 'delete_partitions', 'ungrouped_partitions', 'topics', 'topic_states', '_unknown_tags', )
@@ -180,6 +218,19 @@ class StopReplicaRequest(_Message):
     FLEXIBLE_VERSIONS = range(2, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    StopReplicaPartitionV0: _TypeAlias = StopReplicaPartitionV0
+    StopReplicaTopicV1: _TypeAlias = StopReplicaTopicV1
+    StopReplicaTopicState: _TypeAlias = StopReplicaTopicState
+    StopReplicaPartitionState: _TypeAlias = StopReplicaPartitionState
+
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    delete_partitions: bool
+    ungrouped_partitions: list[StopReplicaPartitionV0]
+    topics: list[StopReplicaTopicV1]
+    topic_states: list[StopReplicaTopicState]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -199,7 +250,7 @@ class StopReplicaRequest(_Message):
         self.ungrouped_partitions = [] if ungrouped_partitions is None else ungrouped_partitions
         self.topics = [] if topics is None else topics
         self.topic_states = [] if topic_states is None else topic_states
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -649,10 +700,6 @@ StopReplicaPartitionState._FIELDS = (
     _F('leader_epoch', 'LeaderEpoch', 'int32', (3, _MAX_VERSION), default=-1),
     _F('delete_partition', 'DeletePartition', 'bool', (3, _MAX_VERSION), default=False),
 )
-StopReplicaRequest.StopReplicaPartitionV0 = StopReplicaPartitionV0  # type: ignore[attr-defined]
-StopReplicaRequest.StopReplicaTopicV1 = StopReplicaTopicV1  # type: ignore[attr-defined]
-StopReplicaRequest.StopReplicaTopicState = StopReplicaTopicState  # type: ignore[attr-defined]
-StopReplicaRequest.StopReplicaPartitionState = StopReplicaPartitionState  # type: ignore[attr-defined]
 StopReplicaRequest._DECODERS = {0: _read_v0, 1: _read_v1, 2: _read_v2, 3: _read_v3, 4: _read_v4}
 StopReplicaRequest._ENCODERS = {0: _write_v0, 1: _write_v1, 2: _write_v2, 3: _write_v3, 4: _write_v4}
 

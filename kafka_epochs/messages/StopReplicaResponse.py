@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import struct as _struct
+from typing import TypeAlias as _TypeAlias
 from uuid import UUID as _UUID
 
 from kafka_epochs.wire.message import Message as _Message
@@ -62,6 +63,11 @@ class StopReplicaTopicError(_Struct):
 
     __slots__ = ('topic_name', 'topic_id', 'partition_errors', '_unknown_tags', )
 
+    topic_name: str
+    topic_id: _UUID
+    partition_errors: list[StopReplicaPartitionError]
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -72,7 +78,7 @@ class StopReplicaTopicError(_Struct):
         self.topic_name = topic_name
         self.topic_id = topic_id
         self.partition_errors = [] if partition_errors is None else partition_errors
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaPartitionError(_Struct):
@@ -86,6 +92,11 @@ class StopReplicaPartitionError(_Struct):
 
     __slots__ = ('topic_name', 'partition_index', 'error_code', '_unknown_tags', )
 
+    topic_name: str
+    partition_index: int
+    error_code: int
+    _unknown_tags: dict[int, bytes] | None
+
     def __init__(
         self,
         *,
@@ -96,7 +107,7 @@ class StopReplicaPartitionError(_Struct):
         self.topic_name = topic_name
         self.partition_index = partition_index
         self.error_code = error_code
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 class StopReplicaResponse(_Message):
@@ -106,6 +117,19 @@ class StopReplicaResponse(_Message):
         error_code (int16, v0+): Error for the whole request, 0 when there is none.
         partition_errors ([]StopReplicaPartitionError, v0-3): Errors per partition (v0 to v3).
         topics ([]StopReplicaTopicError, v4+): Errors grouped by topic (v4 on).
+
+    Version history (the spec's own account):
+        kafka-epochs bundled spec: StopReplica response (api key 5).
+
+        Versions 0 to 3 match Apache Kafka 3.9 byte for byte:
+          v0-v1  a flat list of partition errors, each naming its topic.
+          v2     first flexible version.
+          v3     same bytes as v2; FENCED_LEADER_EPOCH may now appear (KIP-570, seed 000).
+
+        Version 4 is this project's, from the KIP-516 draft (seed 004): partition errors are
+        grouped by topic, and each topic gives both its TopicName and its TopicId; a
+        partition then holds only its PartitionIndex and ErrorCode. Apache 3.9's v4 keeps the
+        flat list, so the two v4s do NOT share bytes.
     """
 
     __slots__ = ('error_code', 'partition_errors', 'topics', '_unknown_tags', )
@@ -115,6 +139,13 @@ class StopReplicaResponse(_Message):
     FLEXIBLE_VERSIONS = range(2, 5)
     DEPRECATED_VERSIONS = _NO_VERSIONS
     LATEST_VERSION_UNSTABLE = False
+    StopReplicaPartitionError: _TypeAlias = StopReplicaPartitionError
+    StopReplicaTopicError: _TypeAlias = StopReplicaTopicError
+
+    error_code: int
+    partition_errors: list[StopReplicaPartitionError]
+    topics: list[StopReplicaTopicError]
+    _unknown_tags: dict[int, bytes] | None
 
     def __init__(
         self,
@@ -126,7 +157,7 @@ class StopReplicaResponse(_Message):
         self.error_code = error_code
         self.partition_errors = [] if partition_errors is None else partition_errors
         self.topics = [] if topics is None else topics
-        self._unknown_tags: dict[int, bytes] | None = None
+        self._unknown_tags = None
 
 
 def _read_v0(data, pos, end):
@@ -368,8 +399,6 @@ StopReplicaTopicError._FIELDS = (
     _F('topic_id', 'TopicId', 'uuid', (4, _MAX_VERSION), default=_ZERO_UUID),
     _F('partition_errors', 'PartitionErrors', 'array', (4, _MAX_VERSION), element='struct', struct=StopReplicaPartitionError, default=_EMPTY_ARRAY),
 )
-StopReplicaResponse.StopReplicaPartitionError = StopReplicaPartitionError  # type: ignore[attr-defined]
-StopReplicaResponse.StopReplicaTopicError = StopReplicaTopicError  # type: ignore[attr-defined]
 StopReplicaResponse._DECODERS = {0: _read_v0, 1: _read_v0, 2: _read_v2, 3: _read_v2, 4: _read_v4}
 StopReplicaResponse._ENCODERS = {0: _write_v0, 1: _write_v0, 2: _write_v2, 3: _write_v2, 4: _write_v4}
 

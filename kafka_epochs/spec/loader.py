@@ -127,7 +127,37 @@ def parse_spec(text: str, source: str = "<spec>") -> MessageSpec:
         raw = json.loads(strip_comments(text), object_pairs_hook=_no_duplicate_keys)
     except ValueError as e:
         raise SpecError(source, "", f"not valid JSON: {e}") from None
-    return spec_from_dict(raw, source)
+    spec = spec_from_dict(raw, source)
+    spec.history = leading_comment(text)
+    return spec
+
+
+def leading_comment(text: str) -> str:
+    """The ``//`` comment lines before a spec's JSON, as text, without a license paragraph.
+
+    Specs written the way Kafka's are open with a licence header and then say, version by
+    version, what changed; that account is what the generated class documents.
+    """
+    lines: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("//"):
+            if stripped:
+                break
+            lines.append("")  # a blank line between comments ends a paragraph too
+            continue
+        lines.append(stripped[2:].removeprefix(" ").rstrip())
+    paragraphs, current = [], []
+    for line in [*lines, ""]:
+        if line:
+            current.append(line)
+        elif current:
+            paragraphs.append(current)
+            current = []
+    licence_ends = [i for i, p in enumerate(paragraphs) if any("limitations under the License" in line for line in p)]
+    if licence_ends:
+        paragraphs = paragraphs[licence_ends[0] + 1:]
+    return "\n\n".join("\n".join(p) for p in paragraphs)
 
 
 def spec_from_dict(raw: object, source: str = "<spec>") -> MessageSpec:

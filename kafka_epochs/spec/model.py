@@ -164,6 +164,8 @@ class MessageSpec:
     deprecated_versions: Versions = NO_VERSIONS
     listeners: tuple[str, ...] = ()
     source: str = ""
+    #: the spec file's leading ``//`` comment (its version history, where the author wrote one)
+    history: str = ""
     struct: StructSpec = field(init=False)
 
     def __post_init__(self) -> None:
