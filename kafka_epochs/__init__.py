@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafka_epochs.wire.errors import DecodeError, EncodeError, KafkaEpochsError, UnsupportedVersionError
+from kafka_epochs.errors import DecodeError, EncodeError, KafkaEpochsError, UnsupportedVersionError
 
 if TYPE_CHECKING:
     from kafka_epochs.protocol import Decoded, Protocol

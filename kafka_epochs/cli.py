@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kafka_epochs.wire.errors import KafkaEpochsError
+from kafka_epochs.errors import KafkaEpochsError
 
 #: What ``generate`` regenerates by default: each bundled spec source and its committed package.
 _ROOT = Path(__file__).resolve().parent.parent

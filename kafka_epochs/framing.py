@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_epochs.errors import DecodeError, KafkaEpochsError
 from kafka_epochs.protocol import Decoded, Protocol
 from kafka_epochs.sasl import SASL_HANDSHAKE, SaslTokens
-from kafka_epochs.wire.errors import DecodeError, KafkaEpochsError
 
 #: Kafka's default ``socket.request.max.bytes``: frames above this are refused, not buffered.
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024

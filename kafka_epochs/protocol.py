@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from kafka_epochs.wire.errors import DecodeError, EncodeError, UnsupportedVersionError
+from kafka_epochs.errors import DecodeError, EncodeError, UnsupportedVersionError
 from kafka_epochs.wire.message import Message
 
 if TYPE_CHECKING:  # the generator and pathlib load only when from_specs is used

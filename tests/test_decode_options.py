@@ -20,9 +20,9 @@ from test_decode_command import T0, conversation
 from kafka_epochs import Protocol
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
 from kafka_epochs.cli import build_parser, main, protocol_for
+from kafka_epochs.errors import DecodeError
 from kafka_epochs.protocol import ProtocolChain
 from kafka_epochs.records import Compression, Record, decode_records, encode_batch
-from kafka_epochs.wire.errors import DecodeError
 
 from conftest import REFERENCE_DIR
 

@@ -11,8 +11,8 @@ import pytest
 
 from kafka_epochs import Protocol
 from kafka_epochs.codegen.build import load_source
+from kafka_epochs.errors import EncodeError
 from kafka_epochs.spec.layout import wire_layout
-from kafka_epochs.wire.errors import EncodeError
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"messages": ROOT / "messages", "apache": ROOT / "messages" / "apache" / "catalogue.json"}

@@ -14,11 +14,12 @@ def test_import_contracts_hold() -> None:
     result = subprocess.run([str(lint), "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "0 broken" in result.stdout and "Contracts: 7 kept" in result.stdout
+    declared = (ROOT / "pyproject.toml").read_text().count("[[tool.importlinter.contracts]]")
+    assert "0 broken" in result.stdout and f"Contracts: {declared} kept" in result.stdout
 
 
 def test_import_does_not_load_messages_or_codegen() -> None:
     code = ("import sys, kafka_epochs; "
             "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['kafka_epochs', 'kafka_epochs.wire', 'kafka_epochs.wire.errors']"
+    assert out.strip() == "['kafka_epochs', 'kafka_epochs.errors']"

@@ -7,14 +7,21 @@
 ...     elif isinstance(event, (Gap, Resync)):
 ...         framer.reset(event.flow, event.direction)
 
-Layers, one module each: :mod:`.files` (pcap, pcapng) -> :mod:`.link` -> :mod:`.ip` -> :mod:`.tcp`
-(:mod:`.dissect` chains them) -> :mod:`.flows` (which connections are Kafka) -> :mod:`.reassembly`
-and :mod:`.halfstream` (TCP streams) -> :mod:`.alignment` and :mod:`.resync` (frame boundaries) ->
-:mod:`.streams` (the pipeline). See docs/captures.md. Not imported by ``import kafka_epochs``.
+Four layers, one subpackage each: :mod:`.files` (pcap, pcapng) -> :mod:`.network` (link, IP,
+TCP) -> :mod:`.reassembly` (TCP streams in order) -> :mod:`.alignment` (which connections are
+Kafka, frame boundaries, resync); :mod:`.streams` is the pipeline through them.
+See docs/captures.md. Not imported by ``import kafka_epochs``.
 """
 
 from __future__ import annotations
 
+from kafka_epochs.capture.alignment.resync import (
+    FrameRule,
+    default_frame_rule,
+    find_frame_start,
+    plausible_request,
+    plausible_response,
+)
 from kafka_epochs.capture.errors import CaptureError, CaptureFormatError, UnsupportedPacket
 from kafka_epochs.capture.events import (
     Direction,
@@ -33,18 +40,11 @@ from kafka_epochs.capture.events import (
     StreamEvent,
     StreamStart,
 )
-from kafka_epochs.capture.files import CaptureSource, read_packets
-from kafka_epochs.capture.records import BadRecord, Packet
-from kafka_epochs.capture.resync import (
-    FrameRule,
-    default_frame_rule,
-    find_frame_start,
-    plausible_request,
-    plausible_response,
-)
+from kafka_epochs.capture.files.packets import BadRecord, Packet
+from kafka_epochs.capture.files.reader import CaptureSource, read_packets
+from kafka_epochs.capture.files.writer import write_pcap
 from kafka_epochs.capture.stats import CaptureStats
 from kafka_epochs.capture.streams import CaptureStreams, iter_streams
-from kafka_epochs.capture.writer import write_pcap
 
 __all__ = [
     "BadRecord", "CaptureError", "CaptureFormatError", "CaptureSource", "CaptureStats", "CaptureStreams",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafka_epochs.wire.errors import DecodeError, KafkaEpochsError
+from kafka_epochs.errors import DecodeError, KafkaEpochsError
 
 
 class CaptureError(KafkaEpochsError):

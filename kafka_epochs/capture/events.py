@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
 
-from kafka_epochs.wire.errors import KafkaEpochsError
+from kafka_epochs.errors import KafkaEpochsError
 
 
 class Direction(StrEnum):
@@ -161,7 +161,7 @@ class StreamEnd:
 class PacketError:
     """A packet (or file record) at index ``packet`` that could not be decoded or followed.
 
-    ``error`` is a :class:`~kafka_epochs.wire.errors.DecodeError` for malformed bytes (its
+    ``error`` is a :class:`~kafka_epochs.errors.DecodeError` for malformed bytes (its
     ``offset`` is inside the packet, or inside the file for a broken record) or an
     :class:`~kafka_epochs.capture.errors.UnsupportedPacket`. ``timestamp_ns`` is the packet's, or
     the previous packet's when the record was too broken to have one.

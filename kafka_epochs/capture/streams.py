@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from kafka_epochs.capture.alignment import FrameAligner
-from kafka_epochs.capture.dissect import Dissector
+from kafka_epochs.capture.alignment.aligner import FrameAligner
+from kafka_epochs.capture.alignment.flows import FlowClassifier
+from kafka_epochs.capture.alignment.resync import FrameRule, default_frame_rule
 from kafka_epochs.capture.errors import UnsupportedPacket
 from kafka_epochs.capture.events import (
     Direction,
@@ -16,13 +17,12 @@ from kafka_epochs.capture.events import (
     StreamEvent,
     StreamStart,
 )
-from kafka_epochs.capture.files import DEFAULT_MAX_RECORD_SIZE, CaptureSource, read_packets
-from kafka_epochs.capture.flows import FlowClassifier
-from kafka_epochs.capture.reassembly import DEFAULT_MAX_BUFFERED_BYTES, StreamReassembler
-from kafka_epochs.capture.records import BadRecord
-from kafka_epochs.capture.resync import FrameRule, default_frame_rule
+from kafka_epochs.capture.files.packets import BadRecord
+from kafka_epochs.capture.files.reader import DEFAULT_MAX_RECORD_SIZE, CaptureSource, read_packets
+from kafka_epochs.capture.network.dissect import Dissector
+from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES, StreamReassembler
 from kafka_epochs.capture.stats import CaptureStats
-from kafka_epochs.wire.errors import DecodeError
+from kafka_epochs.errors import DecodeError
 
 FrameRules = Callable[[Flow, Direction], FrameRule]
 

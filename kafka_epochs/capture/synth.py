@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from kafka_epochs.capture.writer import write_pcap
+from kafka_epochs.capture.files.writer import write_pcap
 
 LINKTYPE_ETHERNET = 1
 _FIN, _SYN, _PSH, _ACK = 0x01, 0x02, 0x08, 0x10

@@ -18,15 +18,14 @@ formatting underneath them are pure.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_epochs.wire.errors import KafkaEpochsError
+from kafka_epochs.errors import KafkaEpochsError
+from kafka_epochs.wire.uuids import parse_uuid, uuid_text
 
 FILE_NAME = "partition.metadata"
 #: Kafka writes the new content here first, then renames it over FILE_NAME.
@@ -37,8 +36,6 @@ CURRENT_VERSION = 0
 # malformed while "version:  0" is not; this keeps the same rule.
 _LINE = re.compile(r"(?P<key>[^:]*):\s+(?P<value>.*)")
 _VERSION = re.compile(r"[+-]?[0-9]+")
-_BASE64URL_UUID = re.compile(r"[A-Za-z0-9_-]{22}")
-_HYPHENATED_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 class PartitionMetadataError(KafkaEpochsError, ValueError):
@@ -51,29 +48,9 @@ class PartitionMetadata:
     version: int = CURRENT_VERSION
 
 
-def kafka_uuid_text(value: uuid.UUID) -> str:
-    """Kafka's text form of a uuid (``Uuid.toString``): unpadded base64url, 22 characters."""
-    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
-
-
-def parse_kafka_uuid(text: str) -> uuid.UUID:
-    """A uuid from Kafka's 22-character base64url form or the canonical hyphenated form.
-
-    Anything else (other lengths, braces, ``urn:uuid:``, base64 whose unused low bits are set)
-    is rejected with ``ValueError``: an id that could be read two ways is not an id.
-    """
-    if _BASE64URL_UUID.fullmatch(text):
-        try:
-            value = uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
-        except (binascii.Error, ValueError) as e:  # pragma: no cover - the pattern admits only valid base64
-            raise ValueError(f"not a base64url uuid: {text!r}") from e
-        # 22 characters hold 132 bits for 128; the text must be the one Kafka would write.
-        if kafka_uuid_text(value) != text:
-            raise ValueError(f"not the canonical base64url form of a uuid: {text!r}")
-        return value
-    if _HYPHENATED_UUID.fullmatch(text):
-        return uuid.UUID(text)
-    raise ValueError(f"not a uuid in Kafka's base64url form or the hyphenated form: {text!r}")
+#: Kafka's text form of a uuid, and its reader (one implementation, in the wire runtime).
+kafka_uuid_text = uuid_text
+parse_kafka_uuid = parse_uuid
 
 
 def format_partition_metadata(topic_id: uuid.UUID) -> str:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import struct
 
+from kafka_epochs.errors import DecodeError
 from kafka_epochs.records.budget import DecompressionBudget
 from kafka_epochs.records.codecs import codec_problem
 from kafka_epochs.records.control import parse_control_record
 from kafka_epochs.records.cursor import Cursor
 from kafka_epochs.records.model import COMPRESSION_MASK, Compression, RecordBatch
 from kafka_epochs.records.record_decoder import read_records
-from kafka_epochs.wire.errors import DecodeError
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 #: Where the fields the CRC covers start, counted from the batch's first byte.

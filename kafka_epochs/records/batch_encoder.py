@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
+from kafka_epochs.errors import EncodeError
 from kafka_epochs.records import codecs
 from kafka_epochs.records.model import (
     COMPRESSION_MASK,
@@ -24,7 +25,6 @@ from kafka_epochs.records.model import (
 )
 from kafka_epochs.records.record_encoder import record_bytes
 from kafka_epochs.records.wire_values import check_int
-from kafka_epochs.wire.errors import EncodeError
 
 #: baseOffset, batchLength, partitionLeaderEpoch, magic, crc: the part before what the CRC covers.
 _HEAD = struct.Struct(">qiibI")

@@ -6,9 +6,9 @@ bounded by the limit however many batches the bytes pack in.
 
 from __future__ import annotations
 
+from kafka_epochs.errors import DecodeError
 from kafka_epochs.records import codecs
 from kafka_epochs.records.model import Compression
-from kafka_epochs.wire.errors import DecodeError
 
 
 class DecompressionBudget:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import struct
 
+from kafka_epochs.errors import DecodeError, EncodeError
 from kafka_epochs.records.model import ControlRecord, ControlRecordType, Record
-from kafka_epochs.wire.errors import DecodeError, EncodeError
 
 _KEY = struct.Struct(">hh")
 _MARKER_VALUE = struct.Struct(">hi")

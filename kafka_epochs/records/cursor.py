@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from kafka_epochs.wire.errors import DecodeError
+from kafka_epochs.errors import DecodeError
 from kafka_epochs.wire.primitives import Malformed, read_uvarint, read_uvarlong, zigzag_decode
 
 _INT8 = struct.Struct(">b").unpack_from

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import struct
 
+from kafka_epochs.errors import DecodeError
 from kafka_epochs.records.batch_decoder import MIN_BATCH_LENGTH, read_batch
 from kafka_epochs.records.budget import DecompressionBudget
 from kafka_epochs.records.codecs import DEFAULT_MAX_DECOMPRESSED
 from kafka_epochs.records.cursor import Cursor
 from kafka_epochs.records.legacy_decoder import LOG_OVERHEAD, MIN_MESSAGE_SIZE, read_message
 from kafka_epochs.records.model import BadEntry, DecodedRecords
-from kafka_epochs.wire.errors import DecodeError
 
 _SIZE = struct.Struct(">i")
 _SIZE_AT = 8

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from kafka_epochs.errors import EncodeError
 from kafka_epochs.records.batch_encoder import write_batch
 from kafka_epochs.records.legacy_encoder import write_message
 from kafka_epochs.records.model import Entry, LegacyMessage, RecordBatch
-from kafka_epochs.wire.errors import EncodeError
 
 
 def encode_records(entries: Iterable[Entry]) -> bytes:

@@ -11,10 +11,10 @@ import struct
 import zlib
 from collections.abc import Sequence
 
+from kafka_epochs.errors import EncodeError
 from kafka_epochs.records import codecs
 from kafka_epochs.records.model import COMPRESSION_MASK, TIMESTAMP_TYPE_BIT, Compression, LegacyMessage, TimestampType
 from kafka_epochs.records.wire_values import check_bytes, check_int
-from kafka_epochs.wire.errors import EncodeError
 
 _HEAD = struct.Struct(">qiI")
 _LENGTH = struct.Struct(">i")

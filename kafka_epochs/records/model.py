@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import overload
 
-from kafka_epochs.wire.errors import DecodeError
+from kafka_epochs.errors import DecodeError
 
 #: Bits 0-2 of a batch's or message's attributes name the codec.
 COMPRESSION_MASK = 0x07

@@ -6,15 +6,15 @@
 
 Varints are zig-zag; a length of -1 is null (not allowed for a header key).
 
-Valid records go through ``record_fast``; this module's checked reader runs only when that one
+Valid records go through ``fast_reader``; this module's checked reader runs only when that one
 fails, to name the field and the byte.
 """
 
 from __future__ import annotations
 
 from kafka_epochs.records.cursor import Cursor
+from kafka_epochs.records.fast_reader import read_records_fast
 from kafka_epochs.records.model import Record, RecordBatch, TimestampType
-from kafka_epochs.records.record_fast import read_records_fast
 from kafka_epochs.wire.primitives import Malformed
 
 #: The smallest record: a one-byte length, then six one-byte fields.

@@ -1,4 +1,4 @@
-"""One v2 record's bytes: the inverse of ``record_fast``/``record_decoder``.
+"""One v2 record's bytes: the inverse of ``fast_reader``/``record_decoder``.
 
 The common case (ints in range, keys and values of type bytes) is checked inline; anything else
 goes through ``wire_values``' checks, which either accept it (a bytearray, an IntEnum) or raise
@@ -7,9 +7,9 @@ an EncodeError naming the field.
 
 from __future__ import annotations
 
+from kafka_epochs.errors import EncodeError
 from kafka_epochs.records.model import Record
 from kafka_epochs.records.wire_values import check_bytes, check_int
-from kafka_epochs.wire.errors import EncodeError
 from kafka_epochs.wire.primitives import uvarint
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1

@@ -6,7 +6,7 @@ rather than a ``struct.error`` from deep inside the encoder.
 
 from __future__ import annotations
 
-from kafka_epochs.wire.errors import EncodeError
+from kafka_epochs.errors import EncodeError
 
 _BYTES_LIKE = (bytes, bytearray, memoryview)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import binascii
 import operator
 import uuid
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from typing import Any, ClassVar, TypeVar
 from kafka_epochs.wire.errors import DecodeError, EncodeError, UnsupportedVersionError
 from kafka_epochs.wire.schema import FieldInfo
 from kafka_epochs.wire.support import MissingField
+from kafka_epochs.wire.uuids import parse_uuid, uuid_text
 
 T = TypeVar("T", bound="Struct")
 M = TypeVar("M", bound="Message")
@@ -166,21 +166,6 @@ def _unsupported(cls: type, version: int) -> UnsupportedVersionError:
 
 def _describe(e: Exception) -> str:
     return f"{type(e).__name__}: {e}"
-
-
-def uuid_text(value: uuid.UUID) -> str:
-    """Kafka's text form of a uuid: 22 characters of unpadded base64url."""
-    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
-
-
-def parse_uuid(text: str) -> uuid.UUID:
-    """Accept Kafka's base64url form or the canonical hyphenated form."""
-    if len(text) == 22:
-        try:
-            return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
-        except (binascii.Error, ValueError):
-            pass
-    return uuid.UUID(text)
 
 
 class _DictPlan:

@@ -25,7 +25,8 @@ from packet_builders import (
 )
 
 from kafka_epochs import DecodeError, EncodeError, KafkaEpochsError
-from kafka_epochs.capture import BadRecord, CaptureFormatError, Packet, formats, read_packets, write_pcap
+from kafka_epochs.capture import BadRecord, CaptureFormatError, Packet, read_packets, write_pcap
+from kafka_epochs.capture.files import layouts as formats
 
 FRAMES = [
     (1_700_000_000_123_456_789, b"first packet"),

@@ -28,9 +28,9 @@ from packet_builders import (
 
 from kafka_epochs import DecodeError
 from kafka_epochs.capture import Endpoint, PacketError, StreamData, UnsupportedPacket, iter_streams
-from kafka_epochs.capture.dissect import NOT_IP, NOT_TCP, Dissector
-from kafka_epochs.capture.records import Packet
-from kafka_epochs.capture.tcp import Segment
+from kafka_epochs.capture.files.packets import Packet
+from kafka_epochs.capture.network.dissect import NOT_IP, NOT_TCP, Dissector
+from kafka_epochs.capture.network.tcp import Segment
 
 PAYLOAD = request_frame(3, 12, 7, "layers")
 TCP4 = tcp(50000, 9092, 1000, 2000, ACK | PSH, PAYLOAD)

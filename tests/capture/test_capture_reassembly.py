@@ -22,8 +22,8 @@ from kafka_epochs.capture import (
     StreamEnd,
     StreamStart,
 )
-from kafka_epochs.capture.reassembly import StreamReassembler
-from kafka_epochs.capture.tcp import ACK, FIN, PSH, RST, SYN, Segment
+from kafka_epochs.capture.network.tcp import ACK, FIN, PSH, RST, SYN, Segment
+from kafka_epochs.capture.reassembly.connections import StreamReassembler
 
 CLIENT = Endpoint("10.0.0.1", 50000)
 BROKER = Endpoint("10.0.0.2", 9092)

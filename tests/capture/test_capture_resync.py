@@ -30,8 +30,8 @@ from kafka_epochs.capture import (
     plausible_request,
     plausible_response,
 )
-from kafka_epochs.capture.alignment import FrameAligner
-from kafka_epochs.capture.resync import REQUEST_CANDIDATES, REQUEST_RULE, RESPONSE_CANDIDATES, RESPONSE_RULE
+from kafka_epochs.capture.alignment.aligner import FrameAligner
+from kafka_epochs.capture.alignment.resync import REQUEST_CANDIDATES, REQUEST_RULE, RESPONSE_CANDIDATES, RESPONSE_RULE
 
 FLOW = Flow(Endpoint("10.0.0.1", 50000), Endpoint("10.0.0.2", 9092))
 C2B, B2C = Direction.CLIENT_TO_BROKER, Direction.BROKER_TO_CLIENT

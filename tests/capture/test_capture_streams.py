@@ -42,7 +42,7 @@ from kafka_epochs.capture import (
     StreamStart,
     iter_streams,
 )
-from kafka_epochs.capture.flows import NOT_KAFKA
+from kafka_epochs.capture.alignment.flows import NOT_KAFKA
 
 C2B, B2C = Direction.CLIENT_TO_BROKER, Direction.BROKER_TO_CLIENT
 API_VERSIONS = request_frame(18, 3, 1, "app", b"\x04app\x041.0\x00")
@@ -327,4 +327,4 @@ def test_capture_package_loads_no_protocol_code() -> None:
     code = ("import sys, kafka_epochs.capture; "
             "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs') and 'capture' not in m))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['kafka_epochs', 'kafka_epochs.wire', 'kafka_epochs.wire.errors']"
+    assert out.strip() == "['kafka_epochs', 'kafka_epochs.errors']"  # not the wire runtime either

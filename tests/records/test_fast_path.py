@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from kafka_epochs import DecodeError
 from kafka_epochs.records import RecordBatch, TimestampType
 from kafka_epochs.records.cursor import Cursor
+from kafka_epochs.records.fast_reader import read_records_fast
 from kafka_epochs.records.record_decoder import read_records_checked
 from kafka_epochs.records.record_encoder import record_bytes
-from kafka_epochs.records.record_fast import read_records_fast
 from kafka_epochs.wire.primitives import Malformed
 
 from .helpers import record_lists

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from kafka_epochs import Protocol
+from kafka_epochs.capture.files.writer import write_pcap
 from kafka_epochs.capture.synth import LINKTYPE_ETHERNET, RecordedConnection, connection_packets, write_capture
-from kafka_epochs.capture.writer import write_pcap
 from kafka_epochs.records import Record, encode_batch
 
 P = Protocol.bundled()

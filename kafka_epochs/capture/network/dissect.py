@@ -6,10 +6,10 @@ import socket
 
 from kafka_epochs.capture.errors import UnsupportedPacket
 from kafka_epochs.capture.events import Endpoint
-from kafka_epochs.capture.ip import PROTO_TCP, ipv4, ipv6
-from kafka_epochs.capture.link import LinkDecoder, link_decoder
-from kafka_epochs.capture.records import Packet
-from kafka_epochs.capture.tcp import Segment, tcp_header
+from kafka_epochs.capture.files.packets import Packet
+from kafka_epochs.capture.network.ip import PROTO_TCP, ipv4, ipv6
+from kafka_epochs.capture.network.link import LinkDecoder, link_decoder
+from kafka_epochs.capture.network.tcp import Segment, tcp_header
 
 NOT_IP = "not IP"
 NOT_TCP = "not TCP"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from kafka_epochs.wire.errors import DecodeError
+from kafka_epochs.errors import DecodeError
 
 LinkDecoder = Callable[[bytes], "tuple[int, int] | None"]
 

@@ -17,6 +17,7 @@ there. Bytes held while searching are bounded by the rule's ``max_span`` plus ``
 
 from __future__ import annotations
 
+from kafka_epochs.capture.alignment.resync import FrameRule, find_frame_start
 from kafka_epochs.capture.events import (
     Direction,
     Discarded,
@@ -29,7 +30,6 @@ from kafka_epochs.capture.events import (
     StreamEnd,
     StreamStart,
 )
-from kafka_epochs.capture.resync import FrameRule, find_frame_start
 from kafka_epochs.capture.stats import CaptureStats
 
 

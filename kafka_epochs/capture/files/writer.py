@@ -8,9 +8,9 @@ from typing import BinaryIO
 
 from construct import Container  # type: ignore[import-untyped]
 
-from kafka_epochs.capture import formats
-from kafka_epochs.capture.records import Packet
-from kafka_epochs.wire.errors import EncodeError
+from kafka_epochs.capture.files import layouts as formats
+from kafka_epochs.capture.files.packets import Packet
+from kafka_epochs.errors import EncodeError
 
 DEFAULT_SNAPLEN = 262144  # what tcpdump and Wireshark use: larger records are refused by some readers
 _MAX_SECONDS = 0xFFFFFFFF

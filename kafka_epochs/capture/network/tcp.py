@@ -6,7 +6,7 @@ import struct
 from typing import NamedTuple
 
 from kafka_epochs.capture.events import Endpoint
-from kafka_epochs.wire.errors import DecodeError
+from kafka_epochs.errors import DecodeError
 
 FIN = 0x01
 SYN = 0x02

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from kafka_epochs.wire.errors import DecodeError
+from kafka_epochs.errors import DecodeError
 
 IPV4_MIN_HEADER = 20
 IPV6_HEADER = 40

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_epochs.capture import formats
 from kafka_epochs.capture.errors import CaptureFormatError
-from kafka_epochs.capture.records import BadRecord, Packet
-from kafka_epochs.capture.source import ByteStream, refill
+from kafka_epochs.capture.files import layouts as formats
+from kafka_epochs.capture.files.packets import BadRecord, Packet
+from kafka_epochs.capture.files.source import ByteStream, refill
 
 # magic (read big-endian) -> (file is big-endian, nanoseconds per timestamp fraction unit, record header size)
 PCAP_MAGICS: dict[int, tuple[bool, int, int]] = {

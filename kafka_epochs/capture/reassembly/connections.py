@@ -15,9 +15,9 @@ The byte-level policy (ordering, retransmissions, overlaps, gaps) is :mod:`.half
 from __future__ import annotations
 
 from kafka_epochs.capture.events import Direction, EndReason, Flow, FlowEvent
-from kafka_epochs.capture.halfstream import SEQ_MASK, HalfStream
+from kafka_epochs.capture.network.tcp import ACK, FIN, RST, SYN, Segment
+from kafka_epochs.capture.reassembly.halfstream import SEQ_MASK, HalfStream
 from kafka_epochs.capture.stats import CaptureStats
-from kafka_epochs.capture.tcp import ACK, FIN, RST, SYN, Segment
 
 #: Out-of-order bytes one direction may hold while waiting for a hole to fill.
 DEFAULT_MAX_BUFFERED_BYTES = 8 * 1024 * 1024

@@ -6,12 +6,12 @@ import os
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from kafka_epochs.capture import formats
 from kafka_epochs.capture.errors import CaptureFormatError
-from kafka_epochs.capture.pcap import PCAP_MAGICS, read_pcap
-from kafka_epochs.capture.pcapng import read_pcapng
-from kafka_epochs.capture.records import BadRecord, Packet
-from kafka_epochs.capture.source import GZIP_MAGIC, ByteStream, GzipInput, read_head
+from kafka_epochs.capture.files import layouts as formats
+from kafka_epochs.capture.files.packets import BadRecord, Packet
+from kafka_epochs.capture.files.pcap import PCAP_MAGICS, read_pcap
+from kafka_epochs.capture.files.pcapng import read_pcapng
+from kafka_epochs.capture.files.source import GZIP_MAGIC, ByteStream, GzipInput, read_head
 
 #: Sanity bound on one pcap record or pcapng block. Reading never allocates more than the file
 #: really holds; the bound only tells a corrupt length field from a large packet.

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from kafka_epochs.capture import formats
 from kafka_epochs.capture.errors import CaptureFormatError
-from kafka_epochs.capture.records import BadRecord, Packet
-from kafka_epochs.capture.source import ByteStream, refill
+from kafka_epochs.capture.files import layouts as formats
+from kafka_epochs.capture.files.packets import BadRecord, Packet
+from kafka_epochs.capture.files.source import ByteStream, refill
 
 SUPPORTED_MAJOR_VERSION = 1
 DEFAULT_TSRESOL = 6  # microseconds, when an interface has no if_tsresol option

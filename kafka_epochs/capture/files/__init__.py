@@ -1,0 +1,1 @@
+"""Capture files: pcap and pcapng (read and written), their layouts, and the packets they hold."""

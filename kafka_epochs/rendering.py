@@ -1,0 +1,244 @@
+"""Exchanges as JSON-ready dicts: what ``kafka-epochs decode`` prints, one line per exchange.
+
+Bodies show the fields of the version they were read at (``to_dict(version)``); ``records``
+fields become decoded batches on request; SASL credentials are hidden unless asked for.
+"""
+
+from __future__ import annotations
+
+import enum
+from base64 import b64decode
+from base64 import b64encode as _b64encode
+from datetime import UTC, datetime
+from typing import Any
+
+from kafka_epochs.capture import Flow
+from kafka_epochs.exchanges import SASL_TOKENS, Exchange, Kind, api_name
+from kafka_epochs.records.model import RecordBatch
+
+
+def _time(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _endpoint(flow: Flow | None, side: str) -> str | None:
+    if flow is None:
+        return None
+    end = flow.client if side == "client" else flow.broker
+    return f"[{end.address}]:{end.port}" if ":" in end.address else f"{end.address}:{end.port}"
+
+
+def exchange_json(exchange: Exchange, *, records: bool = False, secrets: bool = False) -> dict[str, Any]:
+    """One exchange as a JSON-ready dict (bodies via ``to_dict``; ``records`` fields decoded on request).
+
+    SASL credentials (raw tokens, ``SaslAuthenticate`` auth bytes) are replaced by their length
+    unless ``secrets``: a PLAIN token carries the password in clear.
+    """
+    if exchange.kind is Kind.SASL_TOKEN:
+        return _sasl_json(exchange, secrets)
+    req, resp = exchange.request, exchange.response
+    out: dict[str, Any] = {
+        "kind": exchange.kind.value,
+        "time": _time(exchange.request_time_ns if exchange.request_time_ns is not None else exchange.timestamp_ns),
+        "client": _endpoint(exchange.flow, "client"),
+        "broker": _endpoint(exchange.flow, "broker"),
+        "correlation_id": (req or resp).correlation_id if (req or resp) is not None else None,  # type: ignore[union-attr]
+        "api": api_name(exchange),
+        "api_key": req.api_key if req is not None else None,
+        "api_version": req.api_version if req is not None else None,
+    }
+    if resp is not None and exchange.request_time_ns is not None and resp.timestamp_ns is not None:
+        out["response_time"] = _time(resp.timestamp_ns)
+        out["latency_ms"] = round((resp.timestamp_ns - exchange.request_time_ns) / 1e6, 3)
+    bad_batches = 0
+    for label, event in (("request", req), ("response", resp)):
+        if event is None:
+            continue
+        if event.decoded is not None:
+            out[f"{label}_header"] = event.decoded.header.to_dict(event.decoded.header_version)
+            out[label], bad = _body_json(event.decoded.body, event.decoded.api_version, records)
+            bad_batches += bad
+            out[f"{label}_profile"] = event.decoded.profile
+        if event.error is not None:
+            out[f"{label}_error"] = str(event.error)
+        if event.warnings:
+            out[f"{label}_warnings"] = list(event.warnings)
+    if not secrets and (req is not None and req.api_key == SASL_AUTHENTICATE):
+        for label in ("request", "response"):
+            body = out.get(label)
+            if isinstance(body, dict) and body.get("auth_bytes") is not None:
+                body["auth_bytes"] = _redacted(len(b64decode(body["auth_bytes"])))
+    if resp is not None and resp.decoded is not None:
+        out["errors"] = error_codes(resp.decoded.body)
+    if bad_batches:
+        out["record_errors"] = bad_batches  # record batches that did not decode (each marked in place)
+    if exchange.problem:
+        out["problem"] = exchange.problem
+    return out
+
+
+SASL_AUTHENTICATE = 36
+
+
+def _redacted(length: int) -> str:
+    return f"<{length} bytes, hidden: pass --sasl-secrets to show>"
+
+
+def _sasl_json(exchange: Exchange, secrets: bool) -> dict[str, Any]:
+    first = exchange.tokens[0]
+    out: dict[str, Any] = {
+        "kind": exchange.kind.value,
+        "time": _time(exchange.request_time_ns if exchange.request_time_ns is not None else exchange.timestamp_ns),
+        "client": _endpoint(exchange.flow, "client"), "broker": _endpoint(exchange.flow, "broker"),
+        "correlation_id": None, "api": SASL_TOKENS, "api_key": None, "api_version": None,
+        "mechanism": first.mechanism,
+    }
+    for token in exchange.tokens:
+        label = "client_token" if token.from_client else "broker_token"
+        out[label] = _b64(token.frame[4:]) if secrets else _redacted(token.length)
+    if exchange.problem:
+        out["problem"] = exchange.problem
+    return out
+
+
+def _body_json(body: Any, version: int, records: bool) -> tuple[Any, int]:
+    """A body's JSON view, and how many of its record batches did not decode (with ``records``)."""
+    plain = body.to_dict(version)
+    bad = _decode_records_in(body, plain) if records else 0
+    return plain, bad
+
+
+def _paths_to(cls: Any, kind: str, name: str | None = None) -> tuple[Any, ...]:
+    """The fields of ``cls`` that are, or contain, a field of ``kind`` (named ``name``), cached.
+
+    Walking only those keeps ``decode --records`` and error collection from visiting every
+    partition of every message.
+    """
+    key = (cls, kind, name)
+    found = _PATHS.get(key)
+    if found is None:
+        _PATHS[key] = ()  # guards against recursive struct definitions
+        found = tuple(
+            f for f in cls._FIELDS
+            if (f.kind == kind and (name is None or f.attr == name))
+            or (f.struct is not None and _paths_to(f.struct, kind, name)))
+        _PATHS[key] = found
+    return found
+
+
+_PATHS: dict[tuple[Any, str, str | None], tuple[Any, ...]] = {}
+
+
+def _decode_records_in(obj: Any, plain: dict[str, Any]) -> int:
+    """Replace each ``records`` field's base64 by its decoded batches; returns the bad ones' count.
+
+    A batch that does not decode stays in its place as ``{"error", "offset", "length", "base64"}``
+    and the batches around it are kept.
+    """
+    from kafka_epochs.records import decode_records
+
+    bad = 0
+    for f in _paths_to(type(obj), "records"):
+        value = getattr(obj, f.attr)
+        if value is None or f.attr not in plain:
+            continue
+        if f.kind == "records":
+            decoded = decode_records(value, keep_going=True)
+            batches: list[dict[str, Any]] = [_entry_json(e) for e in decoded.entries]
+            for earlier_bad, entry in enumerate(decoded.bad):  # in order: the earlier bad ones are in place
+                batches.insert(entry.index + earlier_bad, {
+                    "error": str(entry.error), "offset": entry.offset, "length": entry.length,
+                    "base64": _b64(value[entry.offset:entry.offset + entry.length])})
+            plain[f.attr] = {"batches": batches, "truncated_tail": decoded.truncated_tail}
+            if decoded.warnings:
+                plain[f.attr]["warnings"] = decoded.warnings
+            bad += len(decoded.bad)
+        elif f.kind == "struct":
+            bad += _decode_records_in(value, plain[f.attr])
+        elif f.kind == "array" and f.element == "struct":
+            for item, item_plain in zip(value, plain[f.attr], strict=True):
+                bad += _decode_records_in(item, item_plain)
+    return bad
+
+
+def _b64(value: bytes | None) -> str | None:
+    return None if value is None else _b64encode(value).decode()
+
+
+def _entry_json(entry: Any) -> dict[str, Any]:
+    """A record batch or legacy message as JSON-ready values (bytes as base64, enums by name).
+
+    Written out field by field: with millions of records, a generic dataclass walk is most of
+    the cost of ``decode --records``.
+    """
+    if isinstance(entry, RecordBatch):
+        return {
+            "base_offset": entry.base_offset, "batch_length": entry.batch_length,
+            "partition_leader_epoch": entry.partition_leader_epoch, "magic": entry.magic, "crc": entry.crc,
+            "attributes": entry.attributes, "compression": entry.compression.name,
+            "timestamp_type": entry.timestamp_type.name, "is_transactional": entry.is_transactional,
+            "is_control": entry.is_control, "last_offset_delta": entry.last_offset_delta,
+            "base_timestamp": entry.base_timestamp, "max_timestamp": entry.max_timestamp,
+            "producer_id": entry.producer_id, "producer_epoch": entry.producer_epoch,
+            "base_sequence": entry.base_sequence,
+            "records": [{"offset": r.offset, "timestamp": r.timestamp, "key": _b64(r.key), "value": _b64(r.value),
+                         "headers": [[k, _b64(v)] for k, v in r.headers], "attributes": r.attributes,
+                         "offset_delta": r.offset_delta, "timestamp_delta": r.timestamp_delta}
+                        for r in entry.records],
+            "control_records": [{"offset": c.offset, "version": c.version, "type": _name(c.type),
+                                 "coordinator_epoch": c.coordinator_epoch} for c in entry.control_records],
+        }
+    return {  # a legacy (magic 0/1) message, possibly a wrapper of inner messages
+        "offset": entry.offset, "magic": entry.magic, "crc": entry.crc, "attributes": entry.attributes,
+        "compression": entry.compression.name,
+        "timestamp": entry.timestamp, "key": _b64(entry.key), "value": _b64(entry.value),
+        "inner": None if entry.inner is None else [_entry_json(m) for m in entry.inner],
+    }
+
+
+def _name(value: Any) -> Any:
+    return value.name if isinstance(value, enum.Enum) else value
+
+
+def error_codes(body: Any, path: str = "") -> list[dict[str, Any]]:
+    """Every non-zero ``error_code`` in a decoded message, with its path and Kafka's name for it.
+
+    ``body`` is a generated message object (walked along the fields that can hold an error
+    code) or its ``to_dict()`` form (walked whole).
+    """
+    from kafka_epochs.epochs.errors import Errors
+
+    if isinstance(body, (dict, list)):
+        return _error_codes_in_plain(body, path)
+    found: list[dict[str, Any]] = []
+    for f in _paths_to(type(body), "int16", "error_code"):
+        value = getattr(body, f.attr)
+        where = f"{path}.{f.attr}" if path else f.attr
+        if f.kind == "int16":
+            if value:
+                found.append({"path": where, "code": value, "name": Errors.for_code(value).name})
+        elif f.kind == "struct" and value is not None:
+            found.extend(error_codes(value, where))
+        elif f.kind == "array" and value:
+            for i, item in enumerate(value):
+                found.extend(error_codes(item, f"{where}[{i}]"))
+    return found
+
+
+def _error_codes_in_plain(plain: Any, path: str) -> list[dict[str, Any]]:
+    from kafka_epochs.epochs.errors import Errors
+
+    found: list[dict[str, Any]] = []
+    if isinstance(plain, dict):
+        for key, value in plain.items():
+            where = f"{path}.{key}" if path else key
+            if key == "error_code" and isinstance(value, int) and value != 0:
+                found.append({"path": where, "code": value, "name": Errors.for_code(value).name})
+            elif isinstance(value, (dict, list)):
+                found.extend(_error_codes_in_plain(value, where))
+    elif isinstance(plain, list):
+        for i, item in enumerate(plain):
+            found.extend(_error_codes_in_plain(item, f"{path}[{i}]"))
+    return found

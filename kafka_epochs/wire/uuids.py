@@ -1,0 +1,38 @@
+"""Kafka's text form of a uuid, written and read in one place.
+
+Kafka shows a uuid (a topic id, say) as 22 characters of unpadded base64url (``Uuid.toString``).
+Reading accepts that form and the canonical hyphenated one; anything else (other lengths, braces,
+``urn:uuid:``, base64 whose unused low bits are set) is refused, since an id that could be read
+two ways is not an id.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import uuid
+
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]{22}")
+_HYPHENATED = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def uuid_text(value: uuid.UUID) -> str:
+    """Kafka's text form of ``value``: unpadded base64url, 22 characters."""
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+
+
+def parse_uuid(text: str) -> uuid.UUID:
+    """A uuid from Kafka's base64url form or the hyphenated form; ValueError for anything else."""
+    if _BASE64URL.fullmatch(text):
+        try:
+            value = uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
+        except (binascii.Error, ValueError) as e:  # pragma: no cover - the pattern admits only valid base64
+            raise ValueError(f"not a base64url uuid: {text!r}") from e
+        # 22 characters hold 132 bits for 128: the text must be the one Kafka would write
+        if uuid_text(value) != text:
+            raise ValueError(f"not the canonical base64url form of a uuid: {text!r}")
+        return value
+    if _HYPHENATED.fullmatch(text):
+        return uuid.UUID(text)
+    raise ValueError(f"not a uuid in Kafka's base64url form or the hyphenated form: {text!r}")
