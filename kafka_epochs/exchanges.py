@@ -101,7 +101,7 @@ def decode_capture(
         elif isinstance(event, (Gap, Resync)):
             conn = connections.get(event.flow)
             if conn is not None:  # the capture follows frame sizes: the next bytes start a frame
-                conn.restart("client" if event.direction is Direction.CLIENT_TO_BROKER else "broker")
+                conn.restart(event.direction)
             if isinstance(event, Gap):
                 yield Exchange(Kind.GAP, event.timestamp_ns, event.flow, problem=(
                     f"{event.length} bytes missing from the {event.direction} stream at offset "

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafka_epochs import Protocol
+from kafka_epochs.direction import Direction
 from kafka_epochs.framing import Connection, FrameBuffer, FrameTooLarge, RequestEvent, ResponseEvent, StreamLost
 
 PROTO = Protocol.bundled()
@@ -142,7 +143,7 @@ def test_oversized_frame_loses_the_stream_until_resync() -> None:
     conn = Connection(PROTO, max_frame_size=1000)
     req = PROTO.encode_request(ApiVersionsRequest(), 3, correlation_id=8, client_id="c")
     events = conn.client_bytes(struct.pack(">i", 5000) + b"x" * 20 + req)
-    assert isinstance(events[0], StreamLost) and events[0].direction == "client"
+    assert isinstance(events[0], StreamLost) and events[0].direction is Direction.CLIENT_TO_BROKER
     assert "outside 0..1000" in events[0].reason
     later = conn.client_bytes(req)
     assert [e.correlation_id for e in later if isinstance(e, RequestEvent)] == [8]

@@ -15,13 +15,7 @@ See docs/captures.md. Not imported by ``import kafka_epochs``.
 
 from __future__ import annotations
 
-from kafka_epochs.capture.alignment.resync import (
-    FrameRule,
-    default_frame_rule,
-    find_frame_start,
-    plausible_request,
-    plausible_response,
-)
+from kafka_epochs.capture.alignment.rules import FrameRule, default_frame_rule
 from kafka_epochs.capture.errors import CaptureError, CaptureFormatError, UnsupportedPacket
 from kafka_epochs.capture.events import (
     Direction,
@@ -45,6 +39,7 @@ from kafka_epochs.capture.files.reader import CaptureSource, read_packets
 from kafka_epochs.capture.files.writer import write_pcap
 from kafka_epochs.capture.stats import CaptureStats
 from kafka_epochs.capture.streams import CaptureStreams, iter_streams
+from kafka_epochs.resync import find_frame_start, plausible_request, plausible_response
 
 __all__ = [
     "BadRecord", "CaptureError", "CaptureFormatError", "CaptureSource", "CaptureStats", "CaptureStreams",

@@ -14,18 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
 
+from kafka_epochs.direction import Direction
 from kafka_epochs.errors import KafkaEpochsError
-
-
-class Direction(StrEnum):
-    CLIENT_TO_BROKER = "client_to_broker"
-    BROKER_TO_CLIENT = "broker_to_client"
-
-    @property
-    def reverse(self) -> Direction:
-        if self is Direction.CLIENT_TO_BROKER:
-            return Direction.BROKER_TO_CLIENT
-        return Direction.CLIENT_TO_BROKER
 
 
 class Endpoint(NamedTuple):

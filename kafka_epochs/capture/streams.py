@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from kafka_epochs.capture.alignment.aligner import FrameAligner
 from kafka_epochs.capture.alignment.flows import FlowClassifier
-from kafka_epochs.capture.alignment.resync import FrameRule, default_frame_rule
+from kafka_epochs.capture.alignment.rules import FrameRule, default_frame_rule
 from kafka_epochs.capture.errors import UnsupportedPacket
 from kafka_epochs.capture.events import (
     Direction,

@@ -31,7 +31,8 @@ from kafka_epochs.capture import (
     plausible_response,
 )
 from kafka_epochs.capture.alignment.aligner import FrameAligner
-from kafka_epochs.capture.alignment.resync import REQUEST_CANDIDATES, REQUEST_RULE, RESPONSE_CANDIDATES, RESPONSE_RULE
+from kafka_epochs.capture.alignment.rules import REQUEST_RULE, RESPONSE_RULE
+from kafka_epochs.resync import REQUEST_CANDIDATES, RESPONSE_CANDIDATES
 
 FLOW = Flow(Endpoint("10.0.0.1", 50000), Endpoint("10.0.0.2", 9092))
 C2B, B2C = Direction.CLIENT_TO_BROKER, Direction.BROKER_TO_CLIENT

@@ -327,4 +327,5 @@ def test_capture_package_loads_no_protocol_code() -> None:
     code = ("import sys, kafka_epochs.capture; "
             "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs') and 'capture' not in m))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['kafka_epochs', 'kafka_epochs.errors']"  # not the wire runtime either
+    # the shared vocabulary and frame-start shapes, not the wire runtime or any protocol code
+    assert out.strip() == "['kafka_epochs', 'kafka_epochs.direction', 'kafka_epochs.errors', 'kafka_epochs.resync']"

@@ -17,7 +17,7 @@ there. Bytes held while searching are bounded by the rule's ``max_span`` plus ``
 
 from __future__ import annotations
 
-from kafka_epochs.capture.alignment.resync import FrameRule, find_frame_start
+from kafka_epochs.capture.alignment.rules import FrameRule
 from kafka_epochs.capture.events import (
     Direction,
     Discarded,
@@ -31,6 +31,7 @@ from kafka_epochs.capture.events import (
     StreamStart,
 )
 from kafka_epochs.capture.stats import CaptureStats
+from kafka_epochs.resync import find_frame_start
 
 
 class FrameAligner:

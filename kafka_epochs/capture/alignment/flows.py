@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kafka_epochs.capture.alignment.resync import REQUEST_PREFIX, plausible_request
 from kafka_epochs.capture.events import Direction, Endpoint, Flow
 from kafka_epochs.capture.network.tcp import ACK, FIN, RST, SYN, Segment
 from kafka_epochs.capture.stats import CaptureStats
+from kafka_epochs.resync import REQUEST_PREFIX, plausible_request
 
 DEFAULT_PORTS = frozenset({9092})
 API_VERSIONS_KEY = 18

@@ -4,7 +4,9 @@ Every Kafka frame is an int32 size followed by that many bytes; a request's star
 api version, correlation id and client id, a response's with the correlation id. When a capture
 starts mid-stream, or a gap swallowed a frame boundary, the next boundary is found by testing
 offsets with a *plausibility predicate* ``plausible(buffer, offset) -> bool``. The caller can
-supply one (built from the protocol it knows); the defaults here check only the shape:
+supply one (built from the protocol it knows); the defaults here check only the shape. Both the
+capture's frame aligner (:mod:`kafka_epochs.capture.alignment`) and the pairer
+(:mod:`kafka_epochs.pairing`, which adds a decoder's verdict as its plug-in) search with them:
 
 * requests: size in 8..100 MiB, api key in 0..100, api version in 0..30, correlation id >= 0,
   client id null or of a length that fits the frame, with printable (or non-ASCII UTF-8) bytes;
@@ -22,9 +24,6 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
-
-from kafka_epochs.capture.events import Direction, Flow
 
 ByteBuffer = bytes | bytearray
 PlausibleFrame = Callable[[ByteBuffer, int], bool]
@@ -118,30 +117,3 @@ def find_frame_start(data: ByteBuffer, start: int, plausible: PlausibleFrame, *,
             return offset
         pos = offset + 1
     return None
-
-
-@dataclass(frozen=True)
-class FrameRule:
-    """How to recognise frame starts in one direction, and the bounds frame alignment works within.
-
-    ``lookahead``: bytes after an offset the predicate gets before it is asked (fewer only at the
-    end of a stream). ``max_size``: a frame size above it (or below 0) at a boundary means the
-    stream lost its framing. ``max_span``: a candidate frame is confirmed by a plausible frame
-    right after it, so the bytes up to there are held back; a candidate longer than this is passed
-    over rather than held, and a later frame is found instead.
-    """
-
-    plausible: PlausibleFrame
-    candidates: re.Pattern[bytes] | None = None
-    lookahead: int = 64
-    max_size: int = MAX_FRAME_SIZE
-    max_span: int = 1024 * 1024
-
-
-REQUEST_RULE = FrameRule(plausible_request, REQUEST_CANDIDATES)
-RESPONSE_RULE = FrameRule(plausible_response, RESPONSE_CANDIDATES)
-
-
-def default_frame_rule(flow: Flow, direction: Direction) -> FrameRule:
-    """The rule for a direction of a flow: the shape checks above, the same for every flow."""
-    return REQUEST_RULE if direction is Direction.CLIENT_TO_BROKER else RESPONSE_RULE

@@ -1,0 +1,44 @@
+"""How frame alignment recognises frame starts in each direction of a captured flow."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kafka_epochs.capture.events import Flow
+from kafka_epochs.direction import Direction
+from kafka_epochs.resync import (
+    MAX_FRAME_SIZE,
+    REQUEST_CANDIDATES,
+    RESPONSE_CANDIDATES,
+    PlausibleFrame,
+    plausible_request,
+    plausible_response,
+)
+
+
+@dataclass(frozen=True)
+class FrameRule:
+    """How to recognise frame starts in one direction, and the bounds frame alignment works within.
+
+    ``lookahead``: bytes after an offset the predicate gets before it is asked (fewer only at the
+    end of a stream). ``max_size``: a frame size above it (or below 0) at a boundary means the
+    stream lost its framing. ``max_span``: a candidate frame is confirmed by a plausible frame
+    right after it, so the bytes up to there are held back; a candidate longer than this is passed
+    over rather than held, and a later frame is found instead.
+    """
+
+    plausible: PlausibleFrame
+    candidates: re.Pattern[bytes] | None = None
+    lookahead: int = 64
+    max_size: int = MAX_FRAME_SIZE
+    max_span: int = 1024 * 1024
+
+
+REQUEST_RULE = FrameRule(plausible_request, REQUEST_CANDIDATES)
+RESPONSE_RULE = FrameRule(plausible_response, RESPONSE_CANDIDATES)
+
+
+def default_frame_rule(flow: Flow, direction: Direction) -> FrameRule:
+    """The rule for a direction of a flow: the shape checks above, the same for every flow."""
+    return REQUEST_RULE if direction is Direction.CLIENT_TO_BROKER else RESPONSE_RULE
