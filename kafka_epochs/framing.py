@@ -23,6 +23,7 @@ from kafka_epochs.errors import DecodeError, KafkaEpochsError
 from kafka_epochs.pairing import (
     DEFAULT_MAX_FRAME,
     DEFAULT_MAX_PENDING,
+    SASL_HANDSHAKE,
     FrameBuffer,
     FrameHead,
     FrameTooLarge,
@@ -31,7 +32,6 @@ from kafka_epochs.pairing import (
     StreamLost,
 )
 from kafka_epochs.protocol import Decoded, Protocol
-from kafka_epochs.sasl import SASL_HANDSHAKE
 
 __all__ = [
     "DEFAULT_MAX_FRAME", "DEFAULT_MAX_PENDING", "Connection", "Event", "FrameBuffer", "FrameTooLarge",

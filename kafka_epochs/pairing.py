@@ -23,7 +23,12 @@ from typing import Generic, Protocol, TypeVar
 from kafka_epochs.direction import Direction
 from kafka_epochs.errors import DecodeError
 from kafka_epochs.resync import REQUEST_PREFIX, RESPONSE_PREFIX, plausible_request, plausible_response
-from kafka_epochs.sasl import SaslTokens
+from kafka_epochs.sasl import SASL_HANDSHAKE, SaslTokens
+
+__all__ = [
+    "DEFAULT_MAX_FRAME", "DEFAULT_MAX_PENDING", "SASL_HANDSHAKE", "FrameBuffer", "FrameHead", "FrameReader",
+    "FrameTooLarge", "Pairer", "SaslToken", "StreamLost",
+]
 
 #: Kafka's default ``socket.request.max.bytes``: frames above this are refused, not buffered.
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024

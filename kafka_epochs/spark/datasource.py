@@ -29,7 +29,6 @@ import glob
 import hashlib
 import json
 import os
-import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,11 +37,20 @@ from typing import Any, NamedTuple
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kafka_epochs.capture import CaptureStreams, Direction, Flow, Gap, PacketError, Resync, StreamData, StreamEnd
-from kafka_epochs.framing import DEFAULT_MAX_FRAME, DEFAULT_MAX_PENDING, FrameBuffer, FrameTooLarge, RequestEvent
-from kafka_epochs.sasl import SASL_HANDSHAKE, SaslTokens
+from kafka_epochs.capture import CaptureStreams, Flow, Gap, PacketError, Resync, StreamData, StreamEnd
+from kafka_epochs.direction import Direction
+from kafka_epochs.errors import KafkaEpochsError
+from kafka_epochs.framing import RequestEvent
+from kafka_epochs.pairing import (
+    DEFAULT_MAX_FRAME,
+    DEFAULT_MAX_PENDING,
+    SASL_HANDSHAKE,
+    FrameHead,
+    Pairer,
+    SaslToken,
+    StreamLost,
+)
 from kafka_epochs.spark.protocols import ProtocolRef, protocol_ref, resolve
-from kafka_epochs.wire.errors import KafkaEpochsError
 
 #: The name to give ``spark.read.format``.
 FORMAT = "kafka-capture"
@@ -85,8 +93,6 @@ SCHEMA_DDL = (
 #: capture record (at most 16 MiB, the reader's record bound), so it holds fewer than 2**22 frames
 #: of at least 4 bytes each: the row number never spills into the next event's range.
 SEQ_SHIFT = 24
-_INT32 = struct.Struct(">i")
-_REQUEST_HEAD = struct.Struct(">ihhi")
 
 
 class FrameRow(NamedTuple):
@@ -121,35 +127,89 @@ def flow_id(flow: Flow) -> int:
 
 # -- one file, without Spark -------------------------------------------------------------------
 
+class _RowReader:
+    """The pairer's plug-in for the data source: frames become rows, and only what pairing needs is
+    decoded (a Produce's ``acks``, a SaslHandshake and its answer); bodies are decoded later."""
+
+    def __init__(self, frames: CaptureFrames, flow: _Flow) -> None:
+        self.frames = frames
+        self.flow = flow
+        self.event: StreamData | None = None  # the capture event whose bytes are being fed
+
+    def _row(self, head: FrameHead, key: int | None, version: int | None, mechanism: str | None = None) -> FrameRow:
+        event = self.event
+        assert event is not None
+        return FrameRow(self.frames.path, self.frames.next_seq(), event.packet, event.timestamp_ns, self.flow.id,
+                        self.flow.client, self.flow.broker, head.direction.frame_kind, head.stream_offset,
+                        head.correlation_id, key, version, head.frame, None, mechanism)
+
+    def request(self, head: FrameHead) -> FrameRow:
+        return self._row(head, head.api_key, head.api_version)
+
+    def response(self, head: FrameHead, request: FrameRow | None) -> FrameRow:
+        if request is None:
+            return self._row(head, None, None)
+        return self._row(head, request.request_api_key, request.request_api_version)
+
+    def expects_response(self, request: FrameRow) -> bool:
+        if request.request_api_key != PRODUCE:
+            return True
+        # Only a Produce can go unanswered; the rule itself is framing's, applied to the decode.
+        event = RequestEvent(request.frame or b"", 0, None, request.request_api_key, request.request_api_version,
+                             request.correlation_id)
+        # undecodable: an answer may come, as framing.Connection assumes (decoded stays None)
+        with contextlib.suppress(KafkaEpochsError):
+            event.decoded = resolve(self.frames.protocol).decode_request(event.frame)
+        return event.expects_response
+
+    def sasl_handshake(self, request: FrameRow) -> tuple[int, str] | None:
+        if request.request_api_key != SASL_HANDSHAKE or request.frame is None:
+            return None
+        with contextlib.suppress(KafkaEpochsError):
+            handshake = resolve(self.frames.protocol).decode_request(request.frame)
+            return handshake.api_version, handshake.body.mechanism
+        return None
+
+    def sasl_handshake_error(self, response: FrameRow) -> int | None:
+        key, version = response.request_api_key, response.request_api_version
+        if key != SASL_HANDSHAKE or version is None or response.frame is None:
+            return None
+        with contextlib.suppress(KafkaEpochsError):
+            return int(resolve(self.frames.protocol).decode_response(response.frame, key, version).body.error_code)
+        return None
+
+    def is_request(self, frame: bytes) -> bool:
+        try:
+            resolve(self.frames.protocol).decode_request(frame)
+        except KafkaEpochsError:
+            return False
+        return True
+
+    def verifies(self, head: FrameHead, request: FrameRow | None) -> bool:
+        if request is not None:  # a response to a pending request: its correlation id is the proof
+            return True
+        # a request whose api and version the protocol knows (its body is decoded later, not here)
+        return head.api_key is not None and head.api_version in resolve(self.frames.protocol).versions(head.api_key)
+
+
 @dataclass
-class _Side:
-    """One direction of a connection: its frame buffer, and whether it is unreadable for now."""
-
-    buffer: FrameBuffer
-    lost: bool = False  # an impossible size prefix: ignore bytes until the capture realigns
-    ended: bool = False
-
-
-@dataclass
-class _Connection:
-    """Pairing state of one connection: what :class:`kafka_epochs.framing.Connection` keeps,
-    minus the decoding (so frames are decoded once, later, wherever Spark runs them)."""
+class _Flow:
+    """One connection of the capture: its pairer, and which directions have ended."""
 
     id: int
     client: str
     broker: str
-    request: _Side
-    response: _Side
-    pending: dict[int, tuple[int, int]] = field(default_factory=dict)  # correlation id -> (key, version)
-    sasl: SaslTokens = field(default_factory=SaslTokens)
+    pairer: Pairer[FrameRow, FrameRow] = field(init=False)
+    reader: _RowReader = field(init=False)
+    ended: set[Direction] = field(default_factory=set)
 
 
 class CaptureFrames:
     """The rows of one capture file, in capture order; ``bucket``/``buckets`` keep a share of the flows.
 
-    ``protocol`` (a :mod:`kafka_epochs.spark.protocols` reference) is used for one thing only:
-    decoding Produce requests to learn their ``acks``, because an ``acks=0`` request is never
-    answered and must not wait for a response (exactly the rule of ``RequestEvent.expects_response``).
+    Frames are cut and paired by :class:`kafka_epochs.pairing.Pairer`, the pairer framing uses,
+    with a reader that decodes only what pairing needs (a Produce's ``acks``: an ``acks=0``
+    request is never answered; SaslHandshake, after which raw tokens flow).
     """
 
     def __init__(self, path: str, *, ports: Sequence[int] | None = None, bucket: int = 0, buckets: int = 1,
@@ -162,7 +222,7 @@ class CaptureFrames:
         self.protocol = protocol
         self.max_frame_size = max_frame_size
         self.max_pending = max_pending
-        self._connections: dict[Flow, _Connection] = {}
+        self._connections: dict[Flow, _Flow] = {}
         self._skipped: set[Flow] = set()  # flows of other buckets, so their id is hashed only once
         self._seq = 0  # the next row's seq
 
@@ -192,7 +252,7 @@ class CaptureFrames:
 
     # -- events --------------------------------------------------------------------------------
 
-    def _connection(self, flow: Flow) -> _Connection | None:
+    def _connection(self, flow: Flow) -> _Flow | None:
         conn = self._connections.get(flow)
         if conn is not None or flow in self._skipped:
             return conn
@@ -200,96 +260,36 @@ class CaptureFrames:
         if ident % self.buckets != self.bucket:
             self._skipped.add(flow)
             return None
-        conn = self._connections[flow] = _Connection(
-            ident, str(flow.client), str(flow.broker),
-            _Side(FrameBuffer(self.max_frame_size)), _Side(FrameBuffer(self.max_frame_size)))
+        conn = self._connections[flow] = _Flow(ident, str(flow.client), str(flow.broker))
+        conn.reader = _RowReader(self, conn)
+        conn.pairer = Pairer(conn.reader, max_frame_size=self.max_frame_size, max_pending=self.max_pending)
         return conn
 
-    def _data(self, conn: _Connection, event: StreamData) -> Iterator[FrameRow]:
-        is_request = event.direction is Direction.CLIENT_TO_BROKER
-        side = conn.request if is_request else conn.response
-        if side.lost:
-            return
-        buffer = side.buffer
-        buffer.feed(event.data)
-        try:
-            for frame in buffer:
-                offset = buffer.offset - len(frame)
-                if is_request:
-                    yield self._request(conn, frame, offset, event)
-                else:
-                    yield self._response(conn, frame, offset, event)
-        except FrameTooLarge as e:
-            # the capture's aligner normally resyncs before this; if not, wait for its next Resync
-            side.lost = True
-            buffer.discard()
-            label = "client" if is_request else "broker"
-            yield self._flow_row(conn, event, None, "request" if is_request else "response",
-                                 f"{label} stream: {e.reason}")
+    def _data(self, conn: _Flow, event: StreamData) -> Iterator[FrameRow]:
+        conn.reader.event = event
+        for item in conn.pairer.feed(event.direction, event.data, event.timestamp_ns):
+            if isinstance(item, SaslToken):
+                yield self._token_row(conn, item, event)
+            elif isinstance(item, StreamLost):
+                # the capture's aligner normally resyncs before this; the pairer searches meanwhile
+                yield self._flow_row(conn, event, None, item.direction.frame_kind,
+                                     f"{item.direction.sender} stream: {item.reason}")
+            else:
+                yield item
 
-    def _request(self, conn: _Connection, frame: bytes, offset: int, event: StreamData) -> FrameRow:
-        if conn.sasl.client_token(frame, self._reads_as_request):
-            return self._token_row(conn, frame, offset, event, "request")
-        if len(frame) < _REQUEST_HEAD.size:  # too short for a header: nothing to pair
-            return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
-                            conn.broker, "request", offset, None, None, None, frame, None)
-        _, api_key, api_version, correlation_id = _REQUEST_HEAD.unpack_from(frame, 0)
-        if api_key == SASL_HANDSHAKE:
-            # the one request whose body matters here: a v0 handshake makes raw tokens follow
-            with contextlib.suppress(KafkaEpochsError):
-                handshake = resolve(self.protocol).decode_request(frame)
-                conn.sasl.handshake(correlation_id, api_version, handshake.body.mechanism)
-        if self._expects_response(frame, api_key, api_version, correlation_id):
-            conn.pending[correlation_id] = (api_key, api_version)
-            if len(conn.pending) > self.max_pending:
-                del conn.pending[next(iter(conn.pending))]  # the oldest, as framing.Connection does
-        return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
-                        conn.broker, "request", offset, correlation_id, api_key, api_version, frame, None)
-
-    def _response(self, conn: _Connection, frame: bytes, offset: int, event: StreamData) -> FrameRow:
-        correlation_id = _INT32.unpack_from(frame, 4)[0] if len(frame) >= 8 else None
-        if conn.sasl.broker_token(frame, conn.pending, correlation_id):
-            return self._token_row(conn, frame, offset, event, "response")
-        paired = conn.pending.pop(correlation_id, None) if correlation_id is not None else None
-        api_key, api_version = paired if paired is not None else (None, None)
-        if api_key == SASL_HANDSHAKE and api_version is not None and correlation_id is not None:
-            with contextlib.suppress(KafkaEpochsError):
-                answer = resolve(self.protocol).decode_response(frame, api_key, api_version)
-                conn.sasl.answered(correlation_id, answer.body.error_code)
-        return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
-                        conn.broker, "response", offset, correlation_id, api_key, api_version, frame, None)
-
-    def _reads_as_request(self, frame: bytes) -> bool:
-        try:
-            resolve(self.protocol).decode_request(frame)
-        except KafkaEpochsError:
-            return False
-        return True
-
-    def _token_row(self, conn: _Connection, frame: bytes, offset: int, event: StreamData, direction: str) -> FrameRow:
-        return FrameRow(self.path, self._next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
-                        conn.broker, direction, offset, None, None, None, frame, None, conn.sasl.mechanism)
-
-    def _expects_response(self, frame: bytes, api_key: int, api_version: int, correlation_id: int) -> bool:
-        if api_key != PRODUCE:
-            return True
-        # Only a Produce can go unanswered; the rule itself is framing's, applied to the decode.
-        event = RequestEvent(frame, 0, None, api_key, api_version, correlation_id)
-        # undecodable: an answer may come, as framing.Connection assumes (decoded stays None)
-        with contextlib.suppress(KafkaEpochsError):
-            event.decoded = resolve(self.protocol).decode_request(frame)
-        return event.expects_response
+    def _token_row(self, conn: _Flow, token: SaslToken, event: StreamData) -> FrameRow:
+        direction = "request" if token.from_client else "response"
+        return FrameRow(self.path, self.next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
+                        conn.broker, direction, token.stream_offset, None, None, None, token.frame, None,
+                        token.mechanism)
 
     def _realign(self, event: Gap | Resync) -> Iterator[FrameRow]:
         conn = self._connection(event.flow)
         if conn is None:
             return
-        side = conn.request if event.direction is Direction.CLIENT_TO_BROKER else conn.response
-        side.buffer.discard()  # the capture says the next bytes start a frame
-        side.lost = False
+        conn.pairer.restart(event.direction)  # the capture says the next bytes start a frame
         if isinstance(event, Gap):
-            label = "request" if event.direction is Direction.CLIENT_TO_BROKER else "response"
-            yield self._flow_row(conn, event, event.stream_offset, label, (
+            yield self._flow_row(conn, event, event.stream_offset, event.direction.frame_kind, (
                 f"{event.length} bytes missing from the {event.direction} stream at offset "
                 f"{event.stream_offset} ({event.reason})"))
 
@@ -297,26 +297,26 @@ class CaptureFrames:
         conn = self._connections.get(event.flow)
         if conn is None:
             return
-        (conn.request if event.direction is Direction.CLIENT_TO_BROKER else conn.response).ended = True
-        if conn.request.ended and conn.response.ended:
+        conn.ended.add(event.direction)
+        if len(conn.ended) == len(Direction):
             # both directions closed: no response can still come, so the state is freed and a
             # capture of many short connections holds only the open ones
             del self._connections[event.flow]
 
     # -- rows ----------------------------------------------------------------------------------
 
-    def _flow_row(self, conn: _Connection, event: StreamData | Gap | Resync, offset: int | None,
+    def _flow_row(self, conn: _Flow, event: StreamData | Gap | Resync, offset: int | None,
                   direction: str, error: str) -> FrameRow:
         packet = event.packet if isinstance(event, (StreamData, Gap)) else None
-        return FrameRow(self.path, self._next_seq(), packet, event.timestamp_ns, conn.id, conn.client, conn.broker,
+        return FrameRow(self.path, self.next_seq(), packet, event.timestamp_ns, conn.id, conn.client, conn.broker,
                         direction, offset, None, None, None, None, error)
 
     def _error_row(self, packet: int | None, time_ns: int | None, error: str) -> FrameRow:
         """A problem of the file or of a packet: no flow, no frame."""
-        return FrameRow(self.path, self._next_seq(), packet, time_ns, None, None, None, None, None, None, None, None,
+        return FrameRow(self.path, self.next_seq(), packet, time_ns, None, None, None, None, None, None, None, None,
                         None, error)
 
-    def _next_seq(self) -> int:
+    def next_seq(self) -> int:
         seq = self._seq
         self._seq += 1
         return seq
