@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kafka_epochs.spark.api import decode_api, decode_frame, decode_frames, with_variant
-    from kafka_epochs.spark.audit import AuditResult, audit
     from kafka_epochs.spark.batch import DECODED_SCHEMA, decode_batch
     from kafka_epochs.spark.datasource import register
+    from kafka_epochs.spark.epoch_audit import AuditResult, audit
     from kafka_epochs.spark.schema import arrow_type_for, spark_type_for
     from kafka_epochs.spark.session import local_session
     from kafka_epochs.spark.typed import decode_typed_batch
@@ -36,8 +36,8 @@ _WHERE = {
     "decode_api": "api",
     "with_variant": "api",
     "local_session": "session",
-    "audit": "audit",
-    "AuditResult": "audit",
+    "audit": "epoch_audit",
+    "AuditResult": "epoch_audit",
     "register": "datasource",
 }
 

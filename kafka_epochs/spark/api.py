@@ -26,6 +26,8 @@ from kafka_epochs.spark.typed import decode_typed_batch, typed_schema
 ColumnLike = Column | str
 #: The kafka-capture source's column that marks raw SASL tokens, used when present.
 SASL_COLUMN = "sasl_mechanism"
+#: The kafka-capture source's pairing columns: used by default when a DataFrame has all three.
+CAPTURE_PAIRING = ("direction", "request_api_key", "request_api_version")
 
 
 def decode_frame(
@@ -53,8 +55,12 @@ def decode_frames(
 ) -> DataFrame:
     """Decode ``df[frame_col]`` batch by batch (``mapInArrow``); ``keep`` columns pass through first.
 
-    ``keep`` defaults to every column but the frame and those a decoded column replaces (such as
-    an input ``direction``). Rows out = rows in; bad rows say why in ``error``.
+    Responses need their direction and their request's api key and version: the
+    ``kafka-capture`` source's ``direction``, ``request_api_key`` and ``request_api_version``
+    columns are used when ``df`` has them and no other columns are named. Without any, every frame
+    is read as a request, exactly (a frame with bytes left over fails its row), and each row says
+    it was assumed. ``keep`` defaults to every column but the frame and those a decoded column
+    replaces (such as an input ``direction``). Rows out = rows in; bad rows say why in ``error``.
     """
     inputs = _Inputs(df, frame_col, keep, direction_col, request_api_key_col, request_api_version_col, DECODED_SCHEMA)
     columns = inputs.columns  # the closure below is pickled to the workers: plain data only
@@ -76,14 +82,14 @@ def decode_api(
     """The frames of one message, its body as a typed ``body`` struct (see ``schema.arrow_type_for``).
 
     Only rows of that api and direction come out (bad ones among them with ``error`` set): the
-    body's type fits that message only. A response message needs ``direction_col`` and the
-    request columns.
+    body's type fits that message only. A response message needs the direction and request
+    columns: the ``kafka-capture`` source's are found by themselves (see :func:`decode_frames`).
     """
     cls = message_classes(message_name, protocol)[0]
     if cls.API_KEY is None:
         raise ValueError(f"{message_name} is not a request or a response: frames never carry it alone")
     kind = cls.MESSAGE_TYPE
-    if kind == "response" and direction_col is None:
+    if kind == "response" and direction_col is None and not all(c in df.columns for c in CAPTURE_PAIRING):
         raise ValueError(f"{message_name} is a response: pass direction_col and the request's key/version columns")
     ref = protocol_ref(protocol)
     schema = typed_schema(message_name, ref)
@@ -200,6 +206,9 @@ class _Inputs:
         request_api_key_col: str | None, request_api_version_col: str | None, decoded: pa.Schema,
     ) -> None:
         names = df.columns
+        if direction_col is None and request_api_key_col is None and request_api_version_col is None \
+                and all(c in names for c in CAPTURE_PAIRING):
+            direction_col, request_api_key_col, request_api_version_col = CAPTURE_PAIRING
         if keep is None:
             kept = [c for c in names if c != frame_col and c not in decoded.names]
         else:

@@ -20,6 +20,9 @@ from kafka_epochs.spark.headers import Headers
 from kafka_epochs.wire.errors import DecodeError
 
 NO_REQUEST = "response without its request: its api key and version are unknown"
+#: On every row decoded without a direction column: what was assumed, and how to do better.
+ASSUMED_REQUEST = ("no direction column: read as a request (from the kafka-capture source, pass its direction "
+                   "and request_api_key/request_api_version columns, or let decode_frames find them)")
 
 
 #: Turns a decoded body into what its row keeps: (body, version read at, is a response) -> value.
@@ -81,7 +84,12 @@ def decode_bodies(headers: Headers, protocol: Protocol, render: Render) -> Bodie
                 pass
             else:
                 trailing = end - base - stop
+                if trailing and headers.direction_assumed:
+                    out.fail(_not_a_request(trailing), [ASSUMED_REQUEST])
+                    continue
                 warnings = [trailing_warning(trailing), *entry.warnings] if trailing else list(entry.warnings)
+                if headers.direction_assumed:
+                    warnings.append(ASSUMED_REQUEST)
                 out.add(render, body, version, is_response, warnings, entry.profile)
                 continue
         _slow_row(out, headers, i, whole[start - base:end - base], protocol, render)
@@ -97,13 +105,23 @@ def _batch_bytes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tupl
 
 
 def _slow_row(out: Bodies, headers: Headers, i: int, frame: bytes, protocol: Protocol, render: Render) -> None:
+    assumed = [ASSUMED_REQUEST] if headers.direction_assumed else []
     try:
         decoded = _decode_one(headers, i, frame, protocol)
     except Exception as e:  # a bad frame must never fail the batch: its row carries the error
-        out.fail(_describe(e), [])
+        out.fail(_describe(e), assumed)
         return
-    out.add(render, decoded.body, decoded.api_version, bool(headers.is_response[i]), decoded.warnings,
+    if decoded.trailing and headers.direction_assumed:
+        out.fail(_not_a_request(decoded.trailing), assumed)
+        return
+    out.add(render, decoded.body, decoded.api_version, bool(headers.is_response[i]), [*decoded.warnings, *assumed],
             decoded.profile)
+
+
+def _not_a_request(trailing: int) -> str:
+    return (f"does not read as a request: {trailing} bytes are left after the body (is it a response? "
+            "without a direction column every frame is read as a request; pass direction_col and the "
+            "request api key/version columns)")
 
 
 def _decode_one(headers: Headers, i: int, frame: bytes, protocol: Protocol) -> Decoded:

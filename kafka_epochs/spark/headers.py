@@ -48,6 +48,9 @@ class Headers:
     header_version: Ints  # -1 where there is no entry
     body_start: Ints  # where the body starts; -1 where the Python fast path cannot tell
     sasl_mechanism: list[str | None]  # a raw SASL token's mechanism (no Kafka header); else None
+    #: no direction column was given: every frame is read as a request, and only an exact reading
+    #: counts (a response's bytes can pass a tolerant request decoder)
+    direction_assumed: bool = False
 
 
 def read_headers(
@@ -117,7 +120,8 @@ def read_headers(
         api_key=api_key, api_key_ok=key_ok, api_version=api_version, api_version_ok=version_ok,
         correlation_id=correlation_id, correlation_id_ok=corr_ok, client_id=client_id, entries=entries,
         header_version=header_version, body_start=body_start,
-        sasl_mechanism=[None] * n if sasl_mechanism is None else sasl_mechanism.to_pylist())
+        sasl_mechanism=[None] * n if sasl_mechanism is None else sasl_mechanism.to_pylist(),
+        direction_assumed=direction is None)
 
 
 def _bounds(frames: pa.Array) -> tuple[Ints, Ints, npt.NDArray[np.uint8]]:

@@ -11,9 +11,13 @@ problems are rows with ``error`` / ``capture_error`` set; the job itself succeed
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,16 +45,22 @@ def add_spark_commands(subparsers: Any) -> None:
     dec.set_defaults(run=run_spark_decode)
 
     aud = subparsers.add_parser(
-        "audit", help="leader-epoch audit of captures with Spark: timeline, stale requests, fenced responses")
+        "audit", help="leader-epoch audit of captures with Spark: timeline, stale requests, fenced responses, "
+                      "verdicts the brokers disagree with")
     aud.add_argument("inputs", nargs="+", help="captures (as for spark-decode), or with --table frame tables")
     aud.add_argument("--table", action="store_true",
                      help="inputs are Parquet tables of frames (columns as the kafka-capture source gives them)")
     _common(aud)
-    aud.add_argument("--out", type=Path, help="also write the four tables under this directory")
+    aud.add_argument("--out", type=Path, help="also write the five tables under this directory")
     aud.add_argument("--format", choices=("parquet", "json"), default="parquet", help="format of --out")
     aud.add_argument("--rows", type=int, default=50, metavar="N", help="rows of each table to print (default 50)")
     aud.add_argument("--equal-epoch", choices=("accept", "fence"), default="accept",
                      help="StopReplica at the replica's own epoch: accept (Kafka after KAFKA-13972) or fence")
+    aud.add_argument("--cluster-by", choices=("auto", "capture", "broker", "cluster-id"), default="auto",
+                     help="how traffic is split into clusters, each judged against its own epochs: auto (default: "
+                          "Metadata's broker lists, cluster ids and topic ids, captures apart unless an id links "
+                          "them), capture (one cluster per file), broker (broker endpoints across files), "
+                          "cluster-id (the reported cluster id)")
     aud.set_defaults(run=run_audit)
 
 
@@ -74,26 +84,54 @@ def run_spark_decode(args: argparse.Namespace) -> int:
         return 2
     from kafka_epochs.spark.api import decode_frames
 
+    # everything that can be refused is checked before Spark starts: a refusal should not cost a
+    # session start-up, nor print a JVM stack trace
     if args.out.exists() and not args.overwrite:
-        # checked before Spark starts: a refusal should not cost a session start-up
         print(f"kafka-epochs: {args.out} exists (add --overwrite to replace it)", file=sys.stderr)
         return 2
-    started = time.monotonic()
+    captures = capture_paths(args.captures)
+    if captures is None:
+        return 2
+    starting = time.monotonic()
     spark = session(args.master, quiet=args.quiet)
-    frames = read_captures(spark, args.captures, ports=args.port, flow_buckets=args.flow_buckets,
-                           protocol=args.protocol)
+    started = time.monotonic()
+    frames = read_captures(spark, captures, ports=args.port, flow_buckets=args.flow_buckets, protocol=args.protocol)
     frames = _spread(spark, frames, args.partitions)
     keep = [c for c in frames.columns if c not in _DECODED_AGAIN or (args.keep_frames and c == "frame")]
     decoded = decode_frames(frames, keep=keep, direction_col="direction", request_api_key_col="request_api_key",
                             request_api_version_col="request_api_version", protocol=args.protocol)
+    # microsecond Parquet timestamps, whatever session this is (a cluster's own may say INT96)
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     decoded.write.mode("overwrite" if args.overwrite else "errorifexists").format(args.format).save(str(args.out))
     if not args.quiet:
+        decoding = time.monotonic() - started
         written = spark.read.schema(decoded.schema).format(args.format).load(str(args.out))
-        print(decode_summary(written, time.monotonic() - started), file=sys.stderr)
+        print(decode_summary(written, decoding, started - starting), file=sys.stderr)
     return 0
 
 
-def decode_summary(decoded: DataFrame, seconds: float) -> str:
+def capture_paths(given: list[str]) -> list[str] | None:
+    """The capture files ``given`` names, as absolute paths (the data source may plan in another
+    directory); None after a one-line error for a path that names no capture."""
+    from kafka_epochs.spark.datasource import expand_paths
+
+    try:
+        return expand_paths(given)
+    except FileNotFoundError as e:
+        print(f"kafka-epochs: {e} (give pcap/pcapng files, directories holding them, or globs)", file=sys.stderr)
+        return None
+
+
+def table_paths(given: list[str]) -> list[str] | None:
+    """Frame tables (Parquet files or directories) as absolute paths; None after a one-line error."""
+    missing = [path for path in given if not Path(path).exists()]
+    if missing:
+        print(f"kafka-epochs: no frame table at {', '.join(missing)}", file=sys.stderr)
+        return None
+    return [str(Path(path).resolve()) for path in given]
+
+
+def decode_summary(decoded: DataFrame, seconds: float, startup: float = 0.0) -> str:
     """Counts of what a decode wrote: rows, errors, per api and direction (one small aggregation)."""
     from pyspark.sql import functions as F
 
@@ -110,7 +148,8 @@ def decode_summary(decoded: DataFrame, seconds: float) -> str:
         if r["api_name"] is not None:
             per_api[r["api_name"]] = per_api.get(r["api_name"], 0) + r["rows"]
     rate = total / seconds if seconds > 0 else 0.0
-    lines = [f"{total} frames in {seconds:.1f} s ({rate:,.0f} frames/s): {errors} could not be decoded, "
+    lines = [f"{total} frames decoded in {seconds:.1f} s ({rate:,.0f} frames/s, after a {startup:.1f} s Spark "
+             f"start-up): {errors} could not be decoded, "
              f"{capture_errors} capture problems (gaps, bad packets, unreadable files)"]
     if per_api:
         lines.append("per api: " + ", ".join(f"{k} {v}" for k, v in sorted(per_api.items())))
@@ -135,16 +174,19 @@ def run_audit(args: argparse.Namespace) -> int:
     if not _spark_installed():
         return 2
     from kafka_epochs.epochs import EqualEpochPolicy
-    from kafka_epochs.spark.audit import audit
+    from kafka_epochs.spark.epoch_audit import audit
 
+    inputs = table_paths(args.inputs) if args.table else capture_paths(args.inputs)
+    if inputs is None:
+        return 2
     spark = session(args.master, quiet=args.quiet)
     if args.table:
-        frames = spark.read.parquet(*args.inputs)
+        frames = spark.read.parquet(*inputs)
     else:
-        frames = read_captures(spark, args.inputs, ports=args.port, flow_buckets=args.flow_buckets,
+        frames = read_captures(spark, inputs, ports=args.port, flow_buckets=args.flow_buckets,
                                protocol=args.protocol)
     policy = EqualEpochPolicy.FENCE if args.equal_epoch == "fence" else EqualEpochPolicy.ACCEPT
-    result = audit(frames, protocol=args.protocol, equal_epoch=policy)
+    result = audit(frames, protocol=args.protocol, equal_epoch=policy, cluster_key=args.cluster_by)
     for name, table in result.tables().items():
         table = table.cache()  # counted, shown and written: computed once
         rows = table.count()
@@ -154,7 +196,7 @@ def run_audit(args: argparse.Namespace) -> int:
         if args.out is not None:
             table.write.mode("overwrite").format(args.format).save(str(args.out / name))
         table.unpersist()
-    result.events.unpersist()
+    result.unpersist()
     return 0
 
 
@@ -172,19 +214,73 @@ def _spark_installed() -> bool:
 
 
 def session(master: str, *, quiet: bool = False, app_name: str = "kafka-epochs") -> SparkSession:
-    """A SparkSession for the commands: :func:`local_session` for local masters, else a plain one."""
-    conf = {"spark.ui.showConsoleProgress": not quiet}
-    if master == "local" or master.startswith("local["):
-        from kafka_epochs.spark.session import local_session
+    """A SparkSession for the commands: :func:`local_session` for local masters, else a plain one.
 
-        spark = local_session(master, app_name, **conf)
-    else:  # a cluster: its own settings decide addresses and Python; ours would be wrong there
-        from pyspark.sql import SparkSession
+    Spark's stage progress bar shows only on a terminal and not with ``quiet``; ``quiet`` also
+    starts the JVM with a log4j configuration that lets only errors through, and sends what the
+    JVM itself prints on start-up (not through log4j) to :data:`JVM_LOG` instead of the terminal.
+    """
+    conf: dict[str, Any] = {
+        "spark.ui.showConsoleProgress": sys.stderr.isatty() and not quiet,
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    }
+    if quiet:
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_quiet_log4j()}"
+    with _jvm_stderr_to_log(quiet):
+        if master == "local" or master.startswith("local["):
+            from kafka_epochs.spark.session import local_session
 
-        spark = SparkSession.builder.master(master).appName(app_name).getOrCreate()
+            spark = local_session(master, app_name, **conf)
+        else:  # a cluster: its own settings decide addresses and Python; ours would be wrong there
+            from pyspark.sql import SparkSession
+
+            builder = SparkSession.builder.master(master).appName(app_name)
+            for key, value in conf.items():
+                builder = builder.config(key, str(value).lower() if isinstance(value, bool) else value)
+            spark = builder.getOrCreate()
     # Spark's INFO/WARN chatter would bury the progress bar and the summary
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+#: Where ``--quiet`` sends what the JVM prints on its own (kept, for when something goes wrong).
+JVM_LOG = Path(tempfile.gettempdir()) / "kafka-epochs-spark-jvm.log"
+
+#: log4j2 settings for ``--quiet``: errors only, on stderr.
+_QUIET_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def _quiet_log4j() -> Path:
+    path = Path(tempfile.gettempdir()) / "kafka-epochs-quiet-log4j2.properties"
+    if not path.is_file() or path.read_text() != _QUIET_LOG4J:
+        path.write_text(_QUIET_LOG4J)
+    return path
+
+
+@contextlib.contextmanager
+def _jvm_stderr_to_log(quiet: bool) -> Iterator[None]:
+    """While a quiet session starts, file descriptor 2 points at :data:`JVM_LOG`, so the JVM
+    launched meanwhile inherits it; ours is restored right after."""
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(JVM_LOG, "ab") as log:
+            os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def read_captures(spark: SparkSession, paths: list[str], *, ports: list[int] | None = None, flow_buckets: int = 1,

@@ -30,6 +30,9 @@ _DEFAULTS: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     # timestamps render the same wherever the tests run
     "spark.sql.session.timeZone": "UTC",
+    # Parquet's standard microsecond timestamps, which pyarrow and Spark read alike (Spark's
+    # default, INT96, reads as nanoseconds in pyarrow)
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
 }
 
 

@@ -154,10 +154,13 @@ def frames_by_api(spark: Any, frame_rows: list[dict[str, Any]]) -> Any:
 def test_decode_api_of_a_response(spark: Any, frame_rows: list[dict[str, Any]]) -> None:
     df = frames_df(spark, frame_rows)
     with pytest.raises(ValueError, match="direction_col"):
-        decode_api(df, "ProduceResponse")
+        decode_api(df.select("id", "frame"), "ProduceResponse")  # nothing says which frames answer what
     produce = decode_api(df, "ProduceResponse", keep=["id"], **PAIRING)
     rows = produce.select("id", "api_version", "error", "body.responses").collect()
     assert {r["api_version"] for r in rows} == set(range(13)) and all(r["error"] is None for r in rows)
+    # the capture source's column names are found without being named
+    found = decode_api(df, "ProduceResponse", keep=["id"]).select("id", "api_version", "error", "body.responses")
+    assert sorted(found.collect()) == sorted(rows)
 
 
 def test_with_variant_queries_any_api(spark: Any, frame_rows: list[dict[str, Any]]) -> None:

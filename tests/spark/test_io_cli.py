@@ -49,7 +49,8 @@ def test_spark_decode_writes_parquet_and_summarises(spark: Any, captures: Path, 
     story = sorted((r for r in table if r["capture"].endswith("story.pcap")), key=lambda r: r["seq"])
     assert [r["api_name"] for r in story[:4]] == ["ApiVersions", "ApiVersions", "Metadata", "Metadata"]
     assert all(r["error"] is None for r in story)
-    assert "44 frames in" in err and "2 capture problems" in err and "per api: ApiVersions 4" in err
+    assert "44 frames decoded in" in err and "Spark start-up" in err
+    assert "2 capture problems" in err and "per api: ApiVersions 4" in err
 
 
 def test_spark_decode_json_keeps_frames_and_refuses_to_overwrite(spark: Any, captures: Path, tmp_path: Path) -> None:
@@ -63,12 +64,15 @@ def test_spark_decode_json_keeps_frames_and_refuses_to_overwrite(spark: Any, cap
     assert run("spark-decode", story, "--out", str(out), "--overwrite", "--quiet")[0] == 0
 
 
-def test_audit_prints_and_writes_the_four_tables(spark: Any, captures: Path, tmp_path: Path) -> None:
+def test_audit_prints_and_writes_the_five_tables(spark: Any, captures: Path, tmp_path: Path) -> None:
     code, out, _ = run("audit", str(captures / "story.pcap"), "--out", str(tmp_path / "audit"), "--equal-epoch",
                        "fence", "--quiet")
     assert code == 0
     assert "== timeline: 4 rows ==" in out and "== stale_requests: 3 rows ==" in out
-    assert "== fenced_responses: 6 rows ==" in out and "== stop_replica_fenced: 2 rows ==" in out
+    assert "== fenced_responses: 6 rows ==" in out and "== stop_replica_fenced: 1 rows ==" in out
+    assert "== disagreements: 1 rows ==" in out  # the equal epoch the story's broker accepted
     assert "UNKNOWN_LEADER_EPOCH" in out
     written = pq.read_table(tmp_path / "audit" / "stop_replica_fenced").to_pylist()
-    assert sorted(r["requested_epoch"] for r in written) == [2, 7]
+    assert [r["requested_epoch"] for r in written] == [2]
+    disagreements = pq.read_table(tmp_path / "audit" / "disagreements").to_pylist()
+    assert [(r["requested_epoch"], r["agreement"]) for r in disagreements] == [(7, "disagrees with the broker")]

@@ -2,20 +2,29 @@
 
 ``audit(frames)`` takes frames as the ``kafka-capture`` data source gives them (``frame``,
 ``direction``, ``request_api_key``, ``request_api_version``; ``time``/``time_ns``, ``client``,
-``broker``, ``correlation_id``, ``capture`` and ``seq`` are used when present) and returns four
-DataFrames (:class:`AuditResult`):
+``broker``, ``correlation_id``, ``capture`` and ``seq`` are used when present) and returns five
+DataFrames (:class:`AuditResult`), each row with the ``cluster`` it belongs to:
 
-- ``timeline``: per topic partition, each leader epoch seen in Metadata responses (v7+) and
-  LeaderAndIsr requests, with when it was first and last seen and from where;
+- ``timeline``: per cluster and topic partition, each leader epoch seen in Metadata responses
+  (v7+) and LeaderAndIsr requests, with when it was first and last seen and from where;
 - ``stale_requests``: every Produce, Fetch, ListOffsets or OffsetForLeaderEpoch partition whose
   ``CurrentLeaderEpoch`` is older or newer than the leader's epoch at that time (the highest epoch
-  the timeline had seen by then), judged by :func:`kafka_epochs.epochs.check_leader_epoch`;
+  its cluster's timeline had seen by then), judged by :func:`kafka_epochs.epochs.check_leader_epoch`;
 - ``fenced_responses``: every FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH or STALE_CONTROLLER_EPOCH
   in a response, with the topic and partition it is about when the response names them;
 - ``stop_replica_fenced``: every StopReplica partition that the KIP-570 rule
-  (:func:`kafka_epochs.epochs.stop_replica_epoch_error`) would fence against that epoch.
+  (:func:`kafka_epochs.epochs.stop_replica_epoch_error`) would fence against that epoch;
+- ``disagreements``: the requests and StopReplicas whose verdict the broker's own answer
+  contradicts (judged stale but answered without that error, or judged fine but fenced).
 
-Every row of the last three says how its frame was read: ``profile`` (the layout: ``apache``,
+Clusters: epochs belong to one cluster's partitions, so traffic of independent clusters is
+split first (:mod:`kafka_epochs.spark.clusters`; ``cluster_key``). Verdicts against the broker:
+each judged request is paired with its response (same connection, same correlation id);
+``broker_error`` is the epoch error the broker gave for that partition, and ``agreement`` says
+``agrees``, ``disagrees with the broker``, ``no response captured``, or why it cannot tell. A
+verdict the broker contradicts goes to ``disagreements``, not to the stale tables.
+
+Every row of the last four says how its frame was read: ``profile`` (the layout: ``apache``,
 ``kip`` or a spec directory) and ``warnings`` (trailing bytes, an ApiVersions v0 answer, an
 unstable version, a frame that two layouts read differently), so a verdict resting on a tolerated
 or ambiguous frame says so.
@@ -29,8 +38,6 @@ decoded objects, not JSON. A frame that does not decode contributes nothing: the
 from __future__ import annotations
 
 import struct
-import sys
-import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -51,12 +58,16 @@ from kafka_epochs.epochs import (
 )
 from kafka_epochs.epochs.state import ZERO_UUID, known_topic_id
 from kafka_epochs.protocol import Protocol
+from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterInfo, assign_clusters
 from kafka_epochs.spark.protocols import ProtocolLike, protocol_ref, resolve
 from kafka_epochs.spark.spark_types import spark_schema
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, LEADER_AND_ISR, STOP_REPLICA, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 3, 4, 5, 23
+DESCRIBE_CLUSTER = 60
 #: The apis whose requests name a client leader epoch (what ``requested_leader_epochs`` reads).
 CLIENT_EPOCH_APIS = frozenset({PRODUCE, FETCH, LIST_OFFSETS, OFFSET_FOR_LEADER_EPOCH})
+#: The apis whose requests the audit judges, and so whose answers it compares with its verdicts.
+JUDGED_APIS = CLIENT_EPOCH_APIS | {STOP_REPLICA}
 #: Metadata responses carry each partition's leader epoch from v7 (KIP-320).
 METADATA_FIRST_EPOCH_VERSION = 7
 #: The response errors the audit lists.
@@ -71,6 +82,8 @@ LEADER_EPOCH = "leader_epoch"  # a timeline observation
 REQUEST_EPOCH = "request_epoch"  # a client request's CurrentLeaderEpoch for a partition
 STOP_REPLICA_EPOCH = "stop_replica"  # a StopReplica partition's leader epoch
 ERROR_RESPONSE = "error_response"  # one of EPOCH_ERRORS in a response
+ANSWER = "answer"  # a response to a judged request was captured (its epoch errors are ERROR_RESPONSE events)
+CLUSTER_INFO = "cluster_info"  # a Metadata or DescribeCluster answer: the cluster id and the brokers it lists
 
 #: The frame columns the extraction reads, after :func:`_normalized` filled in absent ones.
 INPUT_FIELDS: list[tuple[str, str]] = [
@@ -89,10 +102,19 @@ EVENT_SCHEMA = pa.schema([
     ("leader", pa.int32()),  # leader_epoch events
     ("delete", pa.bool_()),  # stop_replica events
     ("error_code", pa.int32()), ("error", pa.string()), ("path", pa.string()),  # error_response events
+    ("cluster_id", pa.string()), ("members", pa.list_(pa.string())),  # cluster_info events
     # how the frame was read: the layout ("apache", "kip", ...) and what was tolerated (trailing bytes, ...)
     ("profile", pa.string()), ("warnings", pa.list_(pa.string())),
 ])
 _EVENT_ONLY = EVENT_SCHEMA.names[len(_CONTEXT):]
+#: What an extractor fills in; the layout and warnings of the frame are added by ``_read_as``.
+_EVENT_FIELDS = _EVENT_ONLY[:-2]
+
+
+def _event(kind: str, api: str | None, version: int, **fields: Any) -> tuple[Any, ...]:
+    """One event tuple in schema order; fields not given are null."""
+    fields.update(kind=kind, api=api, api_version=version)
+    return tuple(fields.get(name) for name in _EVENT_FIELDS)
 
 
 # -- extraction: one frame -> events (no Spark needed) -----------------------------------------
@@ -133,38 +155,53 @@ class EventExtractor:
     def _request_events(self, key: int, body: Any, version: int) -> list[tuple[Any, ...]]:
         api = _api_name(body)
         if key in CLIENT_EPOCH_APIS:
-            return [(REQUEST_EPOCH, api, version, p.topic, _uuid_text(p.topic_id), p.partition,
-                     p.current_leader_epoch, None, None, None, None, None)
+            return [_event(REQUEST_EPOCH, api, version, topic=p.topic, topic_id=_uuid_text(p.topic_id),
+                           partition=p.partition, epoch=p.current_leader_epoch)
                     for p in requested_leader_epochs(body, version)]
         if key == LEADER_AND_ISR:
-            return [(LEADER_EPOCH, api, version, p.topic, _uuid_text(p.topic_id), p.partition, p.leader_epoch,
-                     p.leader, None, None, None, None)
+            return [_event(LEADER_EPOCH, api, version, topic=p.topic, topic_id=_uuid_text(p.topic_id),
+                           partition=p.partition, epoch=p.leader_epoch, leader=p.leader)
                     for p in leader_and_isr_partitions(body, version)]
-        return [(STOP_REPLICA_EPOCH, api, version, p.topic, _uuid_text(p.topic_id), p.partition, p.leader_epoch,
-                 None, p.delete, None, None, None)
+        return [_event(STOP_REPLICA_EPOCH, api, version, topic=p.topic, topic_id=_uuid_text(p.topic_id),
+                       partition=p.partition, epoch=p.leader_epoch, delete=p.delete)
                 for p in stop_replica_partitions(body, version)]
 
     def _response(self, frame: bytes, key: int, version: int) -> list[tuple[Any, ...]]:
-        metadata = key == METADATA and version >= METADATA_FIRST_EPOCH_VERSION
-        if not metadata and not any(code in frame for code in _ERROR_BYTES):
-            return []
+        # a judged request's answer is noted without decoding: a response whose bytes hold none of
+        # the epoch error codes cannot carry one, which is itself the broker's verdict
+        # (a frame too short for a response header and an error code answers nothing)
+        answered = [(*_event(ANSWER, None, version), None, None)] if key in JUDGED_APIS and len(frame) >= 10 else []
+        may_fence = any(code in frame for code in _ERROR_BYTES)
+        if not (may_fence or key in (METADATA, DESCRIBE_CLUSTER)):
+            return answered
         decoded = self.protocol.decode_response(frame, key, version)
-        return _read_as(decoded, self._response_events(decoded, metadata, version))
+        return answered + _read_as(decoded, self._response_events(decoded, key, version))
 
-    def _response_events(self, decoded: Any, metadata: bool, version: int) -> list[tuple[Any, ...]]:
+    def _response_events(self, decoded: Any, key: int, version: int) -> list[tuple[Any, ...]]:
         api = _api_name(decoded.body)
+        body = decoded.body
         out: list[tuple[Any, ...]] = []
-        if metadata:
-            for topic in decoded.body.topics:
+        if key in (METADATA, DESCRIBE_CLUSTER):
+            members = sorted({_endpoint(b.host, b.port) for b in body.brokers})
+            cluster_id = body.cluster_id if version >= (2 if key == METADATA else 0) else None
+            out.append(_event(CLUSTER_INFO, api, version, cluster_id=cluster_id or None, members=members))
+        if key == METADATA and version >= METADATA_FIRST_EPOCH_VERSION:
+            for topic in body.topics:
                 topic_id = _uuid_text(topic.topic_id)
                 for p in topic.partitions:
                     if p.leader_epoch >= 0:  # -1: no leader known (e.g. LEADER_NOT_AVAILABLE)
-                        out.append((LEADER_EPOCH, api, version, topic.name, topic_id, p.partition_index,
-                                    p.leader_epoch, p.leader_id, None, None, None, None))
-        for path, context, code in _epoch_errors(decoded.body.to_dict()):
-            out.append((ERROR_RESPONSE, api, version, context.get("topic"), context.get("topic_id"),
-                        context.get("partition"), None, None, None, code, Errors.for_code(code).name, path))
+                        out.append(_event(LEADER_EPOCH, api, version, topic=topic.name, topic_id=topic_id,
+                                          partition=p.partition_index, epoch=p.leader_epoch, leader=p.leader_id))
+        for path, context, code in _epoch_errors(body.to_dict(decoded.api_version)):
+            out.append(_event(ERROR_RESPONSE, api, version, topic=context.get("topic"),
+                              topic_id=context.get("topic_id"), partition=context.get("partition"), error_code=code,
+                              error=Errors.for_code(code).name, path=path))
         return out
+
+
+def _endpoint(host: str, port: int) -> str:
+    """A broker as the capture source names one: ``host:port``, ``[v6]:port``."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _read_as(decoded: Any, events: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -236,7 +273,7 @@ def audit_events(batch: pa.RecordBatch, protocol: ProtocolLike = None) -> pa.Rec
     return pa.RecordBatch.from_arrays(arrays, schema=EVENT_SCHEMA)
 
 
-# -- Spark: the four tables --------------------------------------------------------------------
+# -- Spark: the tables ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class AuditResult:
@@ -244,17 +281,30 @@ class AuditResult:
     stale_requests: DataFrame
     fenced_responses: DataFrame
     stop_replica_fenced: DataFrame
-    #: every extracted event (cached: the four tables are built from it)
+    #: requests and StopReplicas whose verdict the broker's own answer contradicts
+    disagreements: DataFrame
+    #: every extracted event, with its cluster (cached: the tables are built from it)
     events: DataFrame
 
     def tables(self) -> dict[str, DataFrame]:
         return {"timeline": self.timeline, "stale_requests": self.stale_requests,
-                "fenced_responses": self.fenced_responses, "stop_replica_fenced": self.stop_replica_fenced}
+                "fenced_responses": self.fenced_responses, "stop_replica_fenced": self.stop_replica_fenced,
+                "disagreements": self.disagreements}
+
+    def unpersist(self) -> None:
+        """Free the cached events (and what they were computed from)."""
+        self.events.unpersist()
 
 
 def audit(frames: DataFrame, *, protocol: ProtocolLike = None,
-          equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT) -> AuditResult:
-    """The leader-epoch audit of ``frames`` (see the module docstring for the tables)."""
+          equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT, cluster_key: str = "auto") -> AuditResult:
+    """The leader-epoch audit of ``frames`` (see the module docstring for the tables).
+
+    ``cluster_key`` says how traffic is split into clusters, each with its own timeline:
+    ``auto``, ``capture``, ``broker`` or ``cluster-id`` (see :mod:`kafka_epochs.spark.clusters`).
+    """
+    if cluster_key not in CLUSTER_KEYS:
+        raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
     ref = protocol_ref(protocol)
 
     def extract(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -263,22 +313,56 @@ def audit(frames: DataFrame, *, protocol: ProtocolLike = None,
 
     raw = _normalized(frames).mapInArrow(extract, spark_schema(EVENT_SCHEMA))
     # integral division: as a double, a nanosecond time since 1970 has lost its microseconds
-    events = _named(raw.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))).cache()
+    raw = raw.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)")).cache()
+    events = _named(_with_cluster(raw, cluster_key)).cache()
+    raw.unpersist()  # what the events need of it is in their own cache once they are computed
     timeline = _timeline(events)
-    checks = _judged(_with_leader_epoch(events, timeline), equal_epoch)
-    stale = checks.where((F.col("kind") == REQUEST_EPOCH) & (F.col("verdict") != Errors.NONE.name))
-    stops = checks.where((F.col("kind") == STOP_REPLICA_EPOCH) & (F.col("verdict") != Errors.NONE.name))
+    checks = _agreement(_judged(_with_leader_epoch(events, timeline), equal_epoch), events)
+    disagrees = F.col("agreement") == DISAGREES
+    stale = checks.where((F.col("kind") == REQUEST_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
+    stops = checks.where((F.col("kind") == STOP_REPLICA_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
+    order = ("time_ns", "seq", "topic", "partition")
     return AuditResult(
-        timeline=timeline.orderBy("topic", "partition", "first_seen", "leader_epoch"),
-        stale_requests=_report(stale, "requested_epoch").orderBy("time_ns", "seq", "topic", "partition"),
+        timeline=timeline.orderBy("cluster", "topic", "partition", "first_seen", "leader_epoch"),
+        stale_requests=_report(stale, "requested_epoch").orderBy(*order),
         fenced_responses=events.where(F.col("kind") == ERROR_RESPONSE).select(
-            "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api", "api_version", "topic",
-            "topic_id", "partition", "path", "error_code", "error", "profile", "warnings",
+            "cluster", "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api",
+            "api_version", "topic", "topic_id", "partition", "path", "error_code", "error", "profile", "warnings",
         ).orderBy("time_ns", "seq", "path"),
-        stop_replica_fenced=_report(stops, "requested_epoch", "delete").orderBy("time_ns", "seq", "topic",
-                                                                                 "partition"),
+        stop_replica_fenced=_report(stops, "requested_epoch", "delete").orderBy(*order),
+        disagreements=_report(checks.where(disagrees), "requested_epoch", "kind", "delete").orderBy(*order),
         events=events,
     )
+
+
+#: ``agreement`` values: how a verdict compares with what the broker answered.
+AGREES = "agrees"
+DISAGREES = "disagrees with the broker"
+NO_RESPONSE = "no response captured"
+NO_EPOCH = "no leader epoch known"
+NO_PAIRING = "answer unknown (no correlation ids in the table)"
+
+
+def _with_cluster(events: DataFrame, cluster_key: str) -> DataFrame:
+    """``events`` with a ``cluster`` column: the cluster of each event's broker connection.
+
+    The inputs of the assignment are small (one row per broker endpoint, per distinct Metadata
+    answer, per topic id a broker was seen with): they are collected, the clusters worked out on
+    the driver (:func:`kafka_epochs.spark.clusters.assign_clusters`), and joined back broadcast.
+    """
+    brokers = [(r["capture"], r["broker"]) for r in events.select("capture", "broker").distinct().collect()]
+    infos = [ClusterInfo(r["capture"], r["broker"], r["cluster_id"], tuple(r["members"] or ()))
+             for r in events.where(F.col("kind") == CLUSTER_INFO)
+             .select("capture", "broker", "cluster_id", "members").distinct().collect()]
+    topic_ids = [(r["capture"], r["broker"], r["topic_id"]) for r in events.where(F.col("topic_id").isNotNull())
+                 .select("capture", "broker", "topic_id").distinct().collect()]
+    names = assign_clusters(brokers, infos, topic_ids, cluster_key)
+    spark = events.sparkSession
+    mapping = spark.createDataFrame([(c, b, n) for (c, b), n in names.items()] or [(None, None, "?")],
+                                    "m_capture string, m_broker string, cluster string")
+    joined = events.join(F.broadcast(mapping), events["capture"].eqNullSafe(mapping["m_capture"])
+                         & events["broker"].eqNullSafe(mapping["m_broker"]), "left")
+    return joined.drop("m_capture", "m_broker")
 
 
 def _normalized(frames: DataFrame) -> DataFrame:
@@ -307,8 +391,8 @@ def _normalized(frames: DataFrame) -> DataFrame:
 def _named(events: DataFrame) -> DataFrame:
     """Topic names for events that name a topic by id only (Fetch v13+), from the other events."""
     names = (events.where(F.col("topic_id").isNotNull() & (F.coalesce(F.col("topic"), F.lit("")) != ""))
-             .groupBy("topic_id").agg(F.min("topic").alias("known_topic")))
-    joined = events.join(F.broadcast(names), on="topic_id", how="left")
+             .groupBy("cluster", "topic_id").agg(F.min("topic").alias("known_topic")))
+    joined = events.join(F.broadcast(names), on=["cluster", "topic_id"], how="left")
     topic = F.when(F.coalesce(F.col("topic"), F.lit("")) == "", F.col("known_topic")).otherwise(F.col("topic"))
     return joined.withColumn("topic", topic).drop("known_topic")
 
@@ -317,7 +401,7 @@ def _timeline(events: DataFrame) -> DataFrame:
     """One row per (topic, partition, epoch) seen; ``behind`` marks an epoch first seen after a
     higher one (a lagging broker's Metadata, or a deposed controller's LeaderAndIsr)."""
     seen = events.where(F.col("kind") == LEADER_EPOCH)
-    epochs = seen.groupBy("topic", "partition", F.col("epoch").alias("leader_epoch")).agg(
+    epochs = seen.groupBy("cluster", "topic", "partition", F.col("epoch").alias("leader_epoch")).agg(
         F.min("time").alias("first_seen"),
         F.max("time").alias("last_seen"),
         F.min("time_ns").alias("first_seen_ns"),
@@ -329,7 +413,7 @@ def _timeline(events: DataFrame) -> DataFrame:
         F.array_sort(F.collect_set(F.coalesce(F.col("broker"), F.lit("?")))).alias("brokers"),
         F.count(F.lit(1)).alias("observations"),
     )
-    earlier = (Window.partitionBy("topic", "partition").orderBy("first_seen_ns", "leader_epoch")
+    earlier = (Window.partitionBy("cluster", "topic", "partition").orderBy("first_seen_ns", "leader_epoch")
                .rowsBetween(Window.unboundedPreceding, -1))
     highest_before = F.max("leader_epoch").over(earlier)
     return epochs.withColumn("behind", F.coalesce(highest_before > F.col("leader_epoch"), F.lit(False)))
@@ -345,10 +429,10 @@ def _with_leader_epoch(events: DataFrame, timeline: DataFrame) -> DataFrame:
     """
     checks = events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH)).withColumn("order", F.lit(1))
     sightings = timeline.select(
-        "topic", "partition", F.col("first_seen_ns").alias("time_ns"), F.col("first_seen_seq").alias("seq"),
+        "cluster", "topic", "partition", F.col("first_seen_ns").alias("time_ns"), F.col("first_seen_seq").alias("seq"),
         F.col("leader_epoch").alias("seen_epoch"), F.lit(0).alias("order"))
     merged = checks.unionByName(sightings, allowMissingColumns=True)
-    window = (Window.partitionBy("topic", "partition").orderBy("time_ns", "seq", "order")
+    window = (Window.partitionBy("cluster", "topic", "partition").orderBy("time_ns", "seq", "order")
               .rowsBetween(Window.unboundedPreceding, Window.currentRow))
     merged = merged.withColumn("leader_epoch", F.max("seen_epoch").over(window))
     return merged.where(F.col("order") == 1).drop("order", "seen_epoch")
@@ -368,23 +452,44 @@ def _judged(checks: DataFrame, equal_epoch: EqualEpochPolicy) -> DataFrame:
     return checks.withColumn("verdict", judge(F.col("kind"), F.col("epoch"), F.col("leader_epoch")))
 
 
+def _agreement(checks: DataFrame, events: DataFrame) -> DataFrame:
+    """``broker_error`` and ``agreement``: each verdict set against the broker's own answer.
+
+    The answer is the response with the request's correlation id on the same connection: the
+    epoch error it gives for the same topic partition (``broker_error``, null when it gave none),
+    or nothing at all when no response was captured (an acks=0 Produce, a capture cut short).
+    """
+    connection = ["capture", "client", "broker", "correlation_id"]
+    paired = F.col("correlation_id").isNotNull()  # without one, nothing says which answer is whose
+    answered = (events.where((F.col("kind") == ANSWER) & paired).select(*connection).distinct()
+                .withColumn("answered", F.lit(True)))
+    errors = (events.where((F.col("kind") == ERROR_RESPONSE) & paired)
+              .groupBy(*connection, "topic", "partition").agg(F.min("error").alias("broker_error")))
+    judged = _null_safe_join(checks, answered, connection)
+    judged = _null_safe_join(judged, errors, [*connection, "topic", "partition"])
+    verdict, answer = F.col("verdict"), F.col("broker_error")
+    agreement = (F.when(verdict.isNull(), F.lit(NO_EPOCH))
+                 .when(F.col("correlation_id").isNull(), F.lit(NO_PAIRING))
+                 .when(F.col("answered").isNull(), F.lit(NO_RESPONSE))
+                 .when(verdict == Errors.NONE.name, F.when(answer.isNull(), AGREES).otherwise(DISAGREES))
+                 .when(answer == verdict, F.lit(AGREES))
+                 .otherwise(F.lit(DISAGREES)))
+    return judged.withColumn("agreement", agreement).drop("answered")
+
+
+def _null_safe_join(left: DataFrame, right: DataFrame, keys: list[str]) -> DataFrame:
+    """A left join on ``keys`` where null equals null (a table may lack client or correlation id)."""
+    renamed = right.select(*(F.col(k).alias(f"r_{k}") for k in keys),
+                           *(c for c in right.columns if c not in keys))
+    condition = None
+    for k in keys:
+        clause = left[k].eqNullSafe(renamed[f"r_{k}"])
+        condition = clause if condition is None else condition & clause
+    return left.join(renamed, condition, "left").drop(*(f"r_{k}" for k in keys))
+
+
 def _report(checks: DataFrame, epoch_name: str, *extra: str) -> DataFrame:
     return checks.select(
-        "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api", "api_version", "topic",
-        "topic_id", "partition", F.col("epoch").alias(epoch_name), *extra, "leader_epoch",
-        F.col("verdict").alias("error"), "profile", "warnings")
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`audit`, so that ``kafka_epochs.spark.audit(df)`` works.
-
-    Importing a submodule makes it an attribute of its package, under its own name: after any
-    ``import kafka_epochs.spark.audit``, ``kafka_epochs.spark.audit`` is this module, whatever
-    the package exported as ``audit`` before. Calling the module calls the function.
-    """
-
-    def __call__(self, frames: DataFrame, **options: Any) -> AuditResult:
-        return audit(frames, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+        "cluster", "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api", "api_version",
+        "topic", "topic_id", "partition", F.col("epoch").alias(epoch_name), *extra, "leader_epoch",
+        F.col("verdict").alias("error"), "broker_error", "agreement", "profile", "warnings")

@@ -1,0 +1,102 @@
+"""The audit keeps independent clusters apart, and checks each verdict against the broker's answer.
+
+Two captures of two clusters that look alike: the same broker endpoint, the same topic name,
+unrelated leader epochs (5 in one, 2 in the other). Judged as one, the second cluster's healthy
+requests look fenced; keyed by cluster, they are not, and whatever key is chosen a verdict the
+broker's own answer contradicts is reported as such, never as stale.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("pyspark")
+
+from test_io_traffic import FENCED, Script, m, produce, produce_response
+
+from kafka_epochs.capture.synth import write_capture
+from kafka_epochs.cli import main
+from kafka_epochs.spark.datasource import register
+from kafka_epochs.spark.epoch_audit import audit
+
+
+def metadata(epoch: int, cluster_id: str | None) -> Any:
+    r = m("MetadataResponse")
+    return r(cluster_id=cluster_id, brokers=[r.MetadataResponseBroker(node_id=1, host="10.0.0.10", port=9092)],
+             topics=[r.MetadataResponseTopic(name="orders", partitions=[
+                 r.MetadataResponsePartition(partition_index=0, leader_id=1, leader_epoch=epoch)])])
+
+
+def cluster_capture(path: Path, epoch: int, cluster_id: str | None, *, stale_answer: int = FENCED) -> Path:
+    s = Script(("10.0.0.1", 50001), "app")
+    s.exchange(0, m("MetadataRequest")(topics=None), metadata(epoch, cluster_id), 12)
+    s.exchange(10, produce(0, epoch), produce_response(0, 0), 12)  # the current epoch: accepted
+    s.exchange(20, produce(0, epoch - 1), produce_response(0, stale_answer), 12)  # one behind
+    s.request(30, produce(0, epoch - 1, acks=0), 12)  # one behind, and never answered
+    write_capture(path, [s.conn], mss=300)
+    return path
+
+
+@pytest.fixture(scope="module")
+def captures(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    register(spark)
+    root = tmp_path_factory.mktemp("clusters")
+    return {
+        "a": cluster_capture(root / "a.pcap", 5, "cluster-A"),
+        "b": cluster_capture(root / "b.pcap", 2, "cluster-B"),
+        "quiet-b": cluster_capture(root / "quiet-b.pcap", 2, "cluster-B", stale_answer=0),
+    }
+
+
+def judged(spark: Any, paths: list[Path], **options: Any) -> Any:
+    return audit(spark.read.format("kafka-capture").load([str(p) for p in paths]), **options)
+
+
+def table(df: Any, *columns: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r[c] for c in columns) for r in df.collect())
+
+
+def test_independent_clusters_are_judged_apart(spark: Any, captures: dict[str, Path]) -> None:
+    result = judged(spark, [captures["a"], captures["b"]])
+    assert table(result.timeline, "cluster", "leader_epoch") == [("cluster cluster-A", 5), ("cluster cluster-B", 2)]
+    # each cluster's one-behind requests, and only those, are stale; the answered ones agree with
+    # their broker, the acks=0 ones had no answer to compare with
+    assert table(result.stale_requests, "cluster", "requested_epoch", "leader_epoch", "error", "agreement") == [
+        ("cluster cluster-A", 4, 5, "FENCED_LEADER_EPOCH", "agrees"),
+        ("cluster cluster-A", 4, 5, "FENCED_LEADER_EPOCH", "no response captured"),
+        ("cluster cluster-B", 1, 2, "FENCED_LEADER_EPOCH", "agrees"),
+        ("cluster cluster-B", 1, 2, "FENCED_LEADER_EPOCH", "no response captured"),
+    ]
+    assert result.disagreements.count() == 0
+    for key in ("capture", "cluster-id"):
+        assert table(judged(spark, [captures["a"], captures["b"]], cluster_key=key).stale_requests,
+                     "requested_epoch", "agreement") == table(result.stale_requests, "requested_epoch", "agreement")
+
+
+def test_mixed_clusters_show_as_disagreements_not_as_stale(spark: Any, captures: dict[str, Path]) -> None:
+    # keyed by broker endpoint, the two loopback-alike clusters are one: cluster B's requests at
+    # its own current epoch (2) look older than A's 5, but B's broker accepted them
+    result = judged(spark, [captures["a"], captures["b"]], cluster_key="broker")
+    assert {r["cluster"] for r in result.timeline.collect()} == {"brokers 10.0.0.10:9092"}
+    disagreements = table(result.disagreements, "requested_epoch", "error", "broker_error", "agreement")
+    assert (2, "FENCED_LEADER_EPOCH", None, "disagrees with the broker") in disagreements
+    assert all(r["agreement"] != "disagrees with the broker" for r in result.stale_requests.collect())
+
+
+def test_a_stale_verdict_the_broker_did_not_share(spark: Any, captures: dict[str, Path]) -> None:
+    result = judged(spark, [captures["quiet-b"]])
+    assert table(result.disagreements, "requested_epoch", "leader_epoch", "error", "broker_error", "agreement") == [
+        (1, 2, "FENCED_LEADER_EPOCH", None, "disagrees with the broker")]
+    assert table(result.stale_requests, "requested_epoch", "agreement") == [(1, "no response captured")]
+
+
+def test_the_command_takes_cluster_by(spark: Any, captures: dict[str, Path],
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(captures["a"]), str(captures["b"]), "--cluster-by", "capture", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "== disagreements: 0 rows ==" in out and "== stale_requests: 4 rows ==" in out
+    assert "a.pcap" in out and "b.pcap" in out
