@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import random
 import struct
-import sys
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,10 +16,9 @@ MISSING = "the spark extra is not installed (pip install -e '.[spark]')"
 
 # This folder is a package (its __init__.py), so pytest imports this file as ``spark.conftest``:
 # as a plain "conftest" it would replace tests/conftest.py in sys.modules, and the tests in
-# tests/ that import helpers from theirs would get this one. Modules here that import each other
-# by bare name (``from test_io_traffic import ...``) still find each other through this path
-# entry; relative imports (``from .test_io_traffic import ...``) need none.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# tests/ that import helpers from theirs would get this one. Shared builders live in importable
+# modules at tests/ (``epoch_story``, ``sasl_sessions``), which tests/conftest.py's directory on
+# sys.path makes reachable from here.
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ pytest.importorskip("pyspark")
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from test_io_traffic import CLIENT, CONTROLLER, ORDERS_ID, fetch_response, frame_table_rows, write_sample
+from epoch_story import CLIENT, CONTROLLER, ORDERS_ID, fetch_response, frame_table_rows, write_sample
 
 from kafka_epochs import Protocol
 from kafka_epochs.epochs import EqualEpochPolicy

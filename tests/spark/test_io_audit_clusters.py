@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
 
-from test_io_traffic import FENCED, Script, m, produce, produce_response
+from epoch_story import FENCED, Script, m, produce, produce_response
 
 from kafka_epochs.capture.synth import write_capture
 from kafka_epochs.cli import main

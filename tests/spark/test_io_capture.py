@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from test_io_traffic import T0, write_damaged, write_sample
+from epoch_story import T0, write_damaged, write_sample
 
 from kafka_epochs import Protocol
 from kafka_epochs.spark.datasource import SCHEMA_DDL, capture_frames, expand_paths, flow_id, register

@@ -15,7 +15,7 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
 
 import pyarrow.parquet as pq
-from test_io_traffic import write_damaged, write_sample
+from epoch_story import write_damaged, write_sample
 
 from kafka_epochs.spark.job import add_spark_commands
 

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from test_sasl import PASSWORD, capture, v0_session
+from sasl_sessions import PASSWORD, capture, v0_session
 
 from kafka_epochs.spark.batch import decode_batch
 from kafka_epochs.spark.datasource import capture_frames, to_batches

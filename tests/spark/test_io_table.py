@@ -14,7 +14,7 @@ pytest.importorskip("pyspark")
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from test_io_traffic import fetch, frame_table_rows, metadata_response, produce
+from epoch_story import fetch, frame_table_rows, metadata_response, produce
 
 from kafka_epochs import Protocol
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "tshark_conformance.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "tshark_conformance.py"
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (apt-get install tshark)")

@@ -185,7 +185,7 @@ def test_error_codes_from_objects_and_from_dicts_agree() -> None:
         {"path": "responses[0].partition_responses[0].error_code", "code": 74, "name": "FENCED_LEADER_EPOCH"}]
 
 
-CLIENTS_SAMPLE = Path(__file__).resolve().parent.parent / "kafka_epochs" / "samples" / "clients.pcap"
+CLIENTS_SAMPLE = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples" / "clients.pcap"
 
 
 def test_the_real_clients_sample_decodes_whole_with_no_flags() -> None:

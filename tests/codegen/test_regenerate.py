@@ -11,7 +11,7 @@ from typing import Any
 from kafka_epochs.codegen.build import package_files, stale_files, write_package
 from kafka_epochs.spec import load_specs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_committed_generated_code_matches_the_specs() -> None:
@@ -54,7 +54,7 @@ def test_generate_construct_backend(tmp_path: Path) -> None:
                  "--out", str(tmp_path)]) == 0
     namespace: dict[str, Any] = {}
     exec((tmp_path / "FeatureTourRequest.py").read_text(), namespace)
-    # The same hand-written v0 bytes as tests/test_features.py::test_non_flexible_version_bytes.
+    # The same hand-written v0 bytes as tests/wire/test_features.py::test_non_flexible_version_bytes.
     data = bytes.fromhex("00000002" "0001" "0000000000000000" "0000" "0000" "00000000" "ffffffff"
                          "0001" "61" "01" "00000001" "0001" "74" "00000000" "09" "01")
     parsed = namespace["V0"].parse(data)

@@ -14,7 +14,7 @@ from kafka_epochs.codegen.build import load_source
 from kafka_epochs.errors import EncodeError
 from kafka_epochs.spec.layout import wire_layout
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"messages": ROOT / "messages", "apache": ROOT / "messages" / "apache" / "catalogue.json"}
 
 

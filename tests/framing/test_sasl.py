@@ -4,44 +4,15 @@ from __future__ import annotations
 
 import io
 import json
-import struct
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+from sasl_sessions import PLAIN_TOKEN, P, capture, handshake, metadata, raw, v0_session
+
 from kafka_epochs import Protocol
-from kafka_epochs.capture.synth import RecordedConnection, write_capture
 from kafka_epochs.cli import main
 from kafka_epochs.framing import Connection, RequestEvent, ResponseEvent, SaslToken
 from kafka_epochs.traffic import Kind, decode_capture
-
-P = Protocol.apache()
-T0 = 1_700_000_000_000_000_000
-PASSWORD = b"s3cret-pw"
-#: A PLAIN token: authorization id (empty), NUL, user, NUL, password; written by hand.
-PLAIN_TOKEN = b"\x00alice\x00" + PASSWORD
-
-
-def raw(token: bytes) -> bytes:
-    """A token as it crosses the wire after a v0 handshake: a size prefix and nothing else."""
-    return struct.pack(">i", len(token)) + token
-
-
-def handshake(version: int, error_code: int = 0) -> list[tuple[str, bytes]]:
-    request = P.message("SaslHandshakeRequest")(mechanism="PLAIN")
-    response = P.message("SaslHandshakeResponse")(error_code=error_code, mechanisms=["PLAIN"])
-    return [("client", P.encode_request(request, version, correlation_id=1, client_id="app")),
-            ("broker", P.encode_response(response, version, correlation_id=1))]
-
-
-def metadata(correlation_id: int) -> list[tuple[str, bytes]]:
-    request = P.message("MetadataRequest")(topics=None)
-    response = P.message("MetadataResponse")(brokers=[], topics=[])
-    return [("client", P.encode_request(request, 1, correlation_id=correlation_id, client_id="app")),
-            ("broker", P.encode_response(response, 1, correlation_id=correlation_id))]
-
-
-def v0_session() -> list[tuple[str, bytes]]:
-    return [*handshake(0), ("client", raw(PLAIN_TOKEN)), ("broker", raw(b"")), *metadata(2)]
 
 
 def feed(conn: Connection, chunks: list[tuple[str, bytes]]) -> list[object]:
@@ -69,13 +40,6 @@ def test_no_tokens_after_a_v1_handshake_or_a_failed_one() -> None:
         events = feed(Connection(P), [*chunks, *metadata(2)])
         assert [type(e).__name__ for e in events] == ["RequestEvent", "ResponseEvent"] * 2
         assert all(e.error is None for e in events)  # type: ignore[attr-defined]
-
-
-def capture(tmp_path: Path, chunks: list[tuple[str, bytes]]) -> Path:
-    path = tmp_path / "sasl.pcap"
-    timed = [(T0 + 10 * n, side, data) for n, (side, data) in enumerate(chunks)]
-    write_capture(path, [RecordedConnection(("10.0.0.5", 51000), ("10.0.0.9", 9092), timed)])
-    return path
 
 
 def run(*argv: str) -> tuple[int, str]:

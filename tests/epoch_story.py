@@ -4,7 +4,7 @@ The story (one topic, ``orders``, two partitions) has everything the audit looks
 responses and LeaderAndIsr v5/v7 requests that set leader epochs, Produce v12 and Fetch/ListOffsets
 requests naming older and newer epochs than the leader's, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
 and STALE_CONTROLLER_EPOCH responses, and StopReplica v3/v4 with a stale, an equal and a deleting
-epoch. No test lives here; the other ``test_io_*`` modules import it.
+epoch. Shared by the Spark tests (and any other that wants the story).
 """
 
 from __future__ import annotations

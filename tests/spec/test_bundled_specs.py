@@ -24,7 +24,7 @@ from kafka_epochs import Protocol
 from kafka_epochs.spec import MessageSpec, load_spec, load_specs, parse_spec
 from kafka_epochs.spec.layout import WireField, WireLayout, WireType, format_layout, wire_layout
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED_DIR = ROOT / "messages"
 SEEDS_DIR = ROOT.parent / "shared" / "seeds"
 
