@@ -56,8 +56,10 @@ def build_frames(packets: int, connections: int = 50, seed: int = 1) -> list[tup
     for number in range(connections):
         client = (bytes([10, 0, 1, number + 1]), 40000 + number)
         seq = {"c": rng.randrange(1 << 32), "b": rng.randrange(1 << 32)}
-        frames = [_frame(client, BROKER, seq["c"], 0, SYN, b""),
-                  _frame(BROKER, client, seq["b"], seq["c"] + 1, SYN | ACK, b"")]
+        frames = [
+            _frame(client, BROKER, seq["c"], 0, SYN, b""),
+            _frame(BROKER, client, seq["b"], seq["c"] + 1, SYN | ACK, b""),
+        ]
         seq = {"c": seq["c"] + 1, "b": seq["b"] + 1}
         correlation_id = 0
         while len(frames) < packets // connections:
@@ -93,8 +95,9 @@ def write_pcapng(path: Path, frames: Iterable[tuple[int, bytes]]) -> None:
         f.write(block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)))
         f.write(block(1, struct.pack("<HHI", 1, 0, 0) + struct.pack("<HHB3x", 9, 1, 9) + b"\x00" * 4))
         for timestamp, data in frames:
-            f.write(block(6, struct.pack("<IIIII", 0, timestamp >> 32, timestamp & 0xFFFFFFFF, len(data), len(data))
-                          + data))
+            f.write(
+                block(6, struct.pack("<IIIII", 0, timestamp >> 32, timestamp & 0xFFFFFFFF, len(data), len(data)) + data)
+            )
 
 
 def best_time(run: Callable[[], int], rounds: int) -> tuple[float, int]:
@@ -120,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         pcap, pcapng = Path(tmp) / "bench.pcap", Path(tmp) / "bench.pcapng"
         write_pcap(pcap, frames, 1)
         write_pcapng(pcapng, frames)
-        print(f"{len(frames):,} packets, {pcap.stat().st_size / 1e6:.1f} MB pcap, built in "
-              f"{time.perf_counter() - build_start:.1f} s; Python {platform.python_version()}, best of {args.rounds}")
+        print(
+            f"{len(frames):,} packets, {pcap.stat().st_size / 1e6:.1f} MB pcap, built in "
+            f"{time.perf_counter() - build_start:.1f} s; Python {platform.python_version()}, best of {args.rounds}"
+        )
 
         def count(events: Iterable[object]) -> int:
             return sum(1 for _ in events)

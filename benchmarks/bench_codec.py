@@ -41,8 +41,9 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 #: Apache Kafka 3.9.0's message specs (the same default as the test suite's).
-DEFAULT_SPECS = Path(os.environ.get(
-    "KAFKA_EPOCHS_REFERENCE_SPECS", ROOT.parent / "shared" / "reference" / "kafka-3.9.0" / "message"))
+DEFAULT_SPECS = Path(
+    os.environ.get("KAFKA_EPOCHS_REFERENCE_SPECS", ROOT.parent / "shared" / "reference" / "kafka-3.9.0" / "message")
+)
 
 OURS = "kafka-epochs"
 CEILING = "hand-written"
@@ -59,8 +60,24 @@ IMPORT_MAX_MS = 30.0
 
 # -- building realistic messages ---------------------------------------------------------------
 
-WORDS = ("orders", "payments", "clicks", "inventory", "users", "sessions", "shipments", "audit",
-         "metrics", "invoices", "carts", "search", "ads", "fraud", "ledger", "notifications")
+WORDS = (
+    "orders",
+    "payments",
+    "clicks",
+    "inventory",
+    "users",
+    "sessions",
+    "shipments",
+    "audit",
+    "metrics",
+    "invoices",
+    "carts",
+    "search",
+    "ads",
+    "fraud",
+    "ledger",
+    "notifications",
+)
 
 
 def topic_names(rng: random.Random, count: int) -> list[str]:
@@ -83,24 +100,39 @@ def module_of(cls: type) -> ModuleType:
 def build_metadata_response(proto: Any, rng: random.Random, topics: int = 100, partitions: int = 10) -> Any:
     cls = proto.message("MetadataResponse")
     m = module_of(cls)
-    brokers = [m.MetadataResponseBroker(node_id=b, host=f"b-{b}.kafka-prod.internal.example.com", port=9092,
-                                        rack=f"use1-az{b % 3 + 1}") for b in range(6)]
+    brokers = [
+        m.MetadataResponseBroker(
+            node_id=b, host=f"b-{b}.kafka-prod.internal.example.com", port=9092, rack=f"use1-az{b % 3 + 1}"
+        )
+        for b in range(6)
+    ]
     out = []
     for name in topic_names(rng, topics):
         parts = []
         for p in range(partitions):
             replicas = rng.sample(range(6), 3)
             isr = replicas if rng.random() > 0.05 else replicas[:2]
-            parts.append(m.MetadataResponsePartition(
-                error_code=0, partition_index=p, leader_id=replicas[0], leader_epoch=rng.randrange(60),
-                replica_nodes=replicas, isr_nodes=list(isr), offline_replicas=[]))
-        out.append(m.MetadataResponseTopic(error_code=0, name=name, topic_id=random_uuid(rng), is_internal=False,
-                                           partitions=parts))
-    return cls(throttle_time_ms=0, brokers=brokers, cluster_id="Mk3OEXBSQ9eUQ5pzA5TiAQ", controller_id=2,
-               topics=out)
+            parts.append(
+                m.MetadataResponsePartition(
+                    error_code=0,
+                    partition_index=p,
+                    leader_id=replicas[0],
+                    leader_epoch=rng.randrange(60),
+                    replica_nodes=replicas,
+                    isr_nodes=list(isr),
+                    offline_replicas=[],
+                )
+            )
+        out.append(
+            m.MetadataResponseTopic(
+                error_code=0, name=name, topic_id=random_uuid(rng), is_internal=False, partitions=parts
+            )
+        )
+    return cls(throttle_time_ms=0, brokers=brokers, cluster_id="Mk3OEXBSQ9eUQ5pzA5TiAQ", controller_id=2, topics=out)
 
 
 # Record batches (magic v2) for ProduceRequest: opaque bytes to every codec here, but real ones.
+
 
 def _crc32c_table() -> list[int]:
     table = []
@@ -141,11 +173,11 @@ def record_batch(rng: random.Random, records: int, value_size: int, base_timesta
         key = f"user-{rng.randrange(10**6):06d}".encode()
         text = f'{{"id":{rng.randrange(10**9)},"event":"{rng.choice(WORDS)}","payload":"'
         value = (text + "x" * max(0, value_size - len(text) - 2) + '"}').encode()
-        rec = (b"\x00" + _varint(i * 3) + _varint(i) + _varint(len(key)) + key
-               + _varint(len(value)) + value + _varint(0))
+        rec = b"\x00" + _varint(i * 3) + _varint(i) + _varint(len(key)) + key + _varint(len(value)) + value + _varint(0)
         body += _varint(len(rec)) + rec
-    after_crc = struct.pack(">hiqqqhii", 0, records - 1, base_timestamp, base_timestamp + 3 * (records - 1),
-                            -1, -1, -1, records) + bytes(body)
+    after_crc = struct.pack(
+        ">hiqqqhii", 0, records - 1, base_timestamp, base_timestamp + 3 * (records - 1), -1, -1, -1, records
+    ) + bytes(body)
     crc = crc32c(after_crc)
     after_length = struct.pack(">ibI", -1, 2, crc) + after_crc
     return struct.pack(">qi", 0, len(after_length)) + after_length
@@ -156,9 +188,15 @@ def build_produce_request(proto: Any, rng: random.Random, topics: int = 10, part
     m = module_of(cls)
     data = []
     for name in topic_names(rng, topics):
-        data.append(m.TopicProduceData(name=name, partition_data=[
-            m.PartitionProduceData(index=p, records=record_batch(rng, 7, 120, 1_732_000_000_000 + p))
-            for p in range(partitions)]))
+        data.append(
+            m.TopicProduceData(
+                name=name,
+                partition_data=[
+                    m.PartitionProduceData(index=p, records=record_batch(rng, 7, 120, 1_732_000_000_000 + p))
+                    for p in range(partitions)
+                ],
+            )
+        )
     return cls(transactional_id=None, acks=-1, timeout_ms=30_000, topic_data=data)
 
 
@@ -168,13 +206,34 @@ def build_fetch_request(proto: Any, rng: random.Random, topics: int = 10, partit
     m = module_of(cls)
     out = []
     for _ in range(topics):
-        out.append(m.FetchTopic(topic_id=random_uuid(rng), partitions=[
-            m.FetchPartition(partition=p, current_leader_epoch=rng.randrange(60),
-                             fetch_offset=rng.randrange(10**10), last_fetched_epoch=rng.randrange(60),
-                             log_start_offset=-1, partition_max_bytes=1_048_576)
-            for p in range(partitions)]))
-    return cls(replica_id=-1, max_wait_ms=500, min_bytes=1, max_bytes=52_428_800, isolation_level=1,
-               session_id=0, session_epoch=0, topics=out, forgotten_topics_data=[], rack_id="use1-az1")
+        out.append(
+            m.FetchTopic(
+                topic_id=random_uuid(rng),
+                partitions=[
+                    m.FetchPartition(
+                        partition=p,
+                        current_leader_epoch=rng.randrange(60),
+                        fetch_offset=rng.randrange(10**10),
+                        last_fetched_epoch=rng.randrange(60),
+                        log_start_offset=-1,
+                        partition_max_bytes=1_048_576,
+                    )
+                    for p in range(partitions)
+                ],
+            )
+        )
+    return cls(
+        replica_id=-1,
+        max_wait_ms=500,
+        min_bytes=1,
+        max_bytes=52_428_800,
+        isolation_level=1,
+        session_id=0,
+        session_epoch=0,
+        topics=out,
+        forgotten_topics_data=[],
+        rack_id="use1-az1",
+    )
 
 
 def build_stop_replica_request(proto: Any, rng: random.Random, topics: int = 20, partitions: int = 50) -> Any:
@@ -183,9 +242,17 @@ def build_stop_replica_request(proto: Any, rng: random.Random, topics: int = 20,
     states = []
     for name in topic_names(rng, topics):
         delete = rng.random() < 0.5
-        states.append(m.StopReplicaTopicState(topic_name=name, partition_states=[
-            m.StopReplicaPartitionState(partition_index=p, leader_epoch=rng.randrange(60), delete_partition=delete)
-            for p in range(partitions)]))
+        states.append(
+            m.StopReplicaTopicState(
+                topic_name=name,
+                partition_states=[
+                    m.StopReplicaPartitionState(
+                        partition_index=p, leader_epoch=rng.randrange(60), delete_partition=delete
+                    )
+                    for p in range(partitions)
+                ],
+            )
+        )
     return cls(controller_id=1, controller_epoch=17, broker_epoch=4_294_967_407, topic_states=states)
 
 
@@ -197,18 +264,37 @@ def build_leader_and_isr_request(proto: Any, rng: random.Random, topics: int = 2
         parts = []
         for p in range(partitions):
             replicas = rng.sample(range(6), 3)
-            parts.append(m.LeaderAndIsrPartitionState(
-                partition_index=p, controller_epoch=17, leader=replicas[0], leader_epoch=rng.randrange(60),
-                isr=list(replicas), partition_epoch=rng.randrange(200), replicas=replicas, adding_replicas=[],
-                removing_replicas=[], is_new=False))
+            parts.append(
+                m.LeaderAndIsrPartitionState(
+                    partition_index=p,
+                    controller_epoch=17,
+                    leader=replicas[0],
+                    leader_epoch=rng.randrange(60),
+                    isr=list(replicas),
+                    partition_epoch=rng.randrange(200),
+                    replicas=replicas,
+                    adding_replicas=[],
+                    removing_replicas=[],
+                    is_new=False,
+                )
+            )
         states.append(m.LeaderAndIsrTopicState(topic_name=name, topic_id=random_uuid(rng), partition_states=parts))
-    leaders = [m.LeaderAndIsrLiveLeader(broker_id=b, host_name=f"b-{b}.kafka-prod.internal.example.com", port=9092)
-               for b in range(6)]
-    return cls(controller_id=1, controller_epoch=17, broker_epoch=4_294_967_407, type=0, topic_states=states,
-               live_leaders=leaders)
+    leaders = [
+        m.LeaderAndIsrLiveLeader(broker_id=b, host_name=f"b-{b}.kafka-prod.internal.example.com", port=9092)
+        for b in range(6)
+    ]
+    return cls(
+        controller_id=1,
+        controller_epoch=17,
+        broker_epoch=4_294_967_407,
+        type=0,
+        topic_states=states,
+        live_leaders=leaders,
+    )
 
 
 # -- the codecs ----------------------------------------------------------------------------------
+
 
 class Unavailable(Exception):
     """This codec has no such message (or version)."""
@@ -234,15 +320,35 @@ class Case:
 
 
 CASES = [
-    Case("MetadataResponse", 12, "100 topics x 10 partitions, 6 brokers", build_metadata_response,
-         "kio.schema.metadata.v12.response", ("kafka.protocol.metadata", "MetadataResponse"), ceiling=True),
-    Case("ProduceRequest", 9, "10 topics x 5 partitions, ~1 KiB record batches", build_produce_request,
-         "kio.schema.produce.v9.request", ("kafka.protocol.producer", "ProduceRequest")),
-    Case("FetchRequest", 13, "10 topics x 10 partitions (a consumer's full fetch)", build_fetch_request,
-         "kio.schema.fetch.v13.request", ("kafka.protocol.consumer", "FetchRequest")),
+    Case(
+        "MetadataResponse",
+        12,
+        "100 topics x 10 partitions, 6 brokers",
+        build_metadata_response,
+        "kio.schema.metadata.v12.response",
+        ("kafka.protocol.metadata", "MetadataResponse"),
+        ceiling=True,
+    ),
+    Case(
+        "ProduceRequest",
+        9,
+        "10 topics x 5 partitions, ~1 KiB record batches",
+        build_produce_request,
+        "kio.schema.produce.v9.request",
+        ("kafka.protocol.producer", "ProduceRequest"),
+    ),
+    Case(
+        "FetchRequest",
+        13,
+        "10 topics x 10 partitions (a consumer's full fetch)",
+        build_fetch_request,
+        "kio.schema.fetch.v13.request",
+        ("kafka.protocol.consumer", "FetchRequest"),
+    ),
     Case("StopReplicaRequest", 3, "20 topics x 50 partitions", build_stop_replica_request, None, None),
-    Case("LeaderAndIsrRequest", 5, "20 topics x 50 partitions, 6 live leaders", build_leader_and_isr_request,
-         None, None),
+    Case(
+        "LeaderAndIsrRequest", 5, "20 topics x 50 partitions, 6 live leaders", build_leader_and_isr_request, None, None
+    ),
 ]
 
 
@@ -327,6 +433,7 @@ def kafka_python_codec(where: tuple[str, str], version: int, data: bytes) -> Cod
 
 # -- timing --------------------------------------------------------------------------------------
 
+
 @dataclass
 class Settings:
     rounds: int
@@ -359,6 +466,7 @@ def time_all(fns: dict[str, Callable[[], Any]], settings: Settings) -> dict[str,
 
 
 # -- running -------------------------------------------------------------------------------------
+
 
 @dataclass
 class Result:
@@ -438,15 +546,24 @@ def targets_for(result: Result) -> list[Target]:
     out = []
     if CEILING in d:
         value = ratio(d[OURS], d[CEILING])
-        out.append(Target(f"decode {label}: ours / hand-written", value, f"<= {CEILING_MAX}",
-                          None if value is None else value <= CEILING_MAX))
-    checks = [("decode", d, KAFKA_PYTHON, DECODE_VS_KAFKA_PYTHON),
-              ("encode", e, KIO, ENCODE_VS_KIO),
-              ("encode", e, KAFKA_PYTHON, ENCODE_VS_KAFKA_PYTHON)]
+        out.append(
+            Target(
+                f"decode {label}: ours / hand-written",
+                value,
+                f"<= {CEILING_MAX}",
+                None if value is None else value <= CEILING_MAX,
+            )
+        )
+    checks = [
+        ("decode", d, KAFKA_PYTHON, DECODE_VS_KAFKA_PYTHON),
+        ("encode", e, KIO, ENCODE_VS_KIO),
+        ("encode", e, KAFKA_PYTHON, ENCODE_VS_KAFKA_PYTHON),
+    ]
     for op, times, peer, goal in checks:
         value = ratio(times.get(peer), times[OURS])
-        out.append(Target(f"{op} {label}: {peer} / ours", value, f">= {goal}",
-                          None if value is None else value >= goal))
+        out.append(
+            Target(f"{op} {label}: {peer} / ours", value, f">= {goal}", None if value is None else value >= goal)
+        )
     return out
 
 
@@ -489,10 +606,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds: a smoke run")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
-    parser.add_argument("--specs", metavar="DIR", type=Path, default=DEFAULT_SPECS,
-                        help="Kafka's JSON message specs (default: %(default)s)")
-    parser.add_argument("--cache-dir", metavar="DIR", help="where generated code is cached (default: "
-                        "$KAFKA_EPOCHS_CACHE, else ~/.cache/kafka-epochs)")
+    parser.add_argument(
+        "--specs",
+        metavar="DIR",
+        type=Path,
+        default=DEFAULT_SPECS,
+        help="Kafka's JSON message specs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where generated code is cached (default: $KAFKA_EPOCHS_CACHE, else ~/.cache/kafka-epochs)",
+    )
     parser.add_argument("--only", metavar="NAME", action="append", help="run only this message (repeatable)")
     parser.add_argument("--no-import", action="store_true", help="skip the import-time measurement")
     parser.add_argument("--seed", type=int, default=2024, help="seed of the generated message contents")
@@ -506,8 +631,10 @@ def main(argv: list[str] | None = None) -> int:
     proto = Protocol.from_specs(args.specs, cache_dir=args.cache_dir)
     started = time.perf_counter()
     info = machine()
-    print(f"CPython {info['python']} on {info['platform']}, {info['cpus']} CPUs; "
-          f"{'quick' if args.quick else 'full'} run: best of {settings.rounds} rounds")
+    print(
+        f"CPython {info['python']} on {info['platform']}, {info['cpus']} CPUs; "
+        f"{'quick' if args.quick else 'full'} run: best of {settings.rounds} rounds"
+    )
     print("'vs ours' is that codec's time / our time: above 1.00x, kafka-epochs is faster")
 
     results = []
@@ -530,12 +657,24 @@ def main(argv: list[str] | None = None) -> int:
     if import_result is not None:
         ms = import_result["median_ms"]
         how = "bundled" if import_result["primary_mode"] == "bundled" else "from_specs, cache warm"
-        targets.append(Target(f"start-up: import + load one message + decode it, ms ({how})", ms,
-                              f"< {IMPORT_MAX_MS:g}", ms < IMPORT_MAX_MS))
+        targets.append(
+            Target(
+                f"start-up: import + load one message + decode it, ms ({how})",
+                ms,
+                f"< {IMPORT_MAX_MS:g}",
+                ms < IMPORT_MAX_MS,
+            )
+        )
         plain = import_result["modes"].get("bundled", {}).get("no_site_median_ms")
         if plain is not None:
-            targets.append(Target("start-up as a regular (non-editable) install would see it, ms",
-                                  plain["total"], f"< {IMPORT_MAX_MS:g}", plain["total"] < IMPORT_MAX_MS))
+            targets.append(
+                Target(
+                    "start-up as a regular (non-editable) install would see it, ms",
+                    plain["total"],
+                    f"< {IMPORT_MAX_MS:g}",
+                    plain["total"] < IMPORT_MAX_MS,
+                )
+            )
     print("\nTargets")
     for t in targets:
         if t.passed is not None:
@@ -548,17 +687,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = {
             "machine": info,
-            "settings": {"rounds": settings.rounds, "min_batch_seconds": settings.min_time, "seed": args.seed,
-                         "specs": str(args.specs)},
+            "settings": {
+                "rounds": settings.rounds,
+                "min_batch_seconds": settings.min_time,
+                "seed": args.seed,
+                "specs": str(args.specs),
+            },
             "results": [
-                {"message": r.name, "version": r.version, "description": r.description, "bytes": r.size,
-                 "decode_us": r.decode_us, "encode_us": r.encode_us, "notes": r.notes,
-                 "decode_ratio_vs_ours": {k: ratio(v, r.decode_us[OURS]) for k, v in r.decode_us.items()},
-                 "encode_ratio_vs_ours": {k: ratio(v, r.encode_us[OURS]) for k, v in r.encode_us.items()}}
-                for r in results],
+                {
+                    "message": r.name,
+                    "version": r.version,
+                    "description": r.description,
+                    "bytes": r.size,
+                    "decode_us": r.decode_us,
+                    "encode_us": r.encode_us,
+                    "notes": r.notes,
+                    "decode_ratio_vs_ours": {k: ratio(v, r.decode_us[OURS]) for k, v in r.decode_us.items()},
+                    "encode_ratio_vs_ours": {k: ratio(v, r.encode_us[OURS]) for k, v in r.encode_us.items()},
+                }
+                for r in results
+            ],
             "import": import_result,
-            "targets": [{"what": t.what, "value": t.value, "goal": t.goal, "verdict": t.verdict()}
-                        for t in targets],
+            "targets": [{"what": t.what, "value": t.value, "goal": t.goal, "verdict": t.verdict()} for t in targets],
         }
         Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")

@@ -29,27 +29,82 @@ def messages() -> list[tuple[object, object, int]]:
     p = Protocol.bundled()
     produce, produce_resp = p.message("ProduceRequest"), p.message("ProduceResponse")
     fetch, metadata = p.message("FetchRequest"), p.message("MetadataResponse")
-    batch = encode_batch([Record(key=b"key-%d" % i, value=b"x" * 200, headers=[("h", b"1")]) for i in range(5)],
-                         compression=Compression.GZIP)
+    batch = encode_batch(
+        [Record(key=b"key-%d" % i, value=b"x" * 200, headers=[("h", b"1")]) for i in range(5)],
+        compression=Compression.GZIP,
+    )
     topics = [f"topic-{i}" for i in range(4)]
     return [
-        (produce(acks=1, timeout_ms=30000, topic_data=[produce.TopicProduceData(name=t, partition_data=[
-            produce.PartitionProduceData(index=i, records=batch) for i in range(3)]) for t in topics]),
-         produce_resp(responses=[produce_resp.TopicProduceResponse(name=t, partition_responses=[
-             produce_resp.PartitionProduceResponse(index=i, base_offset=42) for i in range(3)]) for t in topics]),
-         8),
-        (fetch(max_wait_ms=500, topics=[fetch.FetchTopic(topic=t, partitions=[
-            fetch.FetchPartition(partition=i, fetch_offset=1000) for i in range(3)]) for t in topics]),
-         p.message("FetchResponse")(responses=[p.message("FetchResponse").FetchableTopicResponse(
-             topic=t, partitions=[p.message("FetchResponse").PartitionData(partition_index=i, records=batch)
-                                  for i in range(3)]) for t in topics]),
-         11),
-        (p.message("MetadataRequest")(topics=None),
-         metadata(brokers=[metadata.MetadataResponseBroker(node_id=b, host=f"broker-{b}", port=9092) for b in range(3)],
-                  topics=[metadata.MetadataResponseTopic(name=t, partitions=[metadata.MetadataResponsePartition(
-                      partition_index=i, leader_id=i % 3, leader_epoch=5, replica_nodes=[0, 1, 2], isr_nodes=[0, 1, 2])
-                      for i in range(3)]) for t in topics]),
-         9),
+        (
+            produce(
+                acks=1,
+                timeout_ms=30000,
+                topic_data=[
+                    produce.TopicProduceData(
+                        name=t, partition_data=[produce.PartitionProduceData(index=i, records=batch) for i in range(3)]
+                    )
+                    for t in topics
+                ],
+            ),
+            produce_resp(
+                responses=[
+                    produce_resp.TopicProduceResponse(
+                        name=t,
+                        partition_responses=[
+                            produce_resp.PartitionProduceResponse(index=i, base_offset=42) for i in range(3)
+                        ],
+                    )
+                    for t in topics
+                ]
+            ),
+            8,
+        ),
+        (
+            fetch(
+                max_wait_ms=500,
+                topics=[
+                    fetch.FetchTopic(
+                        topic=t, partitions=[fetch.FetchPartition(partition=i, fetch_offset=1000) for i in range(3)]
+                    )
+                    for t in topics
+                ],
+            ),
+            p.message("FetchResponse")(
+                responses=[
+                    p.message("FetchResponse").FetchableTopicResponse(
+                        topic=t,
+                        partitions=[
+                            p.message("FetchResponse").PartitionData(partition_index=i, records=batch) for i in range(3)
+                        ],
+                    )
+                    for t in topics
+                ]
+            ),
+            11,
+        ),
+        (
+            p.message("MetadataRequest")(topics=None),
+            metadata(
+                brokers=[metadata.MetadataResponseBroker(node_id=b, host=f"broker-{b}", port=9092) for b in range(3)],
+                topics=[
+                    metadata.MetadataResponseTopic(
+                        name=t,
+                        partitions=[
+                            metadata.MetadataResponsePartition(
+                                partition_index=i,
+                                leader_id=i % 3,
+                                leader_epoch=5,
+                                replica_nodes=[0, 1, 2],
+                                isr_nodes=[0, 1, 2],
+                            )
+                            for i in range(3)
+                        ],
+                    )
+                    for t in topics
+                ],
+            ),
+            9,
+        ),
     ]
 
 
@@ -64,8 +119,18 @@ def write_traffic(path: Path, frames: int, connections: int) -> int:
             request, response, version = samples[n % len(samples)]
             cid = n + 1
             when = T0 + (n * connections + c) * 1000
-            chunks.append((when, "client", proto.encode_request(request, version, correlation_id=cid,  # type: ignore[arg-type]
-                                                                client_id="bench")))
+            chunks.append(
+                (
+                    when,
+                    "client",
+                    proto.encode_request(
+                        request,
+                        version,
+                        correlation_id=cid,  # type: ignore[arg-type]
+                        client_id="bench",
+                    ),
+                )
+            )
             chunks.append((when + 500, "broker", proto.encode_response(response, version, correlation_id=cid)))  # type: ignore[arg-type]
         recorded.append(RecordedConnection((f"10.0.1.{c + 1}", 40000 + c), ("10.0.0.1", 9092), chunks))
     write_capture(path, recorded)

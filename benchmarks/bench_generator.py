@@ -53,8 +53,9 @@ CASES: list[tuple[str, int, Callable[[Any, random.Random], Any]]] = [
 
 def extract_package(revision: str, into: Path, name: str) -> Path:
     """``kafka_epochs/apache`` as of ``revision``, written as the package ``name`` under ``into``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "kafka_epochs/apache"],
-                             check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision, "kafka_epochs/apache"], check=True, capture_output=True
+    ).stdout
     target = into / name
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         for member in tar.getmembers():
@@ -70,8 +71,10 @@ def generated_size(directory: Path, protocol: Protocol) -> tuple[int, int, int]:
     """(lines, (message, version) pairs, reader + writer functions) of a generated package."""
     lines = sum(len(p.read_text().splitlines()) for p in directory.glob("*.py"))
     versions = sum(len(protocol.message(name).VALID_VERSIONS) for name in protocol.names())
-    functions = sum(text.count("\ndef _read_v") + text.count("\ndef _write_v")
-                    for text in (p.read_text() for p in directory.glob("*.py")))
+    functions = sum(
+        text.count("\ndef _read_v") + text.count("\ndef _write_v")
+        for text in (p.read_text() for p in directory.glob("*.py"))
+    )
     return lines, versions, functions
 
 
@@ -94,14 +97,19 @@ def main(argv: list[str] | None = None) -> int:
         sizes = {"before": generated_size(before_dir, before), "after": generated_size(after_dir, after)}
         print(f"generated kafka_epochs/apache, {args.before} (before) against the working tree (after):")
         for label, (lines, versions, functions) in sizes.items():
-            print(f"  {label:<6} {lines:>7} lines, {versions} (message, version) pairs: "
-                  f"{lines / versions:.1f} lines each; {functions} reader/writer functions")
+            print(
+                f"  {label:<6} {lines:>7} lines, {versions} (message, version) pairs: "
+                f"{lines / versions:.1f} lines each; {functions} reader/writer functions"
+            )
         print()
-        print(f"{'message':<24} {'decode before':>14} {'after':>9} {'ratio':>6}   {'encode before':>14} "
-              f"{'after':>9} {'ratio':>6}")
+        print(
+            f"{'message':<24} {'decode before':>14} {'after':>9} {'ratio':>6}   {'encode before':>14} "
+            f"{'after':>9} {'ratio':>6}"
+        )
         for name, version, build in CASES:
-            built = {label: build(proto, random.Random(args.seed)) for label, proto in
-                     (("before", before), ("after", after))}
+            built = {
+                label: build(proto, random.Random(args.seed)) for label, proto in (("before", before), ("after", after))
+            }
             data = built["after"].encode(version)
             if built["before"].encode(version) != data:
                 raise SystemExit(f"{name} v{version}: the two packages encode different bytes")
@@ -112,10 +120,12 @@ def main(argv: list[str] | None = None) -> int:
                 decode = functools.partial(cls.decode, data, version)
                 times[f"decode {label}"] = best(decode, number, args.repeat)
                 times[f"encode {label}"] = best(functools.partial(built[label].encode, version), number, args.repeat)
-            print(f"{name + ' v' + str(version):<24} {times['decode before'] * 1e6:>12.1f}us "
-                  f"{times['decode after'] * 1e6:>7.1f}us {times['decode before'] / times['decode after']:>6.2f}"
-                  f"   {times['encode before'] * 1e6:>12.1f}us {times['encode after'] * 1e6:>7.1f}us "
-                  f"{times['encode before'] / times['encode after']:>6.2f}")
+            print(
+                f"{name + ' v' + str(version):<24} {times['decode before'] * 1e6:>12.1f}us "
+                f"{times['decode after'] * 1e6:>7.1f}us {times['decode before'] / times['decode after']:>6.2f}"
+                f"   {times['encode before'] * 1e6:>12.1f}us {times['encode after'] * 1e6:>7.1f}us "
+                f"{times['encode before'] / times['encode after']:>6.2f}"
+            )
     return 0
 
 

@@ -38,8 +38,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-DEFAULT_SPECS = Path(os.environ.get(
-    "KAFKA_EPOCHS_REFERENCE_SPECS", ROOT.parent / "shared" / "reference" / "kafka-3.9.0" / "message"))
+DEFAULT_SPECS = Path(
+    os.environ.get("KAFKA_EPOCHS_REFERENCE_SPECS", ROOT.parent / "shared" / "reference" / "kafka-3.9.0" / "message")
+)
 
 # The child: everything before t0 is set-up that a real program would not do.
 CHILD = r"""
@@ -79,12 +80,18 @@ def sample_bytes(proto: Any) -> bytes:
 
     cls = proto.message("MetadataResponse")
     m = sys.modules[cls.__module__]
-    brokers = [m.MetadataResponseBroker(node_id=b, host=f"b-{b}.kafka.example.com", port=9092, rack=f"az{b}")
-               for b in range(3)]
-    parts = [m.MetadataResponsePartition(partition_index=p, leader_id=p, leader_epoch=4, replica_nodes=[0, 1, 2],
-                                         isr_nodes=[0, 1, 2]) for p in range(3)]
-    topic = m.MetadataResponseTopic(name="orders.events", topic_id=uuid.UUID(int=0x1234_5678_9ABC_DEF0 << 64 | 42),
-                                    partitions=parts)
+    brokers = [
+        m.MetadataResponseBroker(node_id=b, host=f"b-{b}.kafka.example.com", port=9092, rack=f"az{b}") for b in range(3)
+    ]
+    parts = [
+        m.MetadataResponsePartition(
+            partition_index=p, leader_id=p, leader_epoch=4, replica_nodes=[0, 1, 2], isr_nodes=[0, 1, 2]
+        )
+        for p in range(3)
+    ]
+    topic = m.MetadataResponseTopic(
+        name="orders.events", topic_id=uuid.UUID(int=0x1234_5678_9ABC_DEF0 << 64 | 42), partitions=parts
+    )
     return cls(brokers=brokers, cluster_id="Mk3OEXBSQ9eUQ5pzA5TiAQ", controller_id=1, topics=[topic]).encode(12)
 
 
@@ -100,8 +107,14 @@ def child_env(prefix: Path, write_bytecode: bool) -> dict[str, str]:
 def run_child(args: list[str], env: dict[str, str], no_site: bool = False) -> dict[str, float]:
     # The children run in a scratch directory, as a user's program would: not from the checkout.
     flags = ["-S"] if no_site else []
-    proc = subprocess.run([sys.executable, *flags, "-c", CHILD, *args], env=env, capture_output=True, text=True,
-                          check=False, cwd=env["PYTHONPYCACHEPREFIX"])
+    proc = subprocess.run(
+        [sys.executable, *flags, "-c", CHILD, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=env["PYTHONPYCACHEPREFIX"],
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"the import benchmark's child failed:\n{proc.stderr}")
     return {k: v * 1000 for k, v in eval(proc.stdout).items()}  # our own child's repr
@@ -109,13 +122,19 @@ def run_child(args: list[str], env: dict[str, str], no_site: bool = False) -> di
 
 def importtime(env: dict[str, str], code: str) -> list[tuple[str, int, int]]:
     """``-X importtime`` rows: (module, self us, cumulative us)."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True,
-                          text=True, check=True, cwd=env["PYTHONPYCACHEPREFIX"])
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=env["PYTHONPYCACHEPREFIX"],
+    )
     rows = []
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        self_us, cumulative, name = line[len("import time:"):].split("|")
+        self_us, cumulative, name = line[len("import time:") :].split("|")
         rows.append((name.strip(), int(self_us), int(cumulative)))
     return rows
 
@@ -187,18 +206,21 @@ def measure(runs: int = 11, specs: Path = DEFAULT_SPECS) -> dict[str, Any]:
                 report["modes"][mode]["no_site_median_ms"] = medians(plain_samples)
 
         bare = [importtime(child_env(prefix, True), "import kafka_epochs") for _ in range(runs)]
-        report["importtime_kafka_epochs_cumulative_ms"] = statistics.median(
-            next(c for name, _, c in rows if name == "kafka_epochs") for rows in bare) / 1000
+        report["importtime_kafka_epochs_cumulative_ms"] = (
+            statistics.median(next(c for name, _, c in rows if name == "kafka_epochs") for rows in bare) / 1000
+        )
         mode = modes[0]
         scenario = (
             f"import kafka_epochs; p = kafka_epochs.Protocol.{mode}(); p.message('MetadataResponse')"
-            if mode != "from_specs" else
-            f"import kafka_epochs; p = kafka_epochs.Protocol.from_specs({str(specs)!r}, {str(cache)!r}); "
-            "p.message('MetadataResponse')")
+            if mode != "from_specs"
+            else f"import kafka_epochs; p = kafka_epochs.Protocol.from_specs({str(specs)!r}, {str(cache)!r}); "
+            "p.message('MetadataResponse')"
+        )
         rows = importtime(child_env(prefix, True), scenario)
         report["importtime_scenario_top"] = [
             {"module": name, "self_ms": s / 1000, "cumulative_ms": c / 1000}
-            for name, s, c in sorted(rows, key=lambda r: -r[1])[:10]]
+            for name, s, c in sorted(rows, key=lambda r: -r[1])[:10]
+        ]
 
     report["primary_mode"] = modes[0]
     report["median_ms"] = report["modes"][modes[0]]["median_ms"]["total"]
@@ -210,19 +232,25 @@ def print_report(report: dict[str, Any]) -> None:
     for mode, r in report["modes"].items():
         m = r["median_ms"]
         how = f"Protocol.{mode}()" if mode != "from_specs" else "Protocol.from_specs(dir), cache warm"
-        print(f"  {how}: import + load MetadataResponse + decode {r['message_bytes']} bytes = "
-              f"{m['total']:.1f} ms (best {r['min_total_ms']:.1f})")
+        print(
+            f"  {how}: import + load MetadataResponse + decode {r['message_bytes']} bytes = "
+            f"{m['total']:.1f} ms (best {r['min_total_ms']:.1f})"
+        )
         print("    " + ", ".join(f"{k} {v:.2f}" for k, v in m.items() if k != "total") + " ms")
         cold = r["no_pyc_median_ms"]
         print(f"    without kafka-epochs' .pyc files (compiled on import): {cold['total']:.1f} ms")
         if "no_site_median_ms" in r:
             plain = r["no_site_median_ms"]
-            print(f"    as a regular install sees it (python -S, no editable-install finder): {plain['total']:.1f} ms"
-                  f" (import {plain['import']:.2f}, protocol {plain['protocol']:.2f} ms)")
+            print(
+                f"    as a regular install sees it (python -S, no editable-install finder): {plain['total']:.1f} ms"
+                f" (import {plain['import']:.2f}, protocol {plain['protocol']:.2f} ms)"
+            )
     if "bundled" not in report["modes"]:
         print("  (kafka_epochs/messages/ is not generated yet: measured with from_specs instead)")
-    print(f"  python -X importtime -c 'import kafka_epochs': kafka_epochs cumulative "
-          f"{report['importtime_kafka_epochs_cumulative_ms']:.2f} ms (median)")
+    print(
+        f"  python -X importtime -c 'import kafka_epochs': kafka_epochs cumulative "
+        f"{report['importtime_kafka_epochs_cumulative_ms']:.2f} ms (median)"
+    )
     print("  costliest imports in the scenario (-X importtime, self time):")
     for row in report["importtime_scenario_top"][:6]:
         print(f"    {row['self_ms']:6.2f} ms  {row['module']}")

@@ -50,9 +50,11 @@ TOPIC_IDS = {t: uuid.UUID(int=i + 1) for i, t in enumerate(TOPICS)}
 
 # -- frames ------------------------------------------------------------------------------------
 
+
 def _records(rng: random.Random) -> bytes:
-    return encode_batch([Record(key=rng.randbytes(8), value=rng.randbytes(rng.randrange(20, 200)))
-                         for _ in range(rng.randrange(1, 5))])
+    return encode_batch(
+        [Record(key=rng.randbytes(8), value=rng.randbytes(rng.randrange(20, 200))) for _ in range(rng.randrange(1, 5))]
+    )
 
 
 def _partitions(rng: random.Random) -> list[int]:
@@ -62,23 +64,69 @@ def _partitions(rng: random.Random) -> list[int]:
 def _produce(rng: random.Random) -> tuple[Any, Any]:
     req, resp = P.message("ProduceRequest"), P.message("ProduceResponse")
     topic, parts = rng.choice(TOPICS), _partitions(rng)
-    request = req(acks=-1, timeout_ms=30000, topic_data=[req.TopicProduceData(name=topic, partition_data=[
-        req.PartitionProduceData(index=p, records=_records(rng)) for p in parts])])
-    response = resp(responses=[resp.TopicProduceResponse(name=topic, partition_responses=[
-        resp.PartitionProduceResponse(index=p, base_offset=rng.randrange(1 << 30)) for p in parts])])
+    request = req(
+        acks=-1,
+        timeout_ms=30000,
+        topic_data=[
+            req.TopicProduceData(
+                name=topic, partition_data=[req.PartitionProduceData(index=p, records=_records(rng)) for p in parts]
+            )
+        ],
+    )
+    response = resp(
+        responses=[
+            resp.TopicProduceResponse(
+                name=topic,
+                partition_responses=[
+                    resp.PartitionProduceResponse(index=p, base_offset=rng.randrange(1 << 30)) for p in parts
+                ],
+            )
+        ]
+    )
     return request, response
 
 
 def _fetch(rng: random.Random) -> tuple[Any, Any]:
     req, resp = P.message("FetchRequest"), P.message("FetchResponse")
     topic, parts = rng.choice(TOPICS), _partitions(rng)
-    request = req(max_wait_ms=500, min_bytes=1, max_bytes=1 << 20, session_id=rng.randrange(1000), topics=[
-        req.FetchTopic(topic=topic, topic_id=TOPIC_IDS[topic], partitions=[req.FetchPartition(
-            partition=p, current_leader_epoch=rng.randrange(10), fetch_offset=rng.randrange(1 << 20),
-            partition_max_bytes=1 << 20) for p in parts])])
-    response = resp(session_id=1, responses=[resp.FetchableTopicResponse(topic=topic, topic_id=TOPIC_IDS[topic],
-        partitions=[resp.PartitionData(partition_index=p, high_watermark=rng.randrange(1 << 20),
-                                       records=_records(rng) if rng.random() < 0.5 else b"") for p in parts])])
+    request = req(
+        max_wait_ms=500,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        session_id=rng.randrange(1000),
+        topics=[
+            req.FetchTopic(
+                topic=topic,
+                topic_id=TOPIC_IDS[topic],
+                partitions=[
+                    req.FetchPartition(
+                        partition=p,
+                        current_leader_epoch=rng.randrange(10),
+                        fetch_offset=rng.randrange(1 << 20),
+                        partition_max_bytes=1 << 20,
+                    )
+                    for p in parts
+                ],
+            )
+        ],
+    )
+    response = resp(
+        session_id=1,
+        responses=[
+            resp.FetchableTopicResponse(
+                topic=topic,
+                topic_id=TOPIC_IDS[topic],
+                partitions=[
+                    resp.PartitionData(
+                        partition_index=p,
+                        high_watermark=rng.randrange(1 << 20),
+                        records=_records(rng) if rng.random() < 0.5 else b"",
+                    )
+                    for p in parts
+                ],
+            )
+        ],
+    )
     return request, response
 
 
@@ -86,47 +134,104 @@ def _metadata(rng: random.Random) -> tuple[Any, Any]:
     req, resp = P.message("MetadataRequest"), P.message("MetadataResponse")
     topics = rng.sample(TOPICS, rng.randrange(1, 4))
     request = req(topics=[req.MetadataRequestTopic(name=t) for t in topics])
-    def partition(p: int) -> Any:
-        return resp.MetadataResponsePartition(partition_index=p, leader_id=p % 3, leader_epoch=rng.randrange(9),
-                                              replica_nodes=[0, 1, 2], isr_nodes=[0, 1, 2])
 
-    response = resp(brokers=[resp.MetadataResponseBroker(node_id=b, host=f"broker-{b}", port=9092) for b in range(3)],
-                    controller_id=1, topics=[resp.MetadataResponseTopic(name=t, topic_id=TOPIC_IDS[t], partitions=[
-                        partition(p) for p in range(rng.randrange(1, 9))]) for t in topics])
+    def partition(p: int) -> Any:
+        return resp.MetadataResponsePartition(
+            partition_index=p,
+            leader_id=p % 3,
+            leader_epoch=rng.randrange(9),
+            replica_nodes=[0, 1, 2],
+            isr_nodes=[0, 1, 2],
+        )
+
+    response = resp(
+        brokers=[resp.MetadataResponseBroker(node_id=b, host=f"broker-{b}", port=9092) for b in range(3)],
+        controller_id=1,
+        topics=[
+            resp.MetadataResponseTopic(
+                name=t, topic_id=TOPIC_IDS[t], partitions=[partition(p) for p in range(rng.randrange(1, 9))]
+            )
+            for t in topics
+        ],
+    )
     return request, response
 
 
 def _list_offsets(rng: random.Random) -> tuple[Any, Any]:
     req, resp = P.message("ListOffsetsRequest"), P.message("ListOffsetsResponse")
     topic, parts = rng.choice(TOPICS), _partitions(rng)
-    request = req(replica_id=-1, topics=[req.ListOffsetsTopic(name=topic, partitions=[
-        req.ListOffsetsPartition(partition_index=p, current_leader_epoch=3, timestamp=-1) for p in parts])])
-    response = resp(topics=[resp.ListOffsetsTopicResponse(name=topic, partitions=[
-        resp.ListOffsetsPartitionResponse(partition_index=p, offset=rng.randrange(1 << 20), leader_epoch=3)
-        for p in parts])])
+    request = req(
+        replica_id=-1,
+        topics=[
+            req.ListOffsetsTopic(
+                name=topic,
+                partitions=[
+                    req.ListOffsetsPartition(partition_index=p, current_leader_epoch=3, timestamp=-1) for p in parts
+                ],
+            )
+        ],
+    )
+    response = resp(
+        topics=[
+            resp.ListOffsetsTopicResponse(
+                name=topic,
+                partitions=[
+                    resp.ListOffsetsPartitionResponse(partition_index=p, offset=rng.randrange(1 << 20), leader_epoch=3)
+                    for p in parts
+                ],
+            )
+        ]
+    )
     return request, response
 
 
 def _offset_for_leader_epoch(rng: random.Random) -> tuple[Any, Any]:
     req, resp = P.message("OffsetForLeaderEpochRequest"), P.message("OffsetForLeaderEpochResponse")
     topic, parts = rng.choice(TOPICS), _partitions(rng)
-    request = req(replica_id=-1, topics=[req.OffsetForLeaderTopic(topic=topic, partitions=[
-        req.OffsetForLeaderPartition(partition=p, current_leader_epoch=4, leader_epoch=3) for p in parts])])
-    response = resp(topics=[resp.OffsetForLeaderTopicResult(topic=topic, partitions=[
-        resp.EpochEndOffset(partition=p, leader_epoch=3, end_offset=rng.randrange(1 << 20)) for p in parts])])
+    request = req(
+        replica_id=-1,
+        topics=[
+            req.OffsetForLeaderTopic(
+                topic=topic,
+                partitions=[
+                    req.OffsetForLeaderPartition(partition=p, current_leader_epoch=4, leader_epoch=3) for p in parts
+                ],
+            )
+        ],
+    )
+    response = resp(
+        topics=[
+            resp.OffsetForLeaderTopicResult(
+                topic=topic,
+                partitions=[
+                    resp.EpochEndOffset(partition=p, leader_epoch=3, end_offset=rng.randrange(1 << 20)) for p in parts
+                ],
+            )
+        ]
+    )
     return request, response
 
 
 def _api_versions(rng: random.Random) -> tuple[Any, Any]:
     req, resp = P.message("ApiVersionsRequest"), P.message("ApiVersionsResponse")
-    response = resp(api_keys=[resp.ApiVersion(api_key=k, min_version=0, max_version=v) for k, v in
-                              [(0, 12), (1, 17), (2, 6), (3, 12), (18, 4)]])
+    response = resp(
+        api_keys=[
+            resp.ApiVersion(api_key=k, min_version=0, max_version=v)
+            for k, v in [(0, 12), (1, 17), (2, 6), (3, 12), (18, 4)]
+        ]
+    )
     return req(client_software_name="bench", client_software_version=str(rng.randrange(9))), response
 
 
 #: (builder, version, weight): the request/response mix of a busy client fleet.
-MIX = [(_produce, 9, 30), (_fetch, 12, 30), (_metadata, 12, 10), (_list_offsets, 6, 10),
-       (_offset_for_leader_epoch, 4, 10), (_api_versions, 3, 10)]
+MIX = [
+    (_produce, 9, 30),
+    (_fetch, 12, 30),
+    (_metadata, 12, 10),
+    (_list_offsets, 6, 10),
+    (_offset_for_leader_epoch, 4, 10),
+    (_api_versions, 3, 10),
+]
 
 
 def distinct_frames(count: int, seed: int) -> pa.Table:
@@ -139,14 +244,21 @@ def distinct_frames(count: int, seed: int) -> pa.Table:
         build = rng.choice(builders)
         version = versions[build]
         request, response = build(rng)
-        frames += [P.encode_request(request, version, correlation_id=correlation, client_id="bench-client"),
-                   P.encode_response(response, version, correlation_id=correlation)]
+        frames += [
+            P.encode_request(request, version, correlation_id=correlation, client_id="bench-client"),
+            P.encode_response(response, version, correlation_id=correlation),
+        ]
         directions += ["request", "response"]
         keys += [type(request).API_KEY] * 2
         api_versions += [version] * 2
-    return pa.table({"frame": pa.array(frames, pa.binary()), "direction": directions,
-                     "request_api_key": pa.array(keys, pa.int32()),
-                     "request_api_version": pa.array(api_versions, pa.int32())})
+    return pa.table(
+        {
+            "frame": pa.array(frames, pa.binary()),
+            "direction": directions,
+            "request_api_key": pa.array(keys, pa.int32()),
+            "request_api_version": pa.array(api_versions, pa.int32()),
+        }
+    )
 
 
 def write_frames(path: Path, total: int, distinct: pa.Table, seed: int) -> None:
@@ -158,11 +270,11 @@ def write_frames(path: Path, total: int, distinct: pa.Table, seed: int) -> None:
     with pq.ParquetWriter(path, distinct.schema, use_dictionary=False) as writer:
         for start in range(0, total, 100_000):
             rows = min(100_000, total - start)
-            writer.write_table(distinct.take(pa.array([rng.randrange(n) for _ in range(rows)])),
-                               row_group_size=50_000)
+            writer.write_table(distinct.take(pa.array([rng.randrange(n) for _ in range(rows)])), row_group_size=50_000)
 
 
 # -- the two ways ------------------------------------------------------------------------------
+
 
 def single_process(path: Path) -> tuple[int, int]:
     """Rows decoded and rows with an error, reading ``path`` batch by batch."""
@@ -170,9 +282,12 @@ def single_process(path: Path) -> tuple[int, int]:
     # pre_buffer off: with it, pyarrow reads the whole file's columns ahead, and the peak memory
     # measured would be the reader's look-ahead rather than the decoder's
     for batch in pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=BATCH_ROWS):
-        decoded = decode_batch(batch.column("frame"), direction=batch.column("direction"),
-                               request_api_key=batch.column("request_api_key"),
-                               request_api_version=batch.column("request_api_version"))
+        decoded = decode_batch(
+            batch.column("frame"),
+            direction=batch.column("direction"),
+            request_api_key=batch.column("request_api_key"),
+            request_api_version=batch.column("request_api_version"),
+        )
         rows += decoded.num_rows
         errors += decoded.num_rows - decoded.column("error").null_count
     return rows, errors
@@ -204,8 +319,13 @@ def spark_run(spark: Any, path: Path) -> None:
     from kafka_epochs.spark.api import decode_frames
 
     df = spark.read.parquet(str(path))
-    decoded = decode_frames(df, keep=[], direction_col="direction", request_api_key_col="request_api_key",
-                            request_api_version_col="request_api_version")
+    decoded = decode_frames(
+        df,
+        keep=[],
+        direction_col="direction",
+        request_api_key_col="request_api_key",
+        request_api_version_col="request_api_version",
+    )
     decoded.write.format("noop").mode("overwrite").save()
 
 
@@ -259,6 +379,7 @@ class WorkerMemory:
 
 # -- main --------------------------------------------------------------------------------------
 
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frames", type=int, default=2_000_000)
@@ -276,23 +397,33 @@ def main(argv: list[str] | None = None) -> int:
         write_frames(path, args.frames, distinct, args.seed)
         write_frames(warm, min(args.frames, 20_000), distinct, args.seed + 1)
         size = path.stat().st_size
-        print(f"{args.frames:,} frames ({distinct.num_rows} distinct, "
-              f"{sum(len(f) for f in distinct.column('frame').to_pylist()) / distinct.num_rows:.0f} bytes on average), "
-              f"{size / 2**20:.0f} MiB of Parquet, built in {time.perf_counter() - started:.1f} s", flush=True)
+        print(
+            f"{args.frames:,} frames ({distinct.num_rows} distinct, "
+            f"{sum(len(f) for f in distinct.column('frame').to_pylist()) / distinct.num_rows:.0f} bytes on average), "
+            f"{size / 2**20:.0f} MiB of Parquet, built in {time.perf_counter() - started:.1f} s",
+            flush=True,
+        )
 
         rows, errors, single_seconds, single_rss = single_process_run(path, warm)  # peak in kB (Linux)
         assert rows == args.frames and errors == 0, (rows, errors)
         single_rate = rows / single_seconds
-        print(f"single process: {single_seconds:.1f} s, {single_rate:,.0f} frames/s, "
-              f"peak RSS {single_rss / 1024:.0f} MiB", flush=True)
+        print(
+            f"single process: {single_seconds:.1f} s, {single_rate:,.0f} frames/s, "
+            f"peak RSS {single_rss / 1024:.0f} MiB",
+            flush=True,
+        )
 
         from kafka_epochs.spark.session import local_session
 
-        spark = local_session(args.master, "kafka-epochs-bench", **{
-            # even splits of the one file, so both cores stay busy to the end
-            "spark.sql.files.maxPartitionBytes": str(max(size // args.partitions, 1 << 16)),
-            "spark.ui.showConsoleProgress": "false",
-        })
+        spark = local_session(
+            args.master,
+            "kafka-epochs-bench",
+            **{
+                # even splits of the one file, so both cores stay busy to the end
+                "spark.sql.files.maxPartitionBytes": str(max(size // args.partitions, 1 << 16)),
+                "spark.ui.showConsoleProgress": "false",
+            },
+        )
         spark.sparkContext.setLogLevel("ERROR")
         try:
             spark_run(spark, warm)
@@ -309,12 +440,27 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio: {spark_rate / single_rate:.2f}x the single-process rate (target >= 1.4x on 2 cores)")
     print("peak RSS per Python worker: " + (", ".join(f"{p / 1024:.0f} MiB" for p in peaks) or "none seen"))
     if args.json:
-        args.json.write_text(json.dumps({
-            "frames": args.frames, "distinct": args.distinct, "master": args.master, "cpus": os.cpu_count(),
-            "python": platform.python_version(), "single_seconds": single_seconds, "single_frames_per_s": single_rate,
-            "single_peak_rss_kib": single_rss, "spark_seconds": spark_seconds, "spark_frames_per_s": spark_rate,
-            "ratio": spark_rate / single_rate, "worker_peak_rss_kib": peaks, "input_partitions": partitions,
-        }, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "frames": args.frames,
+                    "distinct": args.distinct,
+                    "master": args.master,
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "single_seconds": single_seconds,
+                    "single_frames_per_s": single_rate,
+                    "single_peak_rss_kib": single_rss,
+                    "spark_seconds": spark_seconds,
+                    "spark_frames_per_s": spark_rate,
+                    "ratio": spark_rate / single_rate,
+                    "worker_peak_rss_kib": peaks,
+                    "input_partitions": partitions,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     return 0
 
 

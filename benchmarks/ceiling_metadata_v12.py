@@ -48,8 +48,14 @@ class Broker:
 
 class Partition:
     __slots__ = (  # noqa: RUF023
-        "error_code", "partition_index", "leader_id", "leader_epoch",
-        "replica_nodes", "isr_nodes", "offline_replicas", "_unknown_tags",
+        "error_code",
+        "partition_index",
+        "leader_id",
+        "leader_epoch",
+        "replica_nodes",
+        "isr_nodes",
+        "offline_replicas",
+        "_unknown_tags",
     )
     error_code: int
     partition_index: int
@@ -63,8 +69,13 @@ class Partition:
 
 class Topic:
     __slots__ = (  # noqa: RUF023
-        "error_code", "name", "topic_id", "is_internal", "partitions",
-        "topic_authorized_operations", "_unknown_tags",
+        "error_code",
+        "name",
+        "topic_id",
+        "is_internal",
+        "partitions",
+        "topic_authorized_operations",
+        "_unknown_tags",
     )
     error_code: int
     name: str | None
@@ -77,8 +88,13 @@ class Topic:
 
 class MetadataResponseV12:
     __slots__ = (  # noqa: RUF023
-        "throttle_time_ms", "brokers", "cluster_id", "controller_id", "topics",
-        "cluster_authorized_operations", "_unknown_tags",
+        "throttle_time_ms",
+        "brokers",
+        "cluster_id",
+        "controller_id",
+        "topics",
+        "cluster_authorized_operations",
+        "_unknown_tags",
     )
     throttle_time_ms: int
     brokers: list[Broker]
@@ -190,7 +206,7 @@ def _decode(data: bytes) -> MetadataResponseV12:
         k -= 1
         if k < 0:
             raise CeilingError("null broker host")
-        b.host = data[pos:pos + k].decode()
+        b.host = data[pos : pos + k].decode()
         pos += k
         (b.port,) = int32(data, pos)
         pos += 4
@@ -203,7 +219,7 @@ def _decode(data: bytes) -> MetadataResponseV12:
             b.rack = None
         else:
             k -= 1
-            b.rack = data[pos:pos + k].decode()
+            b.rack = data[pos : pos + k].decode()
             pos += k
         if data[pos] != 0:
             raise CeilingError(f"unexpected tagged fields at offset {pos}")
@@ -221,7 +237,7 @@ def _decode(data: bytes) -> MetadataResponseV12:
         r.cluster_id = None
     else:
         k -= 1
-        r.cluster_id = data[pos:pos + k].decode()
+        r.cluster_id = data[pos : pos + k].decode()
         pos += k
     (r.controller_id,) = int32(data, pos)
     pos += 4
@@ -251,7 +267,7 @@ def _decode(data: bytes) -> MetadataResponseV12:
             t.name = None
         else:
             k -= 1
-            t.name = data[pos:pos + k].decode()
+            t.name = data[pos : pos + k].decode()
             pos += k
         raw_id, t.is_internal = uuid_bool(data, pos)
         t.topic_id = make_uuid(raw_id)

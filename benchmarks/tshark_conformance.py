@@ -28,11 +28,30 @@ from kafka_epochs.capture.synth import RecordedConnection, write_capture
 from kafka_epochs.records import Record, encode_batch
 from kafka_epochs.traffic import Kind, decode_capture
 
-APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets", "OffsetForLeaderEpoch", "LeaderAndIsr",
-        "StopReplica"]
-FIELDS = ["tcp.srcport", "tcp.dstport", "kafka.api_key", "kafka.api_version", "kafka.correlation_id",
-          "kafka.client_id", "kafka.topic_name", "kafka.forgotten_topic_name", "kafka.partition_id", "kafka.error",
-          "kafka.unsupported_api_version", "_ws.expert.message"]
+APIS = [
+    "ApiVersions",
+    "Metadata",
+    "Produce",
+    "Fetch",
+    "ListOffsets",
+    "OffsetForLeaderEpoch",
+    "LeaderAndIsr",
+    "StopReplica",
+]
+FIELDS = [
+    "tcp.srcport",
+    "tcp.dstport",
+    "kafka.api_key",
+    "kafka.api_version",
+    "kafka.correlation_id",
+    "kafka.client_id",
+    "kafka.topic_name",
+    "kafka.forgotten_topic_name",
+    "kafka.partition_id",
+    "kafka.error",
+    "kafka.unsupported_api_version",
+    "_ws.expert.message",
+]
 T0 = 1_700_000_000_000_000_000
 
 
@@ -104,16 +123,41 @@ def write_sample(path: Path, port: int, supported: dict[str, set[int]]) -> int:
         req_cls, resp_cls = proto.message(api + "Request"), proto.message(api + "Response")
         for v in sorted(supported[api]):
             cid = next(correlation)
-            chunks.append((T0 + 10 * cid, "client",
-                           proto.encode_request(filled(req_cls, v, counter), v, correlation_id=cid, client_id="cli-1")))
-            chunks.append((T0 + 10 * cid + 5, "broker",
-                           proto.encode_response(filled(resp_cls, v, counter), v, correlation_id=cid)))
+            chunks.append(
+                (
+                    T0 + 10 * cid,
+                    "client",
+                    proto.encode_request(filled(req_cls, v, counter), v, correlation_id=cid, client_id="cli-1"),
+                )
+            )
+            chunks.append(
+                (
+                    T0 + 10 * cid + 5,
+                    "broker",
+                    proto.encode_response(filled(resp_cls, v, counter), v, correlation_id=cid),
+                )
+            )
     return write_capture(path, [RecordedConnection(("10.9.0.1", 40001), ("10.9.0.2", port), chunks)], mss=700)
 
 
 def _tshark_rows(tshark: str, path: Path, port: int) -> list[dict[str, str]]:
-    command = [tshark, "-r", str(path), "-d", f"tcp.port=={port},kafka", "-Y", "kafka", "-T", "fields",
-               "-E", "occurrence=a", "-E", "aggregator=|", "-E", "separator=\t"]
+    command = [
+        tshark,
+        "-r",
+        str(path),
+        "-d",
+        f"tcp.port=={port},kafka",
+        "-Y",
+        "kafka",
+        "-T",
+        "fields",
+        "-E",
+        "occurrence=a",
+        "-E",
+        "aggregator=|",
+        "-E",
+        "separator=\t",
+    ]
     for name in FIELDS:
         command += ["-e", name]
     out = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300).stdout
@@ -153,10 +197,15 @@ def ours(path: Path, port: int) -> dict[tuple[int, int, str], dict[str, Any]]:
             names = [n for n in _walk(body, "name") if isinstance(n, str)]
             names += [n for n in _walk(body, "topic") if isinstance(n, str)]
             names += [n for n in _walk(body, "topic_name") if isinstance(n, str)]
-            partitions = [p for k in ("partition_index", "partition", "index", "partition_id", "partition_indexes")
-                          for p in _walk(body, k) if isinstance(p, int)]
+            partitions = [
+                p
+                for k in ("partition_index", "partition", "index", "partition_id", "partition_indexes")
+                for p in _walk(body, k)
+                if isinstance(p, int)
+            ]
             found[(client_port, event.correlation_id or 0, direction)] = {
-                "api_key": event.decoded.api_key, "api_version": event.decoded.api_version,
+                "api_key": event.decoded.api_key,
+                "api_version": event.decoded.api_version,
                 "client_id": getattr(event.decoded.header, "client_id", None),
                 "topics": Counter(n for n in names if n.startswith("topic-")),
                 "partitions": Counter(partitions),
@@ -183,8 +232,11 @@ def compare(path: Path, port: int, tshark: str) -> tuple[int, list[str]]:
         compared += 1
         theirs = {
             "api_key": int(row["kafka.api_key"]),
-            "topics": Counter(n for n in _split(row["kafka.topic_name"]) + _split(row["kafka.forgotten_topic_name"])
-                              if n.startswith("topic-")),
+            "topics": Counter(
+                n
+                for n in _split(row["kafka.topic_name"]) + _split(row["kafka.forgotten_topic_name"])
+                if n.startswith("topic-")
+            ),
             "partitions": Counter(int(p) for p in _split(row["kafka.partition_id"])),
             "errors": Counter(int(e) for e in _split(row["kafka.error"]) if int(e)),
         }
@@ -215,8 +267,10 @@ def main() -> int:
             supported = tshark_versions(tshark, args.port)
             path = (args.keep or Path(tmp)) / "tshark-conformance.pcap"
             packets = write_sample(path, args.port, supported)
-            print(f"wrote {packets} packets covering " + ", ".join(
-                f"{api} v{min(vs)}-{max(vs)}" for api, vs in supported.items() if vs))
+            print(
+                f"wrote {packets} packets covering "
+                + ", ".join(f"{api} v{min(vs)}-{max(vs)}" for api, vs in supported.items() if vs)
+            )
         compared, differences = compare(path, args.port, tshark)
     for line in differences:
         print(line)

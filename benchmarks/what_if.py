@@ -39,41 +39,51 @@ import bench_codec  # noqa: E402
 
 DECODE_ARRAY = re.compile(
     r"(?P<i> +)if n > end - pos:\n(?P=i)    raise _Malformed\n"
-    r"(?P=i)(?P<target>[\w.]+) = list\(_fixed_array\('(?P<code>\w)', n\)\(data, pos\)\)\n")
+    r"(?P=i)(?P<target>[\w.]+) = list\(_fixed_array\('(?P<code>\w)', n\)\(data, pos\)\)\n"
+)
 ENCODE_ARRAY = re.compile(
     r"(?P<i> +)out\.append\(_UV1\[n \+ 1\] if n < 127 else _to_uvarint\(n \+ 1\)\)\n"
-    r"(?P=i)out\.append\(_fixed_array_pack\('(?P<code>\w)', n\)\(\*(?P<array>\w+)\)\)\n")
+    r"(?P=i)out\.append\(_fixed_array_pack\('(?P<code>\w)', n\)\(\*(?P<array>\w+)\)\)\n"
+)
 DECODE_VARINT = re.compile(
-    r"(?P<i> +)if n < 0x80:\n(?P=i)    pos \+= 1\n(?P=i)else:\n(?P=i)    n, pos = _uvarint\(data, pos\)\n")
+    r"(?P<i> +)if n < 0x80:\n(?P=i)    pos \+= 1\n(?P=i)else:\n(?P=i)    n, pos = _uvarint\(data, pos\)\n"
+)
 ENCODE_LENGTH = re.compile(r"_UV1\[n \+ 1\] if n < 127 else (?P<slow>_to_uvarint|_string_length)\(n \+ 1\)")
 
 
 def decode_array(m: re.Match[str]) -> str:
     i, target, code = m["i"], m["target"], m["code"]
-    return (f"{i}if n == 0:\n{i}    {target} = []\n"
-            f"{i}elif n < 64:\n{i}    {target} = [*_UA_{code}[n](data, pos)]\n"
-            f"{i}else:\n{i}    if n > end - pos:\n{i}        raise _Malformed\n"
-            f"{i}    {target} = list(_fixed_array('{code}', n)(data, pos))\n")
+    return (
+        f"{i}if n == 0:\n{i}    {target} = []\n"
+        f"{i}elif n < 64:\n{i}    {target} = [*_UA_{code}[n](data, pos)]\n"
+        f"{i}else:\n{i}    if n > end - pos:\n{i}        raise _Malformed\n"
+        f"{i}    {target} = list(_fixed_array('{code}', n)(data, pos))\n"
+    )
 
 
 def encode_array(m: re.Match[str]) -> str:
     i, code, array = m["i"], m["code"], m["array"]
-    return (f"{i}if n == 0:\n{i}    out.append(b'\\x01')\n"
-            f"{i}elif n < 64:\n{i}    out.append(_UV1[n + 1])\n{i}    out.append(_PA_{code}[n](*{array}))\n"
-            f"{i}else:\n{i}    out.append(_to_uvarint(n + 1))\n"
-            f"{i}    out.append(_fixed_array_pack('{code}', n)(*{array}))\n")
+    return (
+        f"{i}if n == 0:\n{i}    out.append(b'\\x01')\n"
+        f"{i}elif n < 64:\n{i}    out.append(_UV1[n + 1])\n{i}    out.append(_PA_{code}[n](*{array}))\n"
+        f"{i}else:\n{i}    out.append(_to_uvarint(n + 1))\n"
+        f"{i}    out.append(_fixed_array_pack('{code}', n)(*{array}))\n"
+    )
 
 
 def decode_varint(m: re.Match[str]) -> str:
     i = m["i"]
-    return (f"{i}if n < 0x80:\n{i}    pos += 1\n"
-            f"{i}elif data[pos + 1] < 0x80:\n{i}    n = (n & 0x7F) | (data[pos + 1] << 7)\n{i}    pos += 2\n"
-            f"{i}else:\n{i}    n, pos = _uvarint(data, pos)\n")
+    return (
+        f"{i}if n < 0x80:\n{i}    pos += 1\n"
+        f"{i}elif data[pos + 1] < 0x80:\n{i}    n = (n & 0x7F) | (data[pos + 1] << 7)\n{i}    pos += 2\n"
+        f"{i}else:\n{i}    n, pos = _uvarint(data, pos)\n"
+    )
 
 
 def encode_length(m: re.Match[str]) -> str:
-    return ("_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 "
-            f"else {m['slow']}(n + 1)")
+    return (
+        f"_UV1[n + 1] if n < 127 else _P_BB(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7) if n < 16383 else {m['slow']}(n + 1)"
+    )
 
 
 REWRITES: dict[str, list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]]] = {
@@ -81,12 +91,17 @@ REWRITES: dict[str, list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]]
     "varint2": [(DECODE_VARINT, decode_varint), (ENCODE_LENGTH, encode_length)],
 }
 
-TABLES = "\n".join([
-    "import struct as _what_if_struct",
-    *(f"_UA_{c} = tuple(_what_if_struct.Struct(f'>{{k}}{c}').unpack_from for k in range(64))" for c in "biq"),
-    *(f"_PA_{c} = tuple(_what_if_struct.Struct(f'>{{k}}{c}').pack for k in range(64))" for c in "biq"),
-    "_P_BB = _what_if_struct.Struct('>BB').pack",
-]) + "\n"
+TABLES = (
+    "\n".join(
+        [
+            "import struct as _what_if_struct",
+            *(f"_UA_{c} = tuple(_what_if_struct.Struct(f'>{{k}}{c}').unpack_from for k in range(64))" for c in "biq"),
+            *(f"_PA_{c} = tuple(_what_if_struct.Struct(f'>{{k}}{c}').pack for k in range(64))" for c in "biq"),
+            "_P_BB = _what_if_struct.Struct('>BB').pack",
+        ]
+    )
+    + "\n"
+)
 
 
 class RewrittenProtocol:
@@ -110,7 +125,8 @@ class RewrittenProtocol:
             for pattern, replace in REWRITES[rewrite]:
                 source, count = pattern.subn(replace, source)
                 self.matches[f"{rewrite}: {pattern.pattern[:40]}..."] = (
-                    self.matches.get(f"{rewrite}: {pattern.pattern[:40]}...", 0) + count)
+                    self.matches.get(f"{rewrite}: {pattern.pattern[:40]}...", 0) + count
+                )
         module_name = f"_what_if_{'_'.join(self.rewrites)}_{name}"
         module = types.ModuleType(module_name)
         module.__file__ = original.__file__

@@ -33,18 +33,22 @@ EXAMPLES = """examples:
 
 def _generate(args: argparse.Namespace) -> int:
     if (args.specs is None) != (args.out is None):
-        print("kafka-epochs: give both --specs and --out, or neither (to regenerate the bundled packages)",
-              file=sys.stderr)
+        print(
+            "kafka-epochs: give both --specs and --out, or neither (to regenerate the bundled packages)",
+            file=sys.stderr,
+        )
         return 2
     pairs = BUNDLED_SOURCES if args.specs is None else ((args.specs, args.out),)
     for specs, out in pairs:
         if not specs.exists():
-            print(f"kafka-epochs: spec source {specs} does not exist (give --specs DIR and --out DIR)",
-                  file=sys.stderr)
+            print(f"kafka-epochs: spec source {specs} does not exist (give --specs DIR and --out DIR)", file=sys.stderr)
             return 2
         if not args.check and _installed(out):
-            print(f"kafka-epochs: refusing to write into {out}: it is inside an installed package "
-                  "(site-packages); give --out a directory of your project", file=sys.stderr)
+            print(
+                f"kafka-epochs: refusing to write into {out}: it is inside an installed package "
+                "(site-packages); give --out a directory of your project",
+                file=sys.stderr,
+            )
             return 2
     from kafka_epochs.codegen.build import stale_files, write_construct_modules, write_package
 
@@ -56,8 +60,11 @@ def _generate(args: argparse.Namespace) -> int:
         elif args.check:
             stale = stale_files(specs, out)
             if stale:
-                print(f"kafka-epochs: {len(stale)} generated files in {out} differ from {specs}: "
-                      f"{', '.join(sorted(stale)[:5])}; run kafka-epochs generate", file=sys.stderr)
+                print(
+                    f"kafka-epochs: {len(stale)} generated files in {out} differ from {specs}: "
+                    f"{', '.join(sorted(stale)[:5])}; run kafka-epochs generate",
+                    file=sys.stderr,
+                )
                 status = 1
             else:
                 print(f"{out} is up to date with {specs}")
@@ -103,16 +110,20 @@ def _catalogue(args: argparse.Namespace) -> int:
     text = render_catalogue(build_catalogue(sources))
     if args.check:
         if not args.out.is_file() or args.out.read_text(encoding="utf-8") != text:
-            print(f"kafka-epochs: {args.out} differs from what its inputs give; run kafka-epochs catalogue",
-                  file=sys.stderr)
+            print(
+                f"kafka-epochs: {args.out} differs from what its inputs give; run kafka-epochs catalogue",
+                file=sys.stderr,
+            )
             return 1
         print(f"{args.out} is up to date with {', '.join(s.label for s in sources)}")
         return 0
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     checked = verify(load_catalogue(args.out), sources)
-    print(f"wrote {args.out}: {text.count(chr(10)) - 5} messages, {checked} (message, version) layouts "
-          f"equal to their inputs'")
+    print(
+        f"wrote {args.out}: {text.count(chr(10)) - 5} messages, {checked} (message, version) layouts "
+        f"equal to their inputs'"
+    )
     return 0
 
 
@@ -122,11 +133,16 @@ def protocol_for(choices: list[str] | None) -> Any:
     from kafka_epochs.protocol import PROFILES, Protocol, ProtocolChain
 
     def generating(target: Path) -> None:
-        print(f"kafka-epochs: generating decoders for a spec directory on its first use (a few seconds; "
-              f"cached in {target})", file=sys.stderr)
+        print(
+            f"kafka-epochs: generating decoders for a spec directory on its first use (a few seconds; "
+            f"cached in {target})",
+            file=sys.stderr,
+        )
 
-    protocols = [getattr(Protocol, choice)() if choice in PROFILES else
-                 Protocol.from_specs(choice, on_generate=generating) for choice in choices or ["auto"]]
+    protocols = [
+        getattr(Protocol, choice)() if choice in PROFILES else Protocol.from_specs(choice, on_generate=generating)
+        for choice in choices or ["auto"]
+    ]
     return protocols[0] if len(protocols) == 1 else ProtocolChain(protocols)
 
 
@@ -146,35 +162,61 @@ def protocol_choice(text: str) -> str:
 
 def add_protocol_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--protocol", action="append", metavar="apache|kip|auto|DIR", dest="protocol", type=protocol_choice,
+        "--protocol",
+        action="append",
+        metavar="apache|kip|auto|DIR",
+        dest="protocol",
+        type=protocol_choice,
         help="how to read bodies: 'auto' (default: Apache Kafka's layouts, and the KIP layouts of "
-             "messages/ where only they fit a frame), 'apache', 'kip', or a spec directory; repeatable: "
-             "the first that defines a frame's api and version reads it")
-    parser.add_argument("--specs", action="append", metavar="DIR", dest="protocol", type=protocol_choice,
-                        help="a spec directory (same as --protocol DIR)")
+        "messages/ where only they fit a frame), 'apache', 'kip', or a spec directory; repeatable: "
+        "the first that defines a frame's api and version reads it",
+    )
+    parser.add_argument(
+        "--specs",
+        action="append",
+        metavar="DIR",
+        dest="protocol",
+        type=protocol_choice,
+        help="a spec directory (same as --protocol DIR)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafka-epochs", description=__doc__, epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="kafka-epochs", description=__doc__, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     gen = commands.add_parser("generate", help="generate Python modules from a directory of JSON message specs")
-    gen.add_argument("--specs", type=Path, help="spec directory or catalogue file (with --out; without both, "
-                     "regenerate the bundled packages of a source checkout: messages/ into kafka_epochs/messages/ "
-                     "and messages/apache/catalogue.json into kafka_epochs/apache/)")
-    gen.add_argument("--out", type=Path, help="output package directory, with --specs (never inside an installed "
-                     "package)")
-    gen.add_argument("--backend", choices=("python", "construct"), default="python",
-                     help="python: the fast classes (default); construct: readable construct definitions per version")
-    gen.add_argument("--check", action="store_true",
-                     help="write nothing; exit 1 if the output differs from what the specs generate")
+    gen.add_argument(
+        "--specs",
+        type=Path,
+        help="spec directory or catalogue file (with --out; without both, "
+        "regenerate the bundled packages of a source checkout: messages/ into kafka_epochs/messages/ "
+        "and messages/apache/catalogue.json into kafka_epochs/apache/)",
+    )
+    gen.add_argument(
+        "--out", type=Path, help="output package directory, with --specs (never inside an installed package)"
+    )
+    gen.add_argument(
+        "--backend",
+        choices=("python", "construct"),
+        default="python",
+        help="python: the fast classes (default); construct: readable construct definitions per version",
+    )
+    gen.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if the output differs from what the specs generate"
+    )
     gen.set_defaults(run=_generate)
 
     cat = commands.add_parser("catalogue", help="(maintainers) rebuild the Apache protocol catalogue from its inputs")
-    cat.add_argument("--input", action="append", metavar="LABEL=DIR",
-                     help="a spec directory, oldest first (repeatable; default: Kafka 3.9.0 from ../shared, "
-                          "then Kafka 4.x's client APIs from kafka-python's wheel)")
+    cat.add_argument(
+        "--input",
+        action="append",
+        metavar="LABEL=DIR",
+        help="a spec directory, oldest first (repeatable; default: Kafka 3.9.0 from ../shared, "
+        "then Kafka 4.x's client APIs from kafka-python's wheel)",
+    )
     cat.add_argument("--out", type=Path, default=CATALOGUE, help="catalogue file (default: %(default)s)")
     cat.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file differs")
     cat.set_defaults(run=_catalogue)

@@ -27,45 +27,83 @@ def add_decode_command(commands: Any) -> None:
     from kafka_epochs.cli import add_protocol_option
 
     dec = commands.add_parser(
-        "decode", help="decode the Kafka traffic in pcap/pcapng captures",
+        "decode",
+        help="decode the Kafka traffic in pcap/pcapng captures",
         description="Decode the Kafka traffic in captures: one JSON line (or table row) per request/response "
-                    "pair, printed as responses complete; a summary goes to stderr.")
-    dec.add_argument("captures", type=Path, nargs="*", metavar="CAPTURE",
-                     help="pcap or pcapng files, optionally gzipped, or directories of them; '-' reads standard "
-                          f"input (e.g. tcpdump -w - | kafka-epochs decode -). Default: the bundled sample, "
-                          f"{SAMPLE_CAPTURE.name}")
+        "pair, printed as responses complete; a summary goes to stderr.",
+    )
+    dec.add_argument(
+        "captures",
+        type=Path,
+        nargs="*",
+        metavar="CAPTURE",
+        help="pcap or pcapng files, optionally gzipped, or directories of them; '-' reads standard "
+        f"input (e.g. tcpdump -w - | kafka-epochs decode -). Default: the bundled sample, "
+        f"{SAMPLE_CAPTURE.name}",
+    )
     add_protocol_option(dec)
-    dec.add_argument("--port", type=int, action="append", metavar="N",
-                     help="a Kafka broker port (repeatable; default 9092, plus ports seen in ApiVersions handshakes)")
-    dec.add_argument("--format", choices=("jsonl", "table"), default="jsonl",
-                     help="jsonl: one JSON object per exchange, bodies included (default); table: one aligned "
-                          "line per exchange with time, flow, api, correlation id and status, under a header row")
-    dec.add_argument("--records", action="store_true",
-                     help="decode the record batches in Produce and Fetch (jsonl only); a batch that does not "
-                          "decode is kept in place with its error and counted")
-    dec.add_argument("--sasl-secrets", action="store_true",
-                     help="show SASL tokens and SaslAuthenticate auth bytes (PLAIN carries passwords in clear); "
-                          "hidden by default")
+    dec.add_argument(
+        "--port",
+        type=int,
+        action="append",
+        metavar="N",
+        help="a Kafka broker port (repeatable; default 9092, plus ports seen in ApiVersions handshakes)",
+    )
+    dec.add_argument(
+        "--format",
+        choices=("jsonl", "table"),
+        default="jsonl",
+        help="jsonl: one JSON object per exchange, bodies included (default); table: one aligned "
+        "line per exchange with time, flow, api, correlation id and status, under a header row",
+    )
+    dec.add_argument(
+        "--records",
+        action="store_true",
+        help="decode the record batches in Produce and Fetch (jsonl only); a batch that does not "
+        "decode is kept in place with its error and counted",
+    )
+    dec.add_argument(
+        "--sasl-secrets",
+        action="store_true",
+        help="show SASL tokens and SaslAuthenticate auth bytes (PLAIN carries passwords in clear); hidden by default",
+    )
     filters = dec.add_argument_group("filters (an exchange is printed when it passes all of them)")
-    filters.add_argument("--api", action="append", metavar="NAME|KEY",
-                         help="only these apis, by name in any case (Produce, produce, ProduceRequest) or api key "
-                              "(0); repeatable")
-    filters.add_argument("--topic", action="append", metavar="NAME",
-                         help="only exchanges whose request or response names this topic (or topic id); repeatable")
-    filters.add_argument("--client", action="append", metavar="ADDR",
-                         help="only this client: an address, address:port, or client id; repeatable")
-    filters.add_argument("--broker", action="append", metavar="ADDR",
-                         help="only this broker: an address or address:port; repeatable")
-    filters.add_argument("--correlation-id", type=int, action="append", metavar="N",
-                         help="only this correlation id; repeatable")
-    filters.add_argument("--errors-only", action="store_true",
-                         help="only exchanges with a problem: a frame that did not decode or pair, a non-zero "
-                              "error code in the response, a record batch that did not decode")
+    filters.add_argument(
+        "--api",
+        action="append",
+        metavar="NAME|KEY",
+        help="only these apis, by name in any case (Produce, produce, ProduceRequest) or api key (0); repeatable",
+    )
+    filters.add_argument(
+        "--topic",
+        action="append",
+        metavar="NAME",
+        help="only exchanges whose request or response names this topic (or topic id); repeatable",
+    )
+    filters.add_argument(
+        "--client",
+        action="append",
+        metavar="ADDR",
+        help="only this client: an address, address:port, or client id; repeatable",
+    )
+    filters.add_argument(
+        "--broker", action="append", metavar="ADDR", help="only this broker: an address or address:port; repeatable"
+    )
+    filters.add_argument(
+        "--correlation-id", type=int, action="append", metavar="N", help="only this correlation id; repeatable"
+    )
+    filters.add_argument(
+        "--errors-only",
+        action="store_true",
+        help="only exchanges with a problem: a frame that did not decode or pair, a non-zero "
+        "error code in the response, a record batch that did not decode",
+    )
     dec.add_argument("--quiet", action="store_true", help="no progress bar and no summary on stderr")
     dec.set_defaults(run=run_decode)
 
 
 # -- inputs ------------------------------------------------------------------------------------
+
 
 def capture_inputs(paths: list[Path]) -> list[Path]:
     """The capture files ``paths`` name: files as given, directories expanded (sorted), ``-`` kept.
@@ -80,8 +118,7 @@ def capture_inputs(paths: list[Path]) -> list[Path]:
         elif path.is_dir():
             inside = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(CAPTURE_SUFFIXES))
             if not inside:
-                raise ValueError(f"{path} is a directory with no capture files in it "
-                                 f"({', '.join(CAPTURE_SUFFIXES)})")
+                raise ValueError(f"{path} is a directory with no capture files in it ({', '.join(CAPTURE_SUFFIXES)})")
             found.extend(inside)
         elif path.is_file():
             found.append(path)
@@ -113,6 +150,7 @@ class CountingReader:
 
 # -- filters -----------------------------------------------------------------------------------
 
+
 @dataclass
 class ExchangeFilter:
     """What ``--api``, ``--topic``, ``--client``, ``--broker``, ``--correlation-id`` and
@@ -126,8 +164,9 @@ class ExchangeFilter:
     errors_only: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.apis or self.topics or self.clients or self.brokers or self.correlation_ids
-                    or self.errors_only)
+        return bool(
+            self.apis or self.topics or self.clients or self.brokers or self.correlation_ids or self.errors_only
+        )
 
     def matches_flow(self, exchange: Any) -> bool:
         """The filters that need no rendering: api, correlation id, client, broker."""
@@ -138,8 +177,9 @@ class ExchangeFilter:
         if self.correlation_ids and _correlation_id(exchange) not in self.correlation_ids:
             return False
         flow = exchange.flow
-        if self.clients and not (_endpoint_matches(flow, "client", self.clients)
-                                 or _client_id(exchange) in self.clients):
+        if self.clients and not (
+            _endpoint_matches(flow, "client", self.clients) or _client_id(exchange) in self.clients
+        ):
             return False
         return not self.brokers or _endpoint_matches(flow, "broker", self.brokers)
 
@@ -150,13 +190,14 @@ class ExchangeFilter:
         return not self.errors_only or has_problem(exchange, row)
 
     def describe(self) -> str:
-        parts = [f"--api {' '.join(sorted(self.apis))}" if self.apis else "",
-                 f"--topic {' '.join(sorted(self.topics))}" if self.topics else "",
-                 f"--client {' '.join(sorted(self.clients))}" if self.clients else "",
-                 f"--broker {' '.join(sorted(self.brokers))}" if self.brokers else "",
-                 f"--correlation-id {' '.join(map(str, sorted(self.correlation_ids)))}" if self.correlation_ids
-                 else "",
-                 "--errors-only" if self.errors_only else ""]
+        parts = [
+            f"--api {' '.join(sorted(self.apis))}" if self.apis else "",
+            f"--topic {' '.join(sorted(self.topics))}" if self.topics else "",
+            f"--client {' '.join(sorted(self.clients))}" if self.clients else "",
+            f"--broker {' '.join(sorted(self.brokers))}" if self.brokers else "",
+            f"--correlation-id {' '.join(map(str, sorted(self.correlation_ids)))}" if self.correlation_ids else "",
+            "--errors-only" if self.errors_only else "",
+        ]
         return ", ".join(p for p in parts if p)
 
 
@@ -164,8 +205,11 @@ def api_names(protocol: Any, wanted: list[str]) -> set[str]:
     """``--api`` values as the names exchanges carry; ValueError naming the known ones otherwise."""
     from kafka_epochs.traffic import SASL_TOKENS
 
-    known = {name.removesuffix("Request").removesuffix("Response") for name in protocol.names()
-             if name.endswith(("Request", "Response"))} | {SASL_TOKENS}
+    known = {
+        name.removesuffix("Request").removesuffix("Response")
+        for name in protocol.names()
+        if name.endswith(("Request", "Response"))
+    } | {SASL_TOKENS}
     by_lower = {name.lower(): name for name in known}
     names = set()
     for text in wanted:
@@ -173,13 +217,15 @@ def api_names(protocol: Any, wanted: list[str]) -> set[str]:
             try:
                 names.add(protocol.message_for(int(text), "request").__name__.removesuffix("Request"))
             except KeyError:
-                raise ValueError(f"--api {text}: no api has key {text} "
-                                 f"(known keys: {', '.join(map(str, protocol.api_keys()))})") from None
+                raise ValueError(
+                    f"--api {text}: no api has key {text} (known keys: {', '.join(map(str, protocol.api_keys()))})"
+                ) from None
             continue
         bare = text.lower().removesuffix("request").removesuffix("response")
         if bare not in by_lower:
-            raise ValueError(f"--api {text}: no such api{_closest(bare, by_lower)}; known apis: "
-                             f"{', '.join(sorted(known))}")
+            raise ValueError(
+                f"--api {text}: no such api{_closest(bare, by_lower)}; known apis: {', '.join(sorted(known))}"
+            )
         names.add(by_lower[bare])
     return names
 
@@ -241,6 +287,7 @@ def has_problem(exchange: Any, row: dict[str, Any]) -> bool:
 
 # -- the command -------------------------------------------------------------------------------
 
+
 @dataclass
 class Printed:
     """What the command printed: the summary's last lines and the exit status come from it."""
@@ -256,14 +303,20 @@ def run_decode(args: argparse.Namespace) -> int:
     from kafka_epochs.traffic import DecodeSummary
 
     if args.records and args.format == "table":
-        print("kafka-epochs: --records applies to --format jsonl (a table row has no room for batches)",
-              file=sys.stderr)
+        print(
+            "kafka-epochs: --records applies to --format jsonl (a table row has no room for batches)", file=sys.stderr
+        )
         return 2
     inputs = capture_inputs(args.captures)
     protocol = protocol_for(args.protocol)
     selected = ExchangeFilter(
-        apis=api_names(protocol, args.api or []), topics=set(args.topic or []), clients=set(args.client or []),
-        brokers=set(args.broker or []), correlation_ids=set(args.correlation_id or []), errors_only=args.errors_only)
+        apis=api_names(protocol, args.api or []),
+        topics=set(args.topic or []),
+        clients=set(args.client or []),
+        brokers=set(args.broker or []),
+        correlation_ids=set(args.correlation_id or []),
+        errors_only=args.errors_only,
+    )
     summary = DecodeSummary()
     printed = Printed()
     live = any(str(p) == STDIN for p in inputs)
@@ -282,8 +335,14 @@ def run_decode(args: argparse.Namespace) -> int:
     return 1 if printed.problems or printed.record_errors else 0
 
 
-def _exchanges(inputs: list[Path], protocol: Any, args: argparse.Namespace, summary: Any, printed: Printed,
-               progress: _Progress | None) -> Iterator[tuple[str, Any]]:
+def _exchanges(
+    inputs: list[Path],
+    protocol: Any,
+    args: argparse.Namespace,
+    summary: Any,
+    printed: Printed,
+    progress: _Progress | None,
+) -> Iterator[tuple[str, Any]]:
     from kafka_epochs.capture import CaptureFormatError
     from kafka_epochs.traffic import decode_capture
 
@@ -324,8 +383,15 @@ class _open:
             self.file.close()
 
 
-def _print(exchange: Any, capture: str | None, args: argparse.Namespace, selected: ExchangeFilter, summary: Any,
-           printed: Printed, live: bool) -> None:
+def _print(
+    exchange: Any,
+    capture: str | None,
+    args: argparse.Namespace,
+    selected: ExchangeFilter,
+    summary: Any,
+    printed: Printed,
+    live: bool,
+) -> None:
     from kafka_epochs.traffic import exchange_json
 
     summary.count(exchange)
@@ -348,8 +414,10 @@ def _print(exchange: Any, capture: str | None, args: argparse.Namespace, selecte
 # -- output ------------------------------------------------------------------------------------
 
 _COLUMNS = ((27, "TIME"), (44, "CLIENT -> BROKER"), (26, "API"), (10, "CORR_ID"), (0, "STATUS"))
-TABLE_HEADER = " ".join(f"{title:<{width}}" if width else title for width, title in _COLUMNS[:3]) + \
-    f" {_COLUMNS[3][1]:>10}  {_COLUMNS[4][1]}"
+TABLE_HEADER = (
+    " ".join(f"{title:<{width}}" if width else title for width, title in _COLUMNS[:3])
+    + f" {_COLUMNS[3][1]:>10}  {_COLUMNS[4][1]}"
+)
 
 
 def table_row(row: dict[str, Any]) -> str:
@@ -367,20 +435,27 @@ def table_row(row: dict[str, Any]) -> str:
 
 
 def _summary_text(summary: Any, printed: Printed, selected: ExchangeFilter) -> str:
-    lines = [f"{summary.exchanges} exchanges: {summary.pairs} pairs, {summary.requests} requests, "
-             f"{summary.responses} responses, {summary.problems} with problems"]
+    lines = [
+        f"{summary.exchanges} exchanges: {summary.pairs} pairs, {summary.requests} requests, "
+        f"{summary.responses} responses, {summary.problems} with problems"
+    ]
     if selected:
-        lines.append(f"printed {printed.exchanges} of {summary.exchanges} exchanges ({selected.describe()}), "
-                     f"{printed.problems} of them with problems")
+        lines.append(
+            f"printed {printed.exchanges} of {summary.exchanges} exchanges ({selected.describe()}), "
+            f"{printed.problems} of them with problems"
+        )
     if printed.record_errors:
         lines.append(f"{printed.record_errors} record batches did not decode (each printed in place with its error)")
     if printed.captures:
+
         def total(name: str) -> int:
             return sum(getattr(stats, name) for stats in printed.captures)
 
         files = f"{len(printed.captures)} captures: " if len(printed.captures) > 1 else "capture: "
-        lines.append(f"{files}{total('packets')} packets ({total('bad_packets')} bad), {total('flows')} Kafka "
-                     f"connections, {total('gaps')} gaps ({total('gap_bytes')} bytes), {total('resyncs')} resyncs")
+        lines.append(
+            f"{files}{total('packets')} packets ({total('bad_packets')} bad), {total('flows')} Kafka "
+            f"connections, {total('gaps')} gaps ({total('gap_bytes')} bytes), {total('resyncs')} resyncs"
+        )
     if summary.per_api:
         lines.append("per api: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.per_api.items())))
     return "\n".join(lines)
@@ -393,8 +468,9 @@ class _Progress:
     def __init__(self, total: int | None) -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc="decoding", leave=False,
-                        mininterval=0.5)
+        self.bar = tqdm(
+            total=total, unit="B", unit_scale=True, unit_divisor=1024, desc="decoding", leave=False, mininterval=0.5
+        )
         self.shown = 0
 
     def update(self, position: int) -> None:

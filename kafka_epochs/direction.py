@@ -23,12 +23,12 @@ class Direction(StrEnum):
 
     @property
     def sender(self) -> str:
-        """"client" or "broker": who writes the bytes."""
+        """ "client" or "broker": who writes the bytes."""
         return "client" if self is Direction.CLIENT_TO_BROKER else "broker"
 
     @property
     def frame_kind(self) -> str:
-        """"request" or "response": what its frames are (the Spark ``direction`` column's value)."""
+        """ "request" or "response": what its frames are (the Spark ``direction`` column's value)."""
         return "request" if self is Direction.CLIENT_TO_BROKER else "response"
 
     @classmethod
@@ -43,5 +43,7 @@ class Direction(StrEnum):
 
 
 _BY_NAME = {
-    **{d.value: d for d in Direction}, **{d.sender: d for d in Direction}, **{d.frame_kind: d for d in Direction},
+    **{d.value: d for d in Direction},
+    **{d.sender: d for d in Direction},
+    **{d.frame_kind: d for d in Direction},
 }

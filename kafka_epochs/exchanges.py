@@ -79,8 +79,12 @@ class DecodeSummary:
 
 
 def decode_capture(
-    source: CaptureSource, protocol: Protocol, *, ports: set[int] | None = None,
-    max_frame_size: int = DEFAULT_MAX_FRAME, summary: DecodeSummary | None = None,
+    source: CaptureSource,
+    protocol: Protocol,
+    *,
+    ports: set[int] | None = None,
+    max_frame_size: int = DEFAULT_MAX_FRAME,
+    summary: DecodeSummary | None = None,
 ) -> Iterator[Exchange]:
     """Every exchange in a capture, decoded with ``protocol``."""
     streams = CaptureStreams(source, ports=ports)
@@ -103,19 +107,36 @@ def decode_capture(
             if conn is not None:  # the capture follows frame sizes: the next bytes start a frame
                 conn.restart(event.direction)
             if isinstance(event, Gap):
-                yield Exchange(Kind.GAP, event.timestamp_ns, event.flow, problem=(
-                    f"{event.length} bytes missing from the {event.direction} stream at offset "
-                    f"{event.stream_offset} ({event.reason})"))
+                yield Exchange(
+                    Kind.GAP,
+                    event.timestamp_ns,
+                    event.flow,
+                    problem=(
+                        f"{event.length} bytes missing from the {event.direction} stream at offset "
+                        f"{event.stream_offset} ({event.reason})"
+                    ),
+                )
         elif isinstance(event, PacketError):
-            yield Exchange(Kind.PACKET_ERROR, event.timestamp_ns,
-                           problem=f"packet {event.packet}: {event.error}")
+            yield Exchange(Kind.PACKET_ERROR, event.timestamp_ns, problem=f"packet {event.packet}: {event.error}")
     for flow, conn in connections.items():
         for token in conn.unanswered_tokens():
-            yield Exchange(Kind.SASL_TOKEN, token.timestamp_ns or 0, flow, tokens=(token,),
-                           problem="no answer to this SASL token in the capture", request_time_ns=token.timestamp_ns)
+            yield Exchange(
+                Kind.SASL_TOKEN,
+                token.timestamp_ns or 0,
+                flow,
+                tokens=(token,),
+                problem="no answer to this SASL token in the capture",
+                request_time_ns=token.timestamp_ns,
+            )
         for request in conn.unanswered():
-            yield Exchange(Kind.REQUEST, request.timestamp_ns or 0, flow, request=request,
-                           problem="no response in the capture", request_time_ns=request.timestamp_ns)
+            yield Exchange(
+                Kind.REQUEST,
+                request.timestamp_ns or 0,
+                flow,
+                request=request,
+                problem="no response in the capture",
+                request_time_ns=request.timestamp_ns,
+            )
 
 
 def _client_event(flow: Flow, event: RequestEvent | SaslToken | StreamLost) -> Iterator[Exchange]:
@@ -124,26 +145,41 @@ def _client_event(flow: Flow, event: RequestEvent | SaslToken | StreamLost) -> I
     if isinstance(event, StreamLost):
         yield Exchange(Kind.STREAM_LOST, 0, flow, problem=f"client stream: {event.reason}")
     elif not event.expects_response:
-        yield Exchange(Kind.REQUEST, event.timestamp_ns or 0, flow, request=event,
-                       request_time_ns=event.timestamp_ns)
+        yield Exchange(Kind.REQUEST, event.timestamp_ns or 0, flow, request=event, request_time_ns=event.timestamp_ns)
 
 
 def _broker_event(flow: Flow, event: ResponseEvent | SaslToken | StreamLost, timestamp_ns: int) -> Exchange:
     if isinstance(event, SaslToken):
         asked = event.request
         if asked is None:
-            return Exchange(Kind.SASL_TOKEN, event.timestamp_ns or 0, flow, tokens=(event,),
-                            problem="a SASL token from the broker that answers no client token")
-        return Exchange(Kind.SASL_TOKEN, event.timestamp_ns or 0, flow, tokens=(asked, event),
-                        request_time_ns=asked.timestamp_ns)
+            return Exchange(
+                Kind.SASL_TOKEN,
+                event.timestamp_ns or 0,
+                flow,
+                tokens=(event,),
+                problem="a SASL token from the broker that answers no client token",
+            )
+        return Exchange(
+            Kind.SASL_TOKEN, event.timestamp_ns or 0, flow, tokens=(asked, event), request_time_ns=asked.timestamp_ns
+        )
     if isinstance(event, StreamLost):
         return Exchange(Kind.STREAM_LOST, timestamp_ns, flow, problem=f"broker stream: {event.reason}")
     if event.request is None:
-        return Exchange(Kind.RESPONSE, event.timestamp_ns or 0, flow, response=event,
-                        problem="response to a request that was not captured")
-    return Exchange(Kind.PAIR, event.timestamp_ns or 0, flow, request=event.request, response=event,
-                    request_time_ns=event.request.timestamp_ns)
-
+        return Exchange(
+            Kind.RESPONSE,
+            event.timestamp_ns or 0,
+            flow,
+            response=event,
+            problem="response to a request that was not captured",
+        )
+    return Exchange(
+        Kind.PAIR,
+        event.timestamp_ns or 0,
+        flow,
+        request=event.request,
+        response=event,
+        request_time_ns=event.request.timestamp_ns,
+    )
 
 
 #: How SASL token exchanges are named where apis are (summaries, ``--api``).
@@ -151,7 +187,7 @@ SASL_TOKENS = "SaslTokens"
 
 
 def api_name(exchange: Exchange) -> str | None:
-    """"Produce", "Metadata"...: the message class name without Request/Response."""
+    """ "Produce", "Metadata"...: the message class name without Request/Response."""
     if exchange.kind is Kind.SASL_TOKEN:
         return SASL_TOKENS
     for event in (exchange.request, exchange.response):

@@ -34,8 +34,17 @@ from kafka_epochs.pairing import (
 from kafka_epochs.protocol import Decoded, Protocol
 
 __all__ = [
-    "DEFAULT_MAX_FRAME", "DEFAULT_MAX_PENDING", "Connection", "Event", "FrameBuffer", "FrameTooLarge",
-    "RequestEvent", "ResponseEvent", "SaslToken", "StreamLost", "describe",
+    "DEFAULT_MAX_FRAME",
+    "DEFAULT_MAX_PENDING",
+    "Connection",
+    "Event",
+    "FrameBuffer",
+    "FrameTooLarge",
+    "RequestEvent",
+    "ResponseEvent",
+    "SaslToken",
+    "StreamLost",
+    "describe",
 ]
 PRODUCE = 0
 
@@ -85,8 +94,9 @@ class _Decoding:
         self.protocol = protocol
 
     def request(self, head: FrameHead) -> RequestEvent:
-        event = RequestEvent(head.frame, head.stream_offset, head.timestamp_ns, head.api_key, head.api_version,
-                             head.correlation_id)
+        event = RequestEvent(
+            head.frame, head.stream_offset, head.timestamp_ns, head.api_key, head.api_version, head.correlation_id
+        )
         try:
             # Trailing bytes are tolerated and reported: librdkafka sends a few after some
             # Metadata bodies, and brokers ignore them.
@@ -101,12 +111,16 @@ class _Decoding:
         if request is None or request.api_key is None or request.api_version is None:
             event.error = DecodeError(
                 f"no request with correlation id {head.correlation_id} was seen on this connection; "
-                "a response cannot be decoded without its request", 4, "correlation_id")
+                "a response cannot be decoded without its request",
+                4,
+                "correlation_id",
+            )
             return event
         prefer = request.decoded.profile if request.decoded is not None else None
         try:
-            event.decoded = self.protocol.decode_response(head.frame, request.api_key, request.api_version,
-                                                          prefer=prefer)
+            event.decoded = self.protocol.decode_response(
+                head.frame, request.api_key, request.api_version, prefer=prefer
+            )
             event.warnings.extend(event.decoded.warnings)
         except KafkaEpochsError as e:
             event.error = e
@@ -151,7 +165,10 @@ class Connection(Pairer[RequestEvent, ResponseEvent]):
     decodes every frame with ``protocol``."""
 
     def __init__(
-        self, protocol: Protocol, *, max_frame_size: int = DEFAULT_MAX_FRAME,
+        self,
+        protocol: Protocol,
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME,
         max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
         super().__init__(_Decoding(protocol), max_frame_size=max_frame_size, max_pending=max_pending)
@@ -192,6 +209,8 @@ def describe(event: Any) -> str:
         return f"{side} SASL {event.mechanism} token, {event.length} bytes"
     kind = "request" if isinstance(event, RequestEvent) else "response"
     if event.decoded is not None:
-        return (f"{kind} {type(event.decoded.body).__name__} v{event.decoded.api_version} "
-                f"correlation {event.correlation_id}")
+        return (
+            f"{kind} {type(event.decoded.body).__name__} v{event.decoded.api_version} "
+            f"correlation {event.correlation_id}"
+        )
     return f"{kind} correlation {event.correlation_id}: {event.error}"

@@ -26,8 +26,16 @@ from kafka_epochs.resync import REQUEST_PREFIX, RESPONSE_PREFIX, plausible_reque
 from kafka_epochs.sasl import SASL_HANDSHAKE, SaslTokens
 
 __all__ = [
-    "DEFAULT_MAX_FRAME", "DEFAULT_MAX_PENDING", "SASL_HANDSHAKE", "FrameBuffer", "FrameHead", "FrameReader",
-    "FrameTooLarge", "Pairer", "SaslToken", "StreamLost",
+    "DEFAULT_MAX_FRAME",
+    "DEFAULT_MAX_PENDING",
+    "SASL_HANDSHAKE",
+    "FrameBuffer",
+    "FrameHead",
+    "FrameReader",
+    "FrameTooLarge",
+    "Pairer",
+    "SaslToken",
+    "StreamLost",
 ]
 
 #: Kafka's default ``socket.request.max.bytes``: frames above this are refused, not buffered.
@@ -59,7 +67,7 @@ class FrameBuffer:
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         if self._start and self._start * 2 >= len(self._buffer):
-            del self._buffer[:self._start]  # compact now and then, not on every frame
+            del self._buffer[: self._start]  # compact now and then, not on every frame
             self._start = 0
         self._buffer += data
 
@@ -71,7 +79,8 @@ class FrameBuffer:
         size = _INT32.unpack_from(self._buffer, start)[0]
         if size < 0 or size > self.max_frame_size:
             raise FrameTooLarge(
-                f"frame size {size} is outside 0..{self.max_frame_size} (the frame size limit)", self.offset, "size")
+                f"frame size {size} is outside 0..{self.max_frame_size} (the frame size limit)", self.offset, "size"
+            )
         end = start + 4 + size
         if len(self._buffer) < end:
             return None
@@ -86,7 +95,7 @@ class FrameBuffer:
 
     def peek(self) -> bytes:
         """The buffered bytes not yet framed (for resynchronising after a gap)."""
-        return bytes(self._buffer[self._start:])
+        return bytes(self._buffer[self._start :])
 
     def skip(self, count: int) -> None:
         """Drop ``count`` buffered bytes (they belong to no frame we can read)."""
@@ -185,8 +194,13 @@ class FrameReader(Protocol[Req, Resp]):
 class Pairer(Generic[Req, Resp]):
     """One connection: frames both directions and pairs responses with requests, decoding nothing."""
 
-    def __init__(self, reader: FrameReader[Req, Resp], *, max_frame_size: int = DEFAULT_MAX_FRAME,
-                 max_pending: int = DEFAULT_MAX_PENDING) -> None:
+    def __init__(
+        self,
+        reader: FrameReader[Req, Resp],
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME,
+        max_pending: int = DEFAULT_MAX_PENDING,
+    ) -> None:
         self.reader = reader
         self.max_pending = max_pending
         self.buffers = {d: FrameBuffer(max_frame_size) for d in Direction}
@@ -197,8 +211,12 @@ class Pairer(Generic[Req, Resp]):
 
     # -- feeding ----------------------------------------------------------------------------
 
-    def feed(self, direction: Direction, data: bytes, timestamp_ns: int | None = None,
-             ) -> list[Req | Resp | SaslToken | StreamLost]:
+    def feed(
+        self,
+        direction: Direction,
+        data: bytes,
+        timestamp_ns: int | None = None,
+    ) -> list[Req | Resp | SaslToken | StreamLost]:
         """Bytes one side sent; returns what they complete, in order."""
         buffer = self.buffers[direction]
         buffer.feed(data)
@@ -250,8 +268,9 @@ class Pairer(Generic[Req, Resp]):
         api_key = api_version = correlation_id = None
         if len(frame) >= _REQUEST_HEAD.size:
             _, api_key, api_version, correlation_id = _REQUEST_HEAD.unpack_from(frame, 0)
-        request = self.reader.request(FrameHead(frame, Direction.CLIENT_TO_BROKER, offset, timestamp_ns,
-                                                correlation_id, api_key, api_version))
+        request = self.reader.request(
+            FrameHead(frame, Direction.CLIENT_TO_BROKER, offset, timestamp_ns, correlation_id, api_key, api_version)
+        )
         if correlation_id is None:
             return request
         handshake = self.reader.sasl_handshake(request)
@@ -320,5 +339,5 @@ class Pairer(Generic[Req, Resp]):
                 return False
         if len(data) - offset < 4 + size:
             return None
-        head = FrameHead(data[offset:offset + 4 + size], direction, 0, None, correlation_id)
+        head = FrameHead(data[offset : offset + 4 + size], direction, 0, None, correlation_id)
         return self.reader.verifies(head, request)

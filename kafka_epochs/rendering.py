@@ -91,8 +91,12 @@ def _sasl_json(exchange: Exchange, secrets: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
         "kind": exchange.kind.value,
         "time": _time(exchange.request_time_ns if exchange.request_time_ns is not None else exchange.timestamp_ns),
-        "client": _endpoint(exchange.flow, "client"), "broker": _endpoint(exchange.flow, "broker"),
-        "correlation_id": None, "api": SASL_TOKENS, "api_key": None, "api_version": None,
+        "client": _endpoint(exchange.flow, "client"),
+        "broker": _endpoint(exchange.flow, "broker"),
+        "correlation_id": None,
+        "api": SASL_TOKENS,
+        "api_key": None,
+        "api_version": None,
         "mechanism": first.mechanism,
     }
     for token in exchange.tokens:
@@ -121,9 +125,11 @@ def _paths_to(cls: Any, kind: str, name: str | None = None) -> tuple[Any, ...]:
     if found is None:
         _PATHS[key] = ()  # guards against recursive struct definitions
         found = tuple(
-            f for f in cls._FIELDS
+            f
+            for f in cls._FIELDS
             if (f.kind == kind and (name is None or f.attr == name))
-            or (f.struct is not None and _paths_to(f.struct, kind, name)))
+            or (f.struct is not None and _paths_to(f.struct, kind, name))
+        )
         _PATHS[key] = found
     return found
 
@@ -148,9 +154,15 @@ def _decode_records_in(obj: Any, plain: dict[str, Any]) -> int:
             decoded = decode_records(value, keep_going=True)
             batches: list[dict[str, Any]] = [_entry_json(e) for e in decoded.entries]
             for earlier_bad, entry in enumerate(decoded.bad):  # in order: the earlier bad ones are in place
-                batches.insert(entry.index + earlier_bad, {
-                    "error": str(entry.error), "offset": entry.offset, "length": entry.length,
-                    "base64": _b64(value[entry.offset:entry.offset + entry.length])})
+                batches.insert(
+                    entry.index + earlier_bad,
+                    {
+                        "error": str(entry.error),
+                        "offset": entry.offset,
+                        "length": entry.length,
+                        "base64": _b64(value[entry.offset : entry.offset + entry.length]),
+                    },
+                )
             plain[f.attr] = {"batches": batches, "truncated_tail": decoded.truncated_tail}
             if decoded.warnings:
                 plain[f.attr]["warnings"] = decoded.warnings
@@ -175,25 +187,54 @@ def _entry_json(entry: Any) -> dict[str, Any]:
     """
     if isinstance(entry, RecordBatch):
         return {
-            "base_offset": entry.base_offset, "batch_length": entry.batch_length,
-            "partition_leader_epoch": entry.partition_leader_epoch, "magic": entry.magic, "crc": entry.crc,
-            "attributes": entry.attributes, "compression": entry.compression.name,
-            "timestamp_type": entry.timestamp_type.name, "is_transactional": entry.is_transactional,
-            "is_control": entry.is_control, "last_offset_delta": entry.last_offset_delta,
-            "base_timestamp": entry.base_timestamp, "max_timestamp": entry.max_timestamp,
-            "producer_id": entry.producer_id, "producer_epoch": entry.producer_epoch,
+            "base_offset": entry.base_offset,
+            "batch_length": entry.batch_length,
+            "partition_leader_epoch": entry.partition_leader_epoch,
+            "magic": entry.magic,
+            "crc": entry.crc,
+            "attributes": entry.attributes,
+            "compression": entry.compression.name,
+            "timestamp_type": entry.timestamp_type.name,
+            "is_transactional": entry.is_transactional,
+            "is_control": entry.is_control,
+            "last_offset_delta": entry.last_offset_delta,
+            "base_timestamp": entry.base_timestamp,
+            "max_timestamp": entry.max_timestamp,
+            "producer_id": entry.producer_id,
+            "producer_epoch": entry.producer_epoch,
             "base_sequence": entry.base_sequence,
-            "records": [{"offset": r.offset, "timestamp": r.timestamp, "key": _b64(r.key), "value": _b64(r.value),
-                         "headers": [[k, _b64(v)] for k, v in r.headers], "attributes": r.attributes,
-                         "offset_delta": r.offset_delta, "timestamp_delta": r.timestamp_delta}
-                        for r in entry.records],
-            "control_records": [{"offset": c.offset, "version": c.version, "type": _name(c.type),
-                                 "coordinator_epoch": c.coordinator_epoch} for c in entry.control_records],
+            "records": [
+                {
+                    "offset": r.offset,
+                    "timestamp": r.timestamp,
+                    "key": _b64(r.key),
+                    "value": _b64(r.value),
+                    "headers": [[k, _b64(v)] for k, v in r.headers],
+                    "attributes": r.attributes,
+                    "offset_delta": r.offset_delta,
+                    "timestamp_delta": r.timestamp_delta,
+                }
+                for r in entry.records
+            ],
+            "control_records": [
+                {
+                    "offset": c.offset,
+                    "version": c.version,
+                    "type": _name(c.type),
+                    "coordinator_epoch": c.coordinator_epoch,
+                }
+                for c in entry.control_records
+            ],
         }
     return {  # a legacy (magic 0/1) message, possibly a wrapper of inner messages
-        "offset": entry.offset, "magic": entry.magic, "crc": entry.crc, "attributes": entry.attributes,
+        "offset": entry.offset,
+        "magic": entry.magic,
+        "crc": entry.crc,
+        "attributes": entry.attributes,
         "compression": entry.compression.name,
-        "timestamp": entry.timestamp, "key": _b64(entry.key), "value": _b64(entry.value),
+        "timestamp": entry.timestamp,
+        "key": _b64(entry.key),
+        "value": _b64(entry.value),
         "inner": None if entry.inner is None else [_entry_json(m) for m in entry.inner],
     }
 

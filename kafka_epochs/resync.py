@@ -47,8 +47,12 @@ def plausible_request(buffer: ByteBuffer, offset: int) -> bool:
     if len(buffer) - offset < REQUEST_PREFIX:
         return False
     size, api_key, api_version, correlation_id, client_id_length = _REQUEST_HEAD.unpack_from(buffer, offset)
-    if not (MIN_REQUEST_SIZE <= size <= MAX_FRAME_SIZE and 0 <= api_key <= MAX_API_KEY
-            and 0 <= api_version <= MAX_API_VERSION and correlation_id >= 0):
+    if not (
+        MIN_REQUEST_SIZE <= size <= MAX_FRAME_SIZE
+        and 0 <= api_key <= MAX_API_KEY
+        and 0 <= api_version <= MAX_API_VERSION
+        and correlation_id >= 0
+    ):
         return False
     if client_id_length == -1:
         return True
@@ -56,7 +60,7 @@ def plausible_request(buffer: ByteBuffer, offset: int) -> bool:
     if client_id_length < 0 or 10 + client_id_length > size:
         return False
     start = offset + REQUEST_PREFIX
-    visible = buffer[start:start + client_id_length]
+    visible = buffer[start : start + client_id_length]
     return not visible.translate(None, _CLIENT_ID_BYTES)
 
 
@@ -88,14 +92,21 @@ def size_prefix_pattern(minimum: int, maximum: int) -> bytes:
 
 
 REQUEST_CANDIDATES = re.compile(
-    b"(?=" + size_prefix_pattern(MIN_REQUEST_SIZE, MAX_FRAME_SIZE)
-    + rb"\x00[\x00-\x%02x]\x00[\x00-\x%02x][\x00-\x7f])" % (MAX_API_KEY, MAX_API_VERSION))
-RESPONSE_CANDIDATES = re.compile(
-    b"(?=" + size_prefix_pattern(MIN_RESPONSE_SIZE, MAX_FRAME_SIZE) + rb"[\x00-\x7f])")
+    b"(?="
+    + size_prefix_pattern(MIN_REQUEST_SIZE, MAX_FRAME_SIZE)
+    + rb"\x00[\x00-\x%02x]\x00[\x00-\x%02x][\x00-\x7f])" % (MAX_API_KEY, MAX_API_VERSION)
+)
+RESPONSE_CANDIDATES = re.compile(b"(?=" + size_prefix_pattern(MIN_RESPONSE_SIZE, MAX_FRAME_SIZE) + rb"[\x00-\x7f])")
 
 
-def find_frame_start(data: ByteBuffer, start: int, plausible: PlausibleFrame, *, end: int | None = None,
-                     candidates: re.Pattern[bytes] | None = None) -> int | None:
+def find_frame_start(
+    data: ByteBuffer,
+    start: int,
+    plausible: PlausibleFrame,
+    *,
+    end: int | None = None,
+    candidates: re.Pattern[bytes] | None = None,
+) -> int | None:
     """The first offset in ``start..end-1`` (``end`` defaults to ``len(data)``) where ``plausible`` holds.
 
     With ``candidates``, only offsets where that pattern matches are tested; it must match wherever

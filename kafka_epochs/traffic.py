@@ -11,5 +11,14 @@ from __future__ import annotations
 from kafka_epochs.exchanges import SASL_TOKENS, DecodeSummary, Exchange, Kind, api_name, decode_capture
 from kafka_epochs.rendering import SASL_AUTHENTICATE, error_codes, exchange_json
 
-__all__ = ["SASL_AUTHENTICATE", "SASL_TOKENS", "DecodeSummary", "Exchange", "Kind", "api_name", "decode_capture",
-           "error_codes", "exchange_json"]
+__all__ = [
+    "SASL_AUTHENTICATE",
+    "SASL_TOKENS",
+    "DecodeSummary",
+    "Exchange",
+    "Kind",
+    "api_name",
+    "decode_capture",
+    "error_codes",
+    "exchange_json",
+]

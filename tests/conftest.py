@@ -13,12 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for `import strategies`
 
 #: Apache Kafka 3.9.0's message specs; CI has them at ../shared beside the checkout.
-REFERENCE_DIR = Path(os.environ.get(
-    "KAFKA_EPOCHS_REFERENCE_SPECS", ROOT.parent / "shared" / "reference" / "kafka-3.9.0" / "message"))
+REFERENCE_DIR = Path(
+    os.environ.get("KAFKA_EPOCHS_REFERENCE_SPECS", ROOT.parent / "shared" / "reference" / "kafka-3.9.0" / "message")
+)
 REFERENCE_MISSING = (
     f"Apache Kafka's JSON message specs are not at {REFERENCE_DIR}: put the project's shared/ folder "
     "beside the checkout, or point KAFKA_EPOCHS_REFERENCE_SPECS at a copy of "
-    "clients/src/main/resources/common/message/ from an Apache Kafka 3.9.0 source release")
+    "clients/src/main/resources/common/message/ from an Apache Kafka 3.9.0 source release"
+)
 
 
 def reference_specs_available() -> bool:

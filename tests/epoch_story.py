@@ -35,81 +35,193 @@ def m(name: str) -> Any:
 
 def metadata_response(epochs: dict[int, int]) -> Any:
     r = m("MetadataResponse")
-    return r(brokers=[r.MetadataResponseBroker(node_id=1, host="b1", port=9092)], controller_id=1, topics=[
-        r.MetadataResponseTopic(name="orders", topic_id=ORDERS_ID, partitions=[
-            r.MetadataResponsePartition(partition_index=p, leader_id=1, leader_epoch=e, replica_nodes=[1, 2],
-                                        isr_nodes=[1, 2]) for p, e in sorted(epochs.items())])])
+    return r(
+        brokers=[r.MetadataResponseBroker(node_id=1, host="b1", port=9092)],
+        controller_id=1,
+        topics=[
+            r.MetadataResponseTopic(
+                name="orders",
+                topic_id=ORDERS_ID,
+                partitions=[
+                    r.MetadataResponsePartition(
+                        partition_index=p, leader_id=1, leader_epoch=e, replica_nodes=[1, 2], isr_nodes=[1, 2]
+                    )
+                    for p, e in sorted(epochs.items())
+                ],
+            )
+        ],
+    )
 
 
 def produce(partition: int, epoch: int, acks: int = -1) -> Any:
     r = m("ProduceRequest")
     batch = encode_batch([Record(key=b"k", value=b"v" * 20)])
-    return r(acks=acks, timeout_ms=1000, topic_data=[r.TopicProduceData(name="orders", partition_data=[
-        r.PartitionProduceData(index=partition, current_leader_epoch=epoch, records=batch)])])
+    return r(
+        acks=acks,
+        timeout_ms=1000,
+        topic_data=[
+            r.TopicProduceData(
+                name="orders",
+                partition_data=[r.PartitionProduceData(index=partition, current_leader_epoch=epoch, records=batch)],
+            )
+        ],
+    )
 
 
 def produce_response(partition: int, error: int) -> Any:
     r = m("ProduceResponse")
-    return r(responses=[r.TopicProduceResponse(name="orders", partition_responses=[
-        r.PartitionProduceResponse(index=partition, error_code=error)])])
+    return r(
+        responses=[
+            r.TopicProduceResponse(
+                name="orders", partition_responses=[r.PartitionProduceResponse(index=partition, error_code=error)]
+            )
+        ]
+    )
 
 
 def fetch(partition: int, epoch: int) -> Any:
     r = m("FetchRequest")
-    return r(max_wait_ms=500, min_bytes=1, max_bytes=1 << 20, topics=[r.FetchTopic(
-        topic="orders", topic_id=ORDERS_ID, partitions=[r.FetchPartition(
-            partition=partition, current_leader_epoch=epoch, fetch_offset=0, partition_max_bytes=1 << 20)])])
+    return r(
+        max_wait_ms=500,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        topics=[
+            r.FetchTopic(
+                topic="orders",
+                topic_id=ORDERS_ID,
+                partitions=[
+                    r.FetchPartition(
+                        partition=partition, current_leader_epoch=epoch, fetch_offset=0, partition_max_bytes=1 << 20
+                    )
+                ],
+            )
+        ],
+    )
 
 
 def fetch_response(partition: int, error: int) -> Any:
     r = m("FetchResponse")
-    return r(responses=[r.FetchableTopicResponse(topic="orders", topic_id=ORDERS_ID, partitions=[
-        r.PartitionData(partition_index=partition, error_code=error, high_watermark=0)])])
+    return r(
+        responses=[
+            r.FetchableTopicResponse(
+                topic="orders",
+                topic_id=ORDERS_ID,
+                partitions=[r.PartitionData(partition_index=partition, error_code=error, high_watermark=0)],
+            )
+        ]
+    )
 
 
 def list_offsets(partition: int, epoch: int) -> Any:
     r = m("ListOffsetsRequest")
-    return r(replica_id=-1, topics=[r.ListOffsetsTopic(name="orders", partitions=[
-        r.ListOffsetsPartition(partition_index=partition, current_leader_epoch=epoch, timestamp=-1)])])
+    return r(
+        replica_id=-1,
+        topics=[
+            r.ListOffsetsTopic(
+                name="orders",
+                partitions=[
+                    r.ListOffsetsPartition(partition_index=partition, current_leader_epoch=epoch, timestamp=-1)
+                ],
+            )
+        ],
+    )
 
 
 def list_offsets_response(partition: int, error: int) -> Any:
     r = m("ListOffsetsResponse")
-    return r(topics=[r.ListOffsetsTopicResponse(name="orders", partitions=[
-        r.ListOffsetsPartitionResponse(partition_index=partition, error_code=error, offset=0)])])
+    return r(
+        topics=[
+            r.ListOffsetsTopicResponse(
+                name="orders",
+                partitions=[r.ListOffsetsPartitionResponse(partition_index=partition, error_code=error, offset=0)],
+            )
+        ]
+    )
 
 
 def leader_and_isr(controller_epoch: int, states: dict[int, int]) -> Any:
     r = m("LeaderAndIsrRequest")
-    return r(controller_id=3, controller_epoch=controller_epoch, broker_epoch=100, type=1, topic_states=[
-        r.LeaderAndIsrTopicState(topic_name="orders", topic_id=ORDERS_ID, partition_states=[
-            r.LeaderAndIsrPartitionState(topic_name="orders", partition_index=p, controller_epoch=controller_epoch,
-                                         leader=1, leader_epoch=e, isr=[1, 2], replicas=[1, 2])
-            for p, e in sorted(states.items())])], live_leaders=[r.LeaderAndIsrLiveLeader(
-                broker_id=1, host_name="b1", port=9092)])
+    return r(
+        controller_id=3,
+        controller_epoch=controller_epoch,
+        broker_epoch=100,
+        type=1,
+        topic_states=[
+            r.LeaderAndIsrTopicState(
+                topic_name="orders",
+                topic_id=ORDERS_ID,
+                partition_states=[
+                    r.LeaderAndIsrPartitionState(
+                        topic_name="orders",
+                        partition_index=p,
+                        controller_epoch=controller_epoch,
+                        leader=1,
+                        leader_epoch=e,
+                        isr=[1, 2],
+                        replicas=[1, 2],
+                    )
+                    for p, e in sorted(states.items())
+                ],
+            )
+        ],
+        live_leaders=[r.LeaderAndIsrLiveLeader(broker_id=1, host_name="b1", port=9092)],
+    )
 
 
 def leader_and_isr_response(error: int, partitions: list[int]) -> Any:
     r = m("LeaderAndIsrResponse")
-    return r(error_code=error, topics=[r.LeaderAndIsrTopicError(topic_id=ORDERS_ID, partition_errors=[
-        r.LeaderAndIsrPartitionError(partition_index=p, error_code=error) for p in partitions])])
+    return r(
+        error_code=error,
+        topics=[
+            r.LeaderAndIsrTopicError(
+                topic_id=ORDERS_ID,
+                partition_errors=[
+                    r.LeaderAndIsrPartitionError(partition_index=p, error_code=error) for p in partitions
+                ],
+            )
+        ],
+    )
 
 
 def stop_replica(states: dict[int, int], *, delete: bool, topic_id: uuid.UUID | None = None) -> Any:
     r = m("StopReplicaRequest")
-    return r(controller_id=3, controller_epoch=2, broker_epoch=100, topic_states=[r.StopReplicaTopicState(
-        topic_name="orders", topic_id=topic_id or uuid.UUID(int=0), partition_states=[
-            r.StopReplicaPartitionState(partition_index=p, leader_epoch=e, delete_partition=delete)
-            for p, e in sorted(states.items())])])
+    return r(
+        controller_id=3,
+        controller_epoch=2,
+        broker_epoch=100,
+        topic_states=[
+            r.StopReplicaTopicState(
+                topic_name="orders",
+                topic_id=topic_id or uuid.UUID(int=0),
+                partition_states=[
+                    r.StopReplicaPartitionState(partition_index=p, leader_epoch=e, delete_partition=delete)
+                    for p, e in sorted(states.items())
+                ],
+            )
+        ],
+    )
 
 
 def stop_replica_response(errors: dict[int, int], topic_id: uuid.UUID | None = None) -> Any:
     r = m("StopReplicaResponse")
     if topic_id is None:  # v3 and older: a flat list
-        return r(partition_errors=[r.StopReplicaPartitionError(topic_name="orders", partition_index=p, error_code=e)
-                                   for p, e in sorted(errors.items())])
-    return r(topics=[r.StopReplicaTopicError(topic_name="orders", topic_id=topic_id, partition_errors=[
-        r.StopReplicaPartitionError(partition_index=p, error_code=e) for p, e in sorted(errors.items())])])
+        return r(
+            partition_errors=[
+                r.StopReplicaPartitionError(topic_name="orders", partition_index=p, error_code=e)
+                for p, e in sorted(errors.items())
+            ]
+        )
+    return r(
+        topics=[
+            r.StopReplicaTopicError(
+                topic_name="orders",
+                topic_id=topic_id,
+                partition_errors=[
+                    r.StopReplicaPartitionError(partition_index=p, error_code=e) for p, e in sorted(errors.items())
+                ],
+            )
+        ]
+    )
 
 
 class Script:
@@ -135,8 +247,9 @@ class Script:
 
 def client_script() -> Script:
     s = Script(CLIENT, "app-1")
-    s.exchange(0, m("ApiVersionsRequest")(client_software_name="t", client_software_version="1"),
-               m("ApiVersionsResponse")(), 3)
+    s.exchange(
+        0, m("ApiVersionsRequest")(client_software_name="t", client_software_version="1"), m("ApiVersionsResponse")(), 3
+    )
     s.exchange(10, m("MetadataRequest")(topics=None), metadata_response({0: 5, 1: 3}), 12)
     s.exchange(20, produce(0, 5), produce_response(0, 0), 12)  # current epoch: fine
     s.exchange(30, produce(0, 4), produce_response(0, FENCED), 12)  # older than 5: fenced

@@ -24,15 +24,19 @@ def raw(token: bytes) -> bytes:
 def handshake(version: int, error_code: int = 0) -> list[tuple[str, bytes]]:
     request = P.message("SaslHandshakeRequest")(mechanism="PLAIN")
     response = P.message("SaslHandshakeResponse")(error_code=error_code, mechanisms=["PLAIN"])
-    return [("client", P.encode_request(request, version, correlation_id=1, client_id="app")),
-            ("broker", P.encode_response(response, version, correlation_id=1))]
+    return [
+        ("client", P.encode_request(request, version, correlation_id=1, client_id="app")),
+        ("broker", P.encode_response(response, version, correlation_id=1)),
+    ]
 
 
 def metadata(correlation_id: int) -> list[tuple[str, bytes]]:
     request = P.message("MetadataRequest")(topics=None)
     response = P.message("MetadataResponse")(brokers=[], topics=[])
-    return [("client", P.encode_request(request, 1, correlation_id=correlation_id, client_id="app")),
-            ("broker", P.encode_response(response, 1, correlation_id=correlation_id))]
+    return [
+        ("client", P.encode_request(request, 1, correlation_id=correlation_id, client_id="app")),
+        ("broker", P.encode_response(response, 1, correlation_id=correlation_id)),
+    ]
 
 
 def v0_session() -> list[tuple[str, bytes]]:

@@ -49,7 +49,12 @@ def primitive(kind: str) -> st.SearchStrategy[Any]:
 
 
 def value(
-    f: FieldInfo, kind: str, version: int, flexible: bool, depth: int, element: bool = False,
+    f: FieldInfo,
+    kind: str,
+    version: int,
+    flexible: bool,
+    depth: int,
+    element: bool = False,
 ) -> st.SearchStrategy[Any]:
     if kind == "array":
         items = st.lists(value(f, f.element or "", version, flexible, depth + 1, element=True), max_size=MAX_ITEMS)

@@ -11,15 +11,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_import_contracts_hold() -> None:
     lint = Path(sys.executable).parent / "lint-imports"
-    result = subprocess.run([str(lint), "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(lint), "--config", str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     declared = (ROOT / "pyproject.toml").read_text().count("[[tool.importlinter.contracts]]")
     assert "0 broken" in result.stdout and f"Contracts: {declared} kept" in result.stdout
 
 
 def test_import_does_not_load_messages_or_codegen() -> None:
-    code = ("import sys, kafka_epochs; "
-            "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs')))")
+    code = "import sys, kafka_epochs; print(sorted(m for m in sys.modules if m.startswith('kafka_epochs')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['kafka_epochs', 'kafka_epochs.errors']"

@@ -37,10 +37,17 @@ class CaptureStreams:
     ``max_buffered_bytes``: out-of-order bytes held per direction before a hole is given up.
     """
 
-    def __init__(self, source: CaptureSource, *, ports: Iterable[int] | None = None, auto_detect_ports: bool = True,
-                 align_frames: bool = True, frame_rules: FrameRules = default_frame_rule,
-                 max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
-                 max_record_size: int = DEFAULT_MAX_RECORD_SIZE) -> None:
+    def __init__(
+        self,
+        source: CaptureSource,
+        *,
+        ports: Iterable[int] | None = None,
+        auto_detect_ports: bool = True,
+        align_frames: bool = True,
+        frame_rules: FrameRules = default_frame_rule,
+        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    ) -> None:
         self.source = source
         self.ports = None if ports is None else frozenset(ports)
         self.auto_detect_ports = auto_detect_ports
@@ -106,8 +113,9 @@ class CaptureStreams:
             for event in events:
                 key = (event.flow, event.direction)
                 if type(event) is StreamStart:
-                    aligner = aligners[key] = FrameAligner(event.flow, event.direction,
-                                                           rules(event.flow, event.direction), stats)
+                    aligner = aligners[key] = FrameAligner(
+                        event.flow, event.direction, rules(event.flow, event.direction), stats
+                    )
                 else:
                     aligner = aligners[key]
                 aligner.feed(event, out)
@@ -118,11 +126,25 @@ class CaptureStreams:
         return align
 
 
-def iter_streams(source: CaptureSource, *, ports: Iterable[int] | None = None, auto_detect_ports: bool = True,
-                 align_frames: bool = True, frame_rules: FrameRules = default_frame_rule,
-                 max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
-                 max_record_size: int = DEFAULT_MAX_RECORD_SIZE) -> Iterator[StreamEvent]:
+def iter_streams(
+    source: CaptureSource,
+    *,
+    ports: Iterable[int] | None = None,
+    auto_detect_ports: bool = True,
+    align_frames: bool = True,
+    frame_rules: FrameRules = default_frame_rule,
+    max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+) -> Iterator[StreamEvent]:
     """The events of every Kafka connection in a capture, in capture order (see :class:`CaptureStreams`)."""
-    return iter(CaptureStreams(source, ports=ports, auto_detect_ports=auto_detect_ports, align_frames=align_frames,
-                               frame_rules=frame_rules, max_buffered_bytes=max_buffered_bytes,
-                               max_record_size=max_record_size))
+    return iter(
+        CaptureStreams(
+            source,
+            ports=ports,
+            auto_detect_ports=auto_detect_ports,
+            align_frames=align_frames,
+            frame_rules=frame_rules,
+            max_buffered_bytes=max_buffered_bytes,
+            max_record_size=max_record_size,
+        )
+    )

@@ -43,37 +43,61 @@ def _checksum(data: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def _packet(src: tuple[str, int], dst: tuple[str, int], seq: int, ack: int, flags: int, payload: bytes,
-            src_mac: bytes, dst_mac: bytes, ident: int) -> bytes:
+def _packet(
+    src: tuple[str, int],
+    dst: tuple[str, int],
+    seq: int,
+    ack: int,
+    flags: int,
+    payload: bytes,
+    src_mac: bytes,
+    dst_mac: bytes,
+    ident: int,
+) -> bytes:
     source, destination = ipaddress.IPv4Address(src[0]).packed, ipaddress.IPv4Address(dst[0]).packed
-    header = struct.pack(">HHIIBBHHH", src[1], dst[1], seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags,
-                         65535, 0, 0)
+    header = struct.pack(">HHIIBBHHH", src[1], dst[1], seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0)
     pseudo = source + destination + struct.pack(">BBH", 0, 6, len(header) + len(payload))
     segment = header[:16] + struct.pack(">H", _checksum(pseudo + header + payload)) + header[18:] + payload
-    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(segment), ident & 0xFFFF, 0x4000, 64, 6, 0,
-                     source, destination)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(segment), ident & 0xFFFF, 0x4000, 64, 6, 0, source, destination)
     ip = ip[:10] + struct.pack(">H", _checksum(ip)) + ip[12:]
     return dst_mac + src_mac + b"\x08\x00" + ip + segment
 
 
-def connection_packets(conn: RecordedConnection, *, mss: int = 1460, client_isn: int = 0x10000000,
-                       broker_isn: int = 0x20000000) -> list[tuple[int, bytes]]:
+def connection_packets(
+    conn: RecordedConnection, *, mss: int = 1460, client_isn: int = 0x10000000, broker_isn: int = 0x20000000
+) -> list[tuple[int, bytes]]:
     """The Ethernet frames of one connection, each with its timestamp."""
     if not conn.chunks:
         return []
     out: list[tuple[int, bytes]] = []
     next_seq = {"client": client_isn + 1, "broker": broker_isn + 1}
     ident = {"client": 1, "broker": 1}
-    ends = {"client": (conn.client, conn.broker, _CLIENT_MAC, _BROKER_MAC),
-            "broker": (conn.broker, conn.client, _BROKER_MAC, _CLIENT_MAC)}
+    ends = {
+        "client": (conn.client, conn.broker, _CLIENT_MAC, _BROKER_MAC),
+        "broker": (conn.broker, conn.client, _BROKER_MAC, _CLIENT_MAC),
+    }
 
-    def emit(when: int, side: str, flags: int, payload: bytes = b"", seq: int | None = None,
-             ack: int | None = None) -> None:
+    def emit(
+        when: int, side: str, flags: int, payload: bytes = b"", seq: int | None = None, ack: int | None = None
+    ) -> None:
         other = "broker" if side == "client" else "client"
         src, dst, src_mac, dst_mac = ends[side]
-        out.append((when, _packet(src, dst, next_seq[side] if seq is None else seq,
-                                  next_seq[other] if ack is None else ack, flags, payload, src_mac, dst_mac,
-                                  ident[side])))
+        out.append(
+            (
+                when,
+                _packet(
+                    src,
+                    dst,
+                    next_seq[side] if seq is None else seq,
+                    next_seq[other] if ack is None else ack,
+                    flags,
+                    payload,
+                    src_mac,
+                    dst_mac,
+                    ident[side],
+                ),
+            )
+        )
         ident[side] += 1
 
     start = conn.chunks[0][0] - 3000
@@ -84,7 +108,7 @@ def connection_packets(conn: RecordedConnection, *, mss: int = 1460, client_isn:
     for when, side, data in conn.chunks:
         when = max(when, last)  # keep the capture in time order even if the log was not
         for offset in range(0, len(data), mss):
-            piece = data[offset:offset + mss]
+            piece = data[offset : offset + mss]
             emit(when, side, _PSH | _ACK, piece)
             next_seq[side] += len(piece)
         last = when
@@ -97,13 +121,20 @@ def connection_packets(conn: RecordedConnection, *, mss: int = 1460, client_isn:
     return out
 
 
-def write_capture(destination: str | os.PathLike[str] | BinaryIO, connections: Sequence[RecordedConnection] |
-                  Iterable[RecordedConnection], *, mss: int = 1460) -> int:
+def write_capture(
+    destination: str | os.PathLike[str] | BinaryIO,
+    connections: Sequence[RecordedConnection] | Iterable[RecordedConnection],
+    *,
+    mss: int = 1460,
+) -> int:
     """Write the connections' packets, interleaved by time, as a pcap file; returns the packet count."""
     packets: list[tuple[int, bytes]] = []
     for number, conn in enumerate(connections):
         # Distinct initial sequence numbers per connection, as real stacks pick them.
-        packets.extend(connection_packets(conn, mss=mss, client_isn=0x10000000 + number * 0x01000000,
-                                          broker_isn=0x80000000 + number * 0x01000000))
+        packets.extend(
+            connection_packets(
+                conn, mss=mss, client_isn=0x10000000 + number * 0x01000000, broker_isn=0x80000000 + number * 0x01000000
+            )
+        )
     packets.sort(key=lambda p: p[0])  # stable: a connection's own packets keep their order
     return write_pcap(destination, packets, LINKTYPE_ETHERNET)

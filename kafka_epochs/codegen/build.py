@@ -77,8 +77,11 @@ def stale_files(spec_dir: str | Path, out_dir: str | Path) -> list[str]:
     catalogue file) would add, change or remove."""
     spec_dir, out_dir = Path(spec_dir), Path(out_dir)
     files = package_files(load_source(spec_dir), _package_doc(spec_dir))
-    stale = [name for name, text in files.items()
-             if not (out_dir / name).exists() or (out_dir / name).read_text(encoding="utf-8") != text]
+    stale = [
+        name
+        for name, text in files.items()
+        if not (out_dir / name).exists() or (out_dir / name).read_text(encoding="utf-8") != text
+    ]
     stale += [p.name for p in out_dir.glob("*.py") if p.name not in files]
     return stale
 

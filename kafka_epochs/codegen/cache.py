@@ -41,7 +41,9 @@ def spec_digest(spec_dir: Path) -> str:
 
 
 def compiled_package(
-    spec_dir: str | Path, cache_dir: str | Path | None = None, on_generate: Callable[[Path], None] | None = None,
+    spec_dir: str | Path,
+    cache_dir: str | Path | None = None,
+    on_generate: Callable[[Path], None] | None = None,
 ) -> tuple[str, Path]:
     """Generate (or reuse from the cache) the package for ``spec_dir``; returns (package name, path).
 
@@ -90,7 +92,8 @@ def import_from(package: str, directory: Path, module: str) -> ModuleType:
         return existing
     if package not in sys.modules:
         pkg_spec = importlib.util.spec_from_file_location(
-            package, directory / "__init__.py", submodule_search_locations=[str(directory)])
+            package, directory / "__init__.py", submodule_search_locations=[str(directory)]
+        )
         assert pkg_spec is not None and pkg_spec.loader is not None
         pkg = importlib.util.module_from_spec(pkg_spec)
         sys.modules[package] = pkg

@@ -39,22 +39,34 @@ __all__ = ["construct_for", "construct_source", "from_native", "to_native"]
 
 #: construct's own integer, float and flag types for the fixed-width kinds.
 _FIXED = {
-    Kind.BOOL: "Flag", Kind.INT8: "Int8sb", Kind.INT16: "Int16sb", Kind.UINT16: "Int16ub",
-    Kind.INT32: "Int32sb", Kind.UINT32: "Int32ub", Kind.INT64: "Int64sb", Kind.FLOAT64: "Float64b",
+    Kind.BOOL: "Flag",
+    Kind.INT8: "Int8sb",
+    Kind.INT16: "Int16sb",
+    Kind.UINT16: "Int16ub",
+    Kind.INT32: "Int32sb",
+    Kind.UINT32: "Int32ub",
+    Kind.INT64: "Int64sb",
+    Kind.FLOAT64: "Float64b",
     Kind.UUID: "Uuid",
 }
 #: (compact, nullable) -> the construct_types name, for strings, bytes (records share bytes) and arrays.
 _STRINGS = {
-    (False, False): "String16", (False, True): "NullableString16",
-    (True, False): "CompactString", (True, True): "CompactNullableString",
+    (False, False): "String16",
+    (False, True): "NullableString16",
+    (True, False): "CompactString",
+    (True, True): "CompactNullableString",
 }
 _BYTES = {
-    (False, False): "Bytes32", (False, True): "NullableBytes32",
-    (True, False): "CompactBytes", (True, True): "CompactNullableBytes",
+    (False, False): "Bytes32",
+    (False, True): "NullableBytes32",
+    (True, False): "CompactBytes",
+    (True, True): "CompactNullableBytes",
 }
 _ARRAYS = {
-    (False, False): "Array32", (False, True): "NullableArray32",
-    (True, False): "CompactArray", (True, True): "CompactNullableArray",
+    (False, False): "Array32",
+    (False, True): "NullableArray32",
+    (True, False): "CompactArray",
+    (True, True): "CompactNullableArray",
 }
 #: Calls laid out one argument per line in the source view.
 _MULTILINE = frozenset({"KafkaStruct", "TagSection"})
@@ -205,15 +217,19 @@ class _Layout:
         flexible = self.spec.is_flexible(v)
         members: tuple[_Expr, ...] = tuple(
             _Named(attribute_name(f.name), self._field(f, v))
-            for f in struct.fields if f.present_in(v) and not f.tagged_in(v)
+            for f in struct.fields
+            if f.present_in(v) and not f.tagged_in(v)
         )
         if not flexible:
             return _Call(_Sym("KafkaStruct"), members)
         known = sorted((f for f in struct.fields if f.present_in(v) and f.tagged_in(v)), key=_tag_of)
         invalid = sorted(_tag_of(f) for f in struct.fields if f.tag is not None and f not in known)
         entries = tuple(
-            _Call(_Sym("TaggedField"), (_Lit(f.tag), _Named(attribute_name(f.name), self._field(f, v))),
-                  (("default", _Lit(_native_default(f, v, flexible))),))
+            _Call(
+                _Sym("TaggedField"),
+                (_Lit(f.tag), _Named(attribute_name(f.name), self._field(f, v))),
+                (("default", _Lit(_native_default(f, v, flexible))),),
+            )
             for f in known
         )
         section = _Call(_Sym("TagSection"), entries, (("invalid", _Lit(tuple(invalid))),) if invalid else ())

@@ -8,10 +8,22 @@ import re
 _BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 #: Attribute names the generated classes use themselves.
-RESERVED = frozenset({
-    "encode", "decode", "read", "write", "to_dict", "from_dict", "API_KEY", "MESSAGE_TYPE",
-    "VALID_VERSIONS", "FLEXIBLE_VERSIONS", "DEPRECATED_VERSIONS", "LATEST_VERSION_UNSTABLE",
-})
+RESERVED = frozenset(
+    {
+        "encode",
+        "decode",
+        "read",
+        "write",
+        "to_dict",
+        "from_dict",
+        "API_KEY",
+        "MESSAGE_TYPE",
+        "VALID_VERSIONS",
+        "FLEXIBLE_VERSIONS",
+        "DEPRECATED_VERSIONS",
+        "LATEST_VERSION_UNSTABLE",
+    }
+)
 
 
 def snake_case(name: str) -> str:

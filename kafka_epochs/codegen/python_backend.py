@@ -44,29 +44,32 @@ _RUNTIME_IMPORTS: dict[str, str] = {
     "_Any": "from typing import Any as _Any",
     "_TypeAlias": "from typing import TypeAlias as _TypeAlias",
     "_UUID": "from uuid import UUID as _UUID",
-    **{alias: f"from kafka_epochs.wire.{module} import {name} as {alias}" for module, name, alias in [
-        ("message", "Message", "_Message"),
-        ("message", "NO_VERSIONS", "_NO_VERSIONS"),
-        ("message", "Struct", "_Struct"),
-        ("primitives", "Malformed", "_Malformed"),
-        ("primitives", "UVARINT1", "_UV1"),
-        ("primitives", "fixed_array", "_fixed_array"),
-        ("primitives", "fixed_array_pack", "_fixed_array_pack"),
-        ("primitives", "fixed_array_packers", "_fixed_array_packers"),
-        ("primitives", "fixed_array_unpackers", "_fixed_array_unpackers"),
-        ("primitives", "SMALL_ARRAY", "_SMALL"),
-        ("primitives", "read_unknown_tags", "_read_unknown_tags"),
-        ("primitives", "read_uvarint", "_uvarint"),
-        ("primitives", "uuid_from_bytes", "_uuid"),
-        ("primitives", "uvarint", "_to_uvarint"),
-        ("primitives", "write_tags", "_write_tags"),
-        ("schema", "EMPTY_ARRAY", "_EMPTY_ARRAY"),
-        ("schema", "EMPTY_STRUCT", "_EMPTY_STRUCT"),
-        ("schema", "FieldInfo", "_F"),
-        ("schema", "MAX_VERSION", "_MAX_VERSION"),
-        ("support", "missing_field", "_missing"),
-        ("support", "string_length", "_string_length"),
-    ]},
+    **{
+        alias: f"from kafka_epochs.wire.{module} import {name} as {alias}"
+        for module, name, alias in [
+            ("message", "Message", "_Message"),
+            ("message", "NO_VERSIONS", "_NO_VERSIONS"),
+            ("message", "Struct", "_Struct"),
+            ("primitives", "Malformed", "_Malformed"),
+            ("primitives", "UVARINT1", "_UV1"),
+            ("primitives", "fixed_array", "_fixed_array"),
+            ("primitives", "fixed_array_pack", "_fixed_array_pack"),
+            ("primitives", "fixed_array_packers", "_fixed_array_packers"),
+            ("primitives", "fixed_array_unpackers", "_fixed_array_unpackers"),
+            ("primitives", "SMALL_ARRAY", "_SMALL"),
+            ("primitives", "read_unknown_tags", "_read_unknown_tags"),
+            ("primitives", "read_uvarint", "_uvarint"),
+            ("primitives", "uuid_from_bytes", "_uuid"),
+            ("primitives", "uvarint", "_to_uvarint"),
+            ("primitives", "write_tags", "_write_tags"),
+            ("schema", "EMPTY_ARRAY", "_EMPTY_ARRAY"),
+            ("schema", "EMPTY_STRUCT", "_EMPTY_STRUCT"),
+            ("schema", "FieldInfo", "_F"),
+            ("schema", "MAX_VERSION", "_MAX_VERSION"),
+            ("support", "missing_field", "_missing"),
+            ("support", "string_length", "_string_length"),
+        ]
+    },
 }
 #: The stdlib imports first, then the runtime's, in this order.
 _IMPORT_ORDER = list(_RUNTIME_IMPORTS)
@@ -75,9 +78,18 @@ COMPACT_STRING_LIMIT = "0x8000"
 _FIXED_SIZES = {"?": 1, "b": 1, "B": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
 _FORMAT_NAMES = {"?": "o", "16s": "u"}
 _PY_TYPES = {
-    Kind.BOOL: "bool", Kind.INT8: "int", Kind.INT16: "int", Kind.UINT16: "int", Kind.INT32: "int",
-    Kind.UINT32: "int", Kind.INT64: "int", Kind.FLOAT64: "float", Kind.STRING: "str",
-    Kind.BYTES: "bytes", Kind.RECORDS: "bytes", Kind.UUID: "_UUID",
+    Kind.BOOL: "bool",
+    Kind.INT8: "int",
+    Kind.INT16: "int",
+    Kind.UINT16: "int",
+    Kind.INT32: "int",
+    Kind.UINT32: "int",
+    Kind.INT64: "int",
+    Kind.FLOAT64: "float",
+    Kind.STRING: "str",
+    Kind.BYTES: "bytes",
+    Kind.RECORDS: "bytes",
+    Kind.UUID: "_UUID",
 }
 
 
@@ -94,8 +106,11 @@ def _check_names(spec: MessageSpec) -> None:
         for f in struct.fields:
             attr = attribute_name(f.name)
             if attr in seen:
-                raise SpecError(spec.source, f"{struct.name}.{f.name}",
-                                f"fields {seen[attr]} and {f.name} would both be the attribute {attr!r}")
+                raise SpecError(
+                    spec.source,
+                    f"{struct.name}.{f.name}",
+                    f"fields {seen[attr]} and {f.name} would both be the attribute {attr!r}",
+                )
             seen[attr] = f.name
 
 
@@ -275,7 +290,7 @@ class _ModuleWriter:
             src(line)
         if stdlib:
             src()
-        for line in imports[len(stdlib):]:
+        for line in imports[len(stdlib) :]:
             src(line)
         src()
         src("_new = object.__new__")
@@ -393,8 +408,9 @@ class _ModuleWriter:
             if f.ignorable:
                 notes.append("ignorable")
             text = f"{self.attr(f)} ({', '.join(notes)}): {f.about}".rstrip()
-            lines.extend(textwrap.wrap(text, 96, initial_indent="    ", subsequent_indent="        ")
-                         or ["    " + text])
+            lines.extend(
+                textwrap.wrap(text, 96, initial_indent="    ", subsequent_indent="        ") or ["    " + text]
+            )
         if is_message and spec.history:
             lines += ["", "Version history (the spec's own account):"]
             lines += [f"    {line}" if line else "" for line in spec.history.splitlines()]
@@ -489,8 +505,7 @@ class _Decode:
                 # Likewise the first byte of a compact length that follows the run.
                 following = runs[i + 1][0] if i + 1 < len(runs) else None
                 preloaded = following is not None and self.compact_length(following)
-                self.fixed_run(run, var, with_tag_count=merge_tags and i == len(runs) - 1,
-                               with_length=preloaded)
+                self.fixed_run(run, var, with_tag_count=merge_tags and i == len(runs) - 1, with_length=preloaded)
             else:
                 self.value(run[0], f"{var}.{gen.attr(run[0])}", depth, end, preloaded=preloaded)
                 preloaded = False
@@ -519,8 +534,9 @@ class _Decode:
             return f.compact_in(self.v, self.gen.spec.flexible_versions)
         return f.type.kind is Kind.ARRAY and self.flexible
 
-    def fixed_run(self, run: list[FieldSpec], var: str, with_tag_count: bool = False,
-                  with_length: bool = False) -> None:
+    def fixed_run(
+        self, run: list[FieldSpec], var: str, with_tag_count: bool = False, with_length: bool = False
+    ) -> None:
         src, gen = self.src, self.gen
         extra = ["t"] if with_tag_count else ["n"] if with_length else []
         fmt = "".join(FIXED_FORMATS[f.type.kind] for f in run) + "B" * len(extra)
@@ -635,8 +651,10 @@ class _Decode:
         if element.is_fixed and element.kind is not Kind.UUID:
             code = FIXED_FORMATS[element.kind]
             table = self.gen.array_table(code, "unpack")
-            src(f"{target} = [*{table}[n](data, pos)] if n < {rt('_SMALL')} "
-                f"else list({rt('_fixed_array')}({code!r}, n)(data, pos))")
+            src(
+                f"{target} = [*{table}[n](data, pos)] if n < {rt('_SMALL')} "
+                f"else list({rt('_fixed_array')}({code!r}, n)(data, pos))"
+            )
             src(f"pos += {_FIXED_SIZES[code]} * n")
             return
         items = f"l{depth}"
@@ -697,8 +715,9 @@ class _Decode:
             body("pos = stop")
         body("o._unknown_tags = unknown")
         body("return pos")
-        return gen.add_function(kind, layout, "def {name}(o, data, pos, end):", body.lines,
-                                f"_read_tags_{struct.name}_v{v}")
+        return gen.add_function(
+            kind, layout, "def {name}(o, data, pos, end):", body.lines, f"_read_tags_{struct.name}_v{v}"
+        )
 
 
 class _Encode:
@@ -799,8 +818,10 @@ class _Encode:
         if element.is_fixed and element.kind is not Kind.UUID:
             code = FIXED_FORMATS[element.kind]
             table = self.gen.array_table(code, "pack")
-            src(f"{out}.append({table}[n](*{items}) if n < {self.gen.rt('_SMALL')} "
-                f"else {self.gen.rt('_fixed_array_pack')}({code!r}, n)(*{items}))")
+            src(
+                f"{out}.append({table}[n](*{items}) if n < {self.gen.rt('_SMALL')} "
+                f"else {self.gen.rt('_fixed_array_pack')}({code!r}, n)(*{items}))"
+            )
             return
         item = f"o{depth}"
         with src.block(f"for {item} in {items}:"):

@@ -70,9 +70,15 @@ def requested_leader_epochs(request: EpochRequest, version: int) -> list[Request
 
     if api_key == LIST_OFFSETS:
         list_offsets = cast("ListOffsetsRequest", request)
-        return [RequestedLeaderEpoch(t.name, p.partition_index, epoch(p), topic_id(t))
-                for t in list_offsets.topics for p in t.partitions]
+        return [
+            RequestedLeaderEpoch(t.name, p.partition_index, epoch(p), topic_id(t))
+            for t in list_offsets.topics
+            for p in t.partitions
+        ]
     by_topic = cast("FetchRequest | OffsetForLeaderEpochRequest", request)
     named = api_key != FETCH or version <= _FETCH_LAST_NAMED_VERSION
-    return [RequestedLeaderEpoch(t.topic if named else "", p.partition, epoch(p), topic_id(t))
-            for t in by_topic.topics for p in t.partitions]
+    return [
+        RequestedLeaderEpoch(t.topic if named else "", p.partition, epoch(p), topic_id(t))
+        for t in by_topic.topics
+        for p in t.partitions
+    ]

@@ -42,17 +42,19 @@ class ClientAction(Enum):
 # the subclasses of InvalidMetadataException, which make the producer and consumer request a
 # metadata update before retrying. FENCED_LEADER_EPOCH is one of them; UNKNOWN_LEADER_EPOCH is
 # deliberately not (KIP-359).
-STALE_METADATA_ERRORS = frozenset({
-    Errors.UNKNOWN_TOPIC_OR_PARTITION,
-    Errors.NETWORK_EXCEPTION,
-    Errors.LEADER_NOT_AVAILABLE,
-    Errors.NOT_LEADER_OR_FOLLOWER,
-    Errors.KAFKA_STORAGE_ERROR,
-    Errors.LISTENER_NOT_FOUND,
-    Errors.FENCED_LEADER_EPOCH,
-    Errors.UNKNOWN_TOPIC_ID,
-    Errors.INCONSISTENT_TOPIC_ID,
-})
+STALE_METADATA_ERRORS = frozenset(
+    {
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        Errors.NETWORK_EXCEPTION,
+        Errors.LEADER_NOT_AVAILABLE,
+        Errors.NOT_LEADER_OR_FOLLOWER,
+        Errors.KAFKA_STORAGE_ERROR,
+        Errors.LISTENER_NOT_FOUND,
+        Errors.FENCED_LEADER_EPOCH,
+        Errors.UNKNOWN_TOPIC_ID,
+        Errors.INCONSISTENT_TOPIC_ID,
+    }
+)
 
 
 def client_action(error: int) -> ClientAction:
@@ -86,7 +88,10 @@ def jittered_interval_ms(base_ms: int, rng: random.Random, jitter: float = DEFAU
 
 
 def next_metadata_refresh_ms(
-    now_ms: int, rng: random.Random, max_age_ms: int = METADATA_MAX_AGE_MS_DEFAULT, jitter: float = DEFAULT_JITTER,
+    now_ms: int,
+    rng: random.Random,
+    max_age_ms: int = METADATA_MAX_AGE_MS_DEFAULT,
+    jitter: float = DEFAULT_JITTER,
 ) -> int:
     """When the next periodic metadata refresh is due, given the time of the last one."""
     return now_ms + jittered_interval_ms(max_age_ms, rng, jitter)

@@ -54,8 +54,11 @@ def leader_and_isr_partitions(request: LeaderAndIsrRequest, version: int) -> lis
     if version < FIRST_GROUPED_VERSION:
         return [_partition(s.topic_name, None, s) for s in request.ungrouped_partition_states]
     with_ids = version >= FIRST_VERSION_WITH_TOPIC_IDS
-    return [_partition(t.topic_name, known_topic_id(t.topic_id) if with_ids else None, s)
-            for t in request.topic_states for s in t.partition_states]
+    return [
+        _partition(t.topic_name, known_topic_id(t.topic_id) if with_ids else None, s)
+        for t in request.topic_states
+        for s in t.partition_states
+    ]
 
 
 def leader_and_isr_type(request: LeaderAndIsrRequest, version: int) -> LeaderAndIsrType:
@@ -93,7 +96,9 @@ def leader_and_isr_epoch_error(request_epoch: int, current_epoch: int) -> Errors
 
 
 def leader_and_isr_response(
-    version: int, results: Sequence[tuple[LeaderAndIsrPartition, Errors]], error: Errors = Errors.NONE,
+    version: int,
+    results: Sequence[tuple[LeaderAndIsrPartition, Errors]],
+    error: Errors = Errors.NONE,
 ) -> Any:
     """A generated LeaderAndIsrResponse: flat up to v4, grouped under topic ids from v5."""
     response_cls: type[LeaderAndIsrResponse] = message_class("LeaderAndIsrResponse")
@@ -102,7 +107,8 @@ def leader_and_isr_response(
     if version < FIRST_VERSION_WITH_TOPIC_IDS:
         response.partition_errors = [
             partition_error(topic_name=item.topic, partition_index=item.partition, error_code=int(err))
-            for item, err in results]
+            for item, err in results
+        ]
         return response
     groups: dict[uuid.UUID, Any] = {}
     for item, err in results:
@@ -116,5 +122,12 @@ def leader_and_isr_response(
 
 
 def _partition(topic: str, topic_id: uuid.UUID | None, state: LeaderAndIsrPartitionState) -> LeaderAndIsrPartition:
-    return LeaderAndIsrPartition(topic, state.partition_index, state.leader_epoch, state.leader,
-                                 tuple(state.isr), tuple(state.replicas), topic_id)
+    return LeaderAndIsrPartition(
+        topic,
+        state.partition_index,
+        state.leader_epoch,
+        state.leader,
+        tuple(state.isr),
+        tuple(state.replicas),
+        topic_id,
+    )

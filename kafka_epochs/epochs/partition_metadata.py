@@ -74,8 +74,9 @@ def parse_partition_metadata(text: str, location: str = FILE_NAME) -> PartitionM
         raise PartitionMetadataError(f"{location}: version is not an integer: {version_text!r}")
     version = int(version_text)
     if version != CURRENT_VERSION:
-        raise PartitionMetadataError(f"{location}: unsupported partition.metadata version {version}; "
-                                     f"this reader knows version {CURRENT_VERSION}")
+        raise PartitionMetadataError(
+            f"{location}: unsupported partition.metadata version {version}; this reader knows version {CURRENT_VERSION}"
+        )
     if len(lines) < 2:
         raise PartitionMetadataError(f"{location}: missing the 'topic_id: ...' line")
     if len(lines) > 2:

@@ -35,8 +35,11 @@ class ProducePartition(NamedTuple):
 def produce_partitions(request: ProduceRequest, version: int) -> list[ProducePartition]:
     """Every partition of a decoded ProduceRequest, in request order."""
     with_epoch = version >= FIRST_VERSION_WITH_LEADER_EPOCH
-    return [ProducePartition(t.name, p.index, p.current_leader_epoch if with_epoch else NO_EPOCH)
-            for t in request.topic_data for p in t.partition_data]
+    return [
+        ProducePartition(t.name, p.index, p.current_leader_epoch if with_epoch else NO_EPOCH)
+        for t in request.topic_data
+        for p in t.partition_data
+    ]
 
 
 def produce_response(results: Sequence[tuple[ProducePartition, Errors]]) -> ProduceResponse:
@@ -51,6 +54,7 @@ def produce_response(results: Sequence[tuple[ProducePartition, Errors]]) -> Prod
         topic = topics.get(item.topic)
         if topic is None:
             topic = topics[item.topic] = response_cls.TopicProduceResponse(name=item.topic)
-        topic.partition_responses.append(response_cls.PartitionProduceResponse(
-            index=item.partition, error_code=int(err), base_offset=INVALID_OFFSET))
+        topic.partition_responses.append(
+            response_cls.PartitionProduceResponse(index=item.partition, error_code=int(err), base_offset=INVALID_OFFSET)
+        )
     return response_cls(responses=list(topics.values()))

@@ -114,10 +114,12 @@ class ReplicaManager:
     def partition_view(self, topic: str, partition: int) -> PartitionView:
         """The replica, fences and staged deletions of one partition, as one comparable value."""
         tp = TopicPartition(topic, partition)
-        fences = tuple(sorted(((tid, f) for (key, tid), f in self._fences.items() if key == tp),
-                              key=lambda pair: pair[0].int))
-        staged = tuple(sorted((s for (key, _), s in self._staged.items() if key == tp),
-                              key=lambda s: (s.due_ms, str(s.topic_id))))
+        fences = tuple(
+            sorted(((tid, f) for (key, tid), f in self._fences.items() if key == tp), key=lambda pair: pair[0].int)
+        )
+        staged = tuple(
+            sorted((s for (key, _), s in self._staged.items() if key == tp), key=lambda s: (s.due_ms, str(s.topic_id)))
+        )
         return PartitionView(self._replicas.get(tp), fences, staged)
 
     def staged_deletions(self) -> list[StagedDeletion]:
@@ -242,12 +244,17 @@ class ReplicaManager:
             return Errors.INCONSISTENT_TOPIC_ID
         if self.broker_id not in item.replicas:
             return Errors.UNKNOWN_TOPIC_OR_PARTITION
-        self._replicas[tp] = Replica(ReplicaStatus.HOSTED, item.leader_epoch, topic_id, item.leader,
-                                     item.isr, item.replicas)
+        self._replicas[tp] = Replica(
+            ReplicaStatus.HOSTED, item.leader_epoch, topic_id, item.leader, item.isr, item.replicas
+        )
         return Errors.NONE
 
     def _same_epoch_topic_id_update(
-        self, tp: TopicPartition, local: Replica, item: LeaderAndIsrPartition, stale: Errors,
+        self,
+        tp: TopicPartition,
+        local: Replica,
+        item: LeaderAndIsrPartition,
+        stale: Errors,
     ) -> Errors:
         # Apache accepts a state with the replica's own epoch in two cases, both about topic ids
         # and neither a leadership change: the controller hands an id to a log that had none
@@ -319,5 +326,6 @@ class ReplicaManager:
             self._raise_fence(tp, local.topic_id, local.leader_epoch, False)
         key = (tp, local.topic_id)
         if key not in self._staged:  # staging again must not push the deletion further out
-            self._staged[key] = StagedDeletion(tp, local.topic_id, reason, now_ms,
-                                               now_ms + self.delete_stale_topic_delay_ms)
+            self._staged[key] = StagedDeletion(
+                tp, local.topic_id, reason, now_ms, now_ms + self.delete_stale_topic_delay_ms
+            )

@@ -57,7 +57,9 @@ class EqualEpochPolicy(Enum):
 
 
 def stop_replica_epoch_error(
-    request_epoch: int, current_epoch: int, policy: EqualEpochPolicy = EqualEpochPolicy.ACCEPT,
+    request_epoch: int,
+    current_epoch: int,
+    policy: EqualEpochPolicy = EqualEpochPolicy.ACCEPT,
 ) -> Errors:
     """The KIP-570 check of one partition against the epoch of the local replica.
 
@@ -79,19 +81,34 @@ def stop_replica_partitions(request: StopReplicaRequest, version: int) -> list[S
     versions, at their defaults.
     """
     if version == 0:
-        return [StopReplicaPartition(p.topic_name, p.partition_index, NO_EPOCH, bool(request.delete_partitions))
-                for p in request.ungrouped_partitions]
+        return [
+            StopReplicaPartition(p.topic_name, p.partition_index, NO_EPOCH, bool(request.delete_partitions))
+            for p in request.ungrouped_partitions
+        ]
     if version < FIRST_VERSION_WITH_EPOCHS:
-        return [StopReplicaPartition(t.name, index, NO_EPOCH, bool(request.delete_partitions))
-                for t in request.topics for index in t.partition_indexes]
+        return [
+            StopReplicaPartition(t.name, index, NO_EPOCH, bool(request.delete_partitions))
+            for t in request.topics
+            for index in t.partition_indexes
+        ]
     with_ids = version >= FIRST_VERSION_WITH_TOPIC_IDS
-    return [StopReplicaPartition(t.topic_name, p.partition_index, p.leader_epoch, bool(p.delete_partition),
-                                 known_topic_id(t.topic_id) if with_ids else None)
-            for t in request.topic_states for p in t.partition_states]
+    return [
+        StopReplicaPartition(
+            t.topic_name,
+            p.partition_index,
+            p.leader_epoch,
+            bool(p.delete_partition),
+            known_topic_id(t.topic_id) if with_ids else None,
+        )
+        for t in request.topic_states
+        for p in t.partition_states
+    ]
 
 
 def stop_replica_response(
-    version: int, results: Sequence[tuple[StopReplicaPartition, Errors]], error: Errors = Errors.NONE,
+    version: int,
+    results: Sequence[tuple[StopReplicaPartition, Errors]],
+    error: Errors = Errors.NONE,
 ) -> StopReplicaResponse:
     """A generated StopReplicaResponse for ``version``: flat up to v3, grouped by topic in v4."""
     response_cls: type[StopReplicaResponse] = message_class("StopReplicaResponse")
@@ -100,7 +117,8 @@ def stop_replica_response(
     if version < FIRST_VERSION_WITH_TOPIC_IDS:
         response.partition_errors = [
             partition_error(topic_name=item.topic, partition_index=item.partition, error_code=int(err))
-            for item, err in results]
+            for item, err in results
+        ]
         return response
     groups: dict[tuple[str, uuid.UUID | None], StopReplicaTopicError] = {}
     for item, err in results:

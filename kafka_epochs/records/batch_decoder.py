@@ -30,25 +30,54 @@ _COUNT_AT = 57
 MIN_BATCH_LENGTH = HEADER.size - 12
 
 
-def read_batch(data: bytes, pos: int, end: int, *, path: str, budget: DecompressionBudget,
-               verify_crc: bool) -> RecordBatch:
+def read_batch(
+    data: bytes, pos: int, end: int, *, path: str, budget: DecompressionBudget, verify_crc: bool
+) -> RecordBatch:
     """The batch in ``data[pos:end]``; the caller has checked that ``end`` is where its length says."""
-    (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
-     max_timestamp, producer_id, producer_epoch, base_sequence, count) = HEADER.unpack_from(data, pos)
+    (
+        base_offset,
+        batch_length,
+        leader_epoch,
+        magic,
+        crc,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        count,
+    ) = HEADER.unpack_from(data, pos)
     if verify_crc:
         import crc32c
 
-        actual = crc32c.crc32c(memoryview(data)[pos + CRC_FROM:end])
+        actual = crc32c.crc32c(memoryview(data)[pos + CRC_FROM : end])
         if actual != crc:
-            raise DecodeError(f"crc mismatch: the batch says {crc:#010x}, its bytes give {actual:#010x} (CRC32C)",
-                              pos + _CRC_AT, f"{path}.crc")
+            raise DecodeError(
+                f"crc mismatch: the batch says {crc:#010x}, its bytes give {actual:#010x} (CRC32C)",
+                pos + _CRC_AT,
+                f"{path}.crc",
+            )
     problem = codec_problem(attributes & COMPRESSION_MASK, magic)
     if problem:
         raise DecodeError(problem, pos + _ATTRIBUTES_AT, f"{path}.attributes")
     if count < 0:
         raise DecodeError(f"record count {count} is negative", pos + _COUNT_AT, f"{path}.record_count")
-    batch = RecordBatch(base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta,
-                        base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence)
+    batch = RecordBatch(
+        base_offset,
+        batch_length,
+        leader_epoch,
+        magic,
+        crc,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+    )
     records_at = pos + HEADER.size
     codec = batch.compression
     if codec is Compression.NONE:

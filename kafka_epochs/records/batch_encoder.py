@@ -34,11 +34,23 @@ _CRC_COVERED = struct.Struct(">hiqqqhii")
 _LENGTH_BEFORE_RECORDS = 9 + _CRC_COVERED.size
 
 
-def encode_batch(records: Sequence[Record], *, compression: Compression = Compression.NONE, base_offset: int = 0,
-                 partition_leader_epoch: int = -1, timestamp_type: TimestampType = TimestampType.CREATE_TIME,
-                 is_transactional: bool = False, is_control: bool = False, has_delete_horizon: bool = False,
-                 base_timestamp: int = 0, max_timestamp: int | None = None, last_offset_delta: int | None = None,
-                 producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1) -> bytes:
+def encode_batch(
+    records: Sequence[Record],
+    *,
+    compression: Compression = Compression.NONE,
+    base_offset: int = 0,
+    partition_leader_epoch: int = -1,
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    has_delete_horizon: bool = False,
+    base_timestamp: int = 0,
+    max_timestamp: int | None = None,
+    last_offset_delta: int | None = None,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+) -> bytes:
     """One v2 batch of ``records`` (their deltas are relative to ``base_offset``/``base_timestamp``).
 
     ``max_timestamp`` defaults to ``base_timestamp`` plus the largest timestamp delta, and
@@ -67,10 +79,18 @@ def encode_batch(records: Sequence[Record], *, compression: Compression = Compre
         max_timestamp = base_timestamp + max(deltas, default=0)
     if last_offset_delta is None:
         last_offset_delta = records[-1].offset_delta if records else 0
-    batch = RecordBatch(base_offset=base_offset, partition_leader_epoch=partition_leader_epoch,
-                        attributes=attributes, last_offset_delta=last_offset_delta, base_timestamp=base_timestamp,
-                        max_timestamp=max_timestamp, producer_id=producer_id, producer_epoch=producer_epoch,
-                        base_sequence=base_sequence, records=records)
+    batch = RecordBatch(
+        base_offset=base_offset,
+        partition_leader_epoch=partition_leader_epoch,
+        attributes=attributes,
+        last_offset_delta=last_offset_delta,
+        base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        records=records,
+    )
     return write_batch(batch)
 
 

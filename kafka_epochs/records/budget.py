@@ -27,7 +27,10 @@ class DecompressionBudget:
         except codecs.DecompressedTooLarge:
             raise DecodeError(
                 f"{codec.name.lower()} payload decompresses past max_decompressed={self.limit} bytes"
-                f" ({self.used} already used by earlier entries)", at, path) from None
+                f" ({self.used} already used by earlier entries)",
+                at,
+                path,
+            ) from None
         except codecs.DecompressionFailed as exc:
             raise DecodeError(str(exc), at, path) from None
         self.used += len(out)

@@ -33,16 +33,18 @@ def parse_control_record(record: Record) -> ControlRecord:
     if kind in _MARKER_TYPES:
         value = record.value
         if value is None or len(value) < _MARKER_VALUE.size:
-            raise DecodeError(f"a transaction marker value needs {_MARKER_VALUE.size} bytes, got {_size(value)}",
-                              path="value")
+            raise DecodeError(
+                f"a transaction marker value needs {_MARKER_VALUE.size} bytes, got {_size(value)}", path="value"
+            )
         control.marker_version, control.coordinator_epoch = _MARKER_VALUE.unpack_from(value)
         if control.marker_version < 0:
             raise DecodeError(f"transaction marker version {control.marker_version} is negative", path="value")
     return control
 
 
-def end_transaction_marker(kind: ControlRecordType, coordinator_epoch: int, *, offset_delta: int = 0,
-                           timestamp_delta: int = 0) -> Record:
+def end_transaction_marker(
+    kind: ControlRecordType, coordinator_epoch: int, *, offset_delta: int = 0, timestamp_delta: int = 0
+) -> Record:
     """The record of a COMMIT or ABORT marker (key and value version 0), for a control batch."""
     if kind not in _MARKER_TYPES:
         raise EncodeError(f"a transaction marker is ABORT or COMMIT, not {kind!r}")

@@ -106,4 +106,4 @@ class Cursor:
         self.need(n, path, name)
         start = self.pos
         self.pos = start + n
-        return bytes(self.data[start:self.pos])
+        return bytes(self.data[start : self.pos])

@@ -24,9 +24,15 @@ _MAGIC_AT = 16
 _SMALLEST_SIZE = min(MIN_MESSAGE_SIZE.values())
 
 
-def decode_records(data: bytes | bytearray | memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-                   verify_crc: bool = True, allow_truncated_tail: bool = True, strict: bool = False,
-                   keep_going: bool = False) -> DecodedRecords:
+def decode_records(
+    data: bytes | bytearray | memoryview,
+    *,
+    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+    verify_crc: bool = True,
+    allow_truncated_tail: bool = True,
+    strict: bool = False,
+    keep_going: bool = False,
+) -> DecodedRecords:
     """Decode every record batch (magic 2) and legacy message (magic 0/1) in ``data``.
 
     ``max_decompressed`` bounds the bytes that decompression may produce over the whole call
@@ -60,8 +66,15 @@ def decode_records(data: bytes | bytearray | memoryview, *, max_decompressed: in
     return result
 
 
-def _entry(data: bytes, pos: int, result: DecodedRecords, budget: DecompressionBudget, verify_crc: bool,
-           allow_truncated_tail: bool, strict: bool) -> int:
+def _entry(
+    data: bytes,
+    pos: int,
+    result: DecodedRecords,
+    budget: DecompressionBudget,
+    verify_crc: bool,
+    allow_truncated_tail: bool,
+    strict: bool,
+) -> int:
     """Decode the entry at ``pos`` into ``result``; returns where the next one starts (the end
     of the data after a cut-off last entry)."""
     entries = result.entries
@@ -72,24 +85,40 @@ def _entry(data: bytes, pos: int, result: DecodedRecords, budget: DecompressionB
         return _cut_off(result, left, LOG_OVERHEAD, pos, path, allow_truncated_tail, total)
     (size,) = _SIZE.unpack_from(data, pos + _SIZE_AT)
     if size < _SMALLEST_SIZE:
-        raise DecodeError(f"entry size {size} is below the smallest entry ({_SMALLEST_SIZE} bytes)",
-                          pos + _SIZE_AT, f"{path}.{_size_name(data, pos)}")
+        raise DecodeError(
+            f"entry size {size} is below the smallest entry ({_SMALLEST_SIZE} bytes)",
+            pos + _SIZE_AT,
+            f"{path}.{_size_name(data, pos)}",
+        )
     if size > left - LOG_OVERHEAD:
         return _cut_off(result, left, LOG_OVERHEAD + size, pos, path, allow_truncated_tail, total)
     end = pos + LOG_OVERHEAD + size
     magic = data[pos + _MAGIC_AT]
     if magic == 2:
         if size < MIN_BATCH_LENGTH:
-            raise DecodeError(f"batch length {size} is below the {MIN_BATCH_LENGTH} bytes of a batch header",
-                              pos + _SIZE_AT, f"{path}.batch_length")
+            raise DecodeError(
+                f"batch length {size} is below the {MIN_BATCH_LENGTH} bytes of a batch header",
+                pos + _SIZE_AT,
+                f"{path}.batch_length",
+            )
         entries.append(read_batch(data, pos, end, path=path, budget=budget, verify_crc=verify_crc))
     elif magic in MIN_MESSAGE_SIZE:
-        entries.append(read_message(Cursor(data, pos, end), path, budget=budget, verify_crc=verify_crc,
-                                    warnings=None if strict else result.warnings))
+        entries.append(
+            read_message(
+                Cursor(data, pos, end),
+                path,
+                budget=budget,
+                verify_crc=verify_crc,
+                warnings=None if strict else result.warnings,
+            )
+        )
     else:
         signed = magic - 256 if magic > 127 else magic
-        raise DecodeError(f"unknown magic {signed} (0 and 1 are legacy messages, 2 is a record batch)",
-                          pos + _MAGIC_AT, f"{path}.magic")
+        raise DecodeError(
+            f"unknown magic {signed} (0 and 1 are legacy messages, 2 is a record batch)",
+            pos + _MAGIC_AT,
+            f"{path}.magic",
+        )
     return end
 
 

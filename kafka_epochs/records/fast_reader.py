@@ -12,8 +12,9 @@ from kafka_epochs.records.model import Record
 from kafka_epochs.wire.primitives import Malformed, read_uvarint, read_uvarlong
 
 
-def read_records_fast(data: bytes, pos: int, end: int, count: int, base_offset: int, base_timestamp: int,
-                      fixed_timestamp: int | None) -> list[Record]:
+def read_records_fast(
+    data: bytes, pos: int, end: int, count: int, base_offset: int, base_timestamp: int, fixed_timestamp: int | None
+) -> list[Record]:
     """``count`` records filling ``data[pos:end]`` exactly; raises on anything malformed."""
     records: list[Record] = []
     append = records.append
@@ -52,7 +53,7 @@ def read_records_fast(data: bytes, pos: int, end: int, count: int, base_offset: 
         if size >= 0:
             if pos + size > stop:
                 raise Malformed("key")
-            key: bytes | None = data[pos:pos + size]
+            key: bytes | None = data[pos : pos + size]
             pos += size
         elif size == -1:
             key = None
@@ -68,7 +69,7 @@ def read_records_fast(data: bytes, pos: int, end: int, count: int, base_offset: 
         if size >= 0:
             if pos + size > stop:
                 raise Malformed("value")
-            value: bytes | None = data[pos:pos + size]
+            value: bytes | None = data[pos : pos + size]
             pos += size
         elif size == -1:
             value = None
@@ -90,8 +91,11 @@ def read_records_fast(data: bytes, pos: int, end: int, count: int, base_offset: 
         if pos != stop:
             raise Malformed("record length")
         timestamp = base_timestamp + timestamp_delta if fixed_timestamp is None else fixed_timestamp
-        append(Record(attributes, timestamp_delta, offset_delta, key, value, headers, base_offset + offset_delta,
-                      timestamp))
+        append(
+            Record(
+                attributes, timestamp_delta, offset_delta, key, value, headers, base_offset + offset_delta, timestamp
+            )
+        )
     if pos != end:
         raise Malformed("bytes after the last record")
     return records
@@ -107,7 +111,7 @@ def _read_headers(data: bytes, pos: int, stop: int, count: int, headers: list[tu
         size = (b >> 1) ^ -(b & 1)
         if size < 0 or pos + size > stop:
             raise Malformed("header key")
-        key = data[pos:pos + size].decode("utf-8")
+        key = data[pos : pos + size].decode("utf-8")
         pos += size
         b = data[pos]
         if b < 0x80:
@@ -118,7 +122,7 @@ def _read_headers(data: bytes, pos: int, stop: int, count: int, headers: list[tu
         if size >= 0:
             if pos + size > stop:
                 raise Malformed("header value")
-            headers.append((key, data[pos:pos + size]))
+            headers.append((key, data[pos : pos + size]))
             pos += size
         elif size == -1:
             headers.append((key, None))

@@ -29,8 +29,9 @@ _CRC_AT = 12
 _MAGIC_AT = 16
 
 
-def read_message(cur: Cursor, path: str, *, budget: DecompressionBudget, verify_crc: bool,
-                 warnings: list[str] | None = None) -> LegacyMessage:
+def read_message(
+    cur: Cursor, path: str, *, budget: DecompressionBudget, verify_crc: bool, warnings: list[str] | None = None
+) -> LegacyMessage:
     """The message filling ``cur`` (from its offset field to ``cur.end``), wrappers decompressed.
 
     A known codec that Kafka's rules do not allow with the message's magic (zstd with magic 1,
@@ -59,13 +60,21 @@ def _read_plain(cur: Cursor, path: str, *, verify_crc: bool, warnings: list[str]
     if magic not in MIN_MESSAGE_SIZE:
         raise cur.fail(f"magic {magic} is not a legacy message", path, "magic", start + _MAGIC_AT)
     if size < MIN_MESSAGE_SIZE[magic]:
-        raise cur.fail(f"message size {size} is below magic {magic}'s minimum of {MIN_MESSAGE_SIZE[magic]}",
-                       path, "message_size", start + 8)
+        raise cur.fail(
+            f"message size {size} is below magic {magic}'s minimum of {MIN_MESSAGE_SIZE[magic]}",
+            path,
+            "message_size",
+            start + 8,
+        )
     if verify_crc:
-        actual = zlib.crc32(memoryview(cur.data)[start + _MAGIC_AT:cur.end])
+        actual = zlib.crc32(memoryview(cur.data)[start + _MAGIC_AT : cur.end])
         if actual != crc:
-            raise cur.fail(f"crc mismatch: the message says {crc:#010x}, its bytes give {actual:#010x} (CRC32)",
-                           path, "crc", start + _CRC_AT)
+            raise cur.fail(
+                f"crc mismatch: the message says {crc:#010x}, its bytes give {actual:#010x} (CRC32)",
+                path,
+                "crc",
+                start + _CRC_AT,
+            )
     attributes = cur.int8(path, "attributes") & 0xFF
     problem = codec_problem(attributes & COMPRESSION_MASK, magic)
     if problem:
@@ -98,16 +107,28 @@ def _read_inner(cur: Cursor, wrapper: LegacyMessage, path: str, verify_crc: bool
         cur.need(LOG_OVERHEAD, inner_path)
         (size,) = _SIZE.unpack_from(cur.data, start + 8)
         if size < 0 or size > cur.remaining - LOG_OVERHEAD:
-            raise cur.fail(f"message size {size} runs past the end of the decompressed message set",
-                           inner_path, "message_size", start + 8)
-        message = _read_plain(Cursor(cur.data, start, start + LOG_OVERHEAD + size,
-                                     decompressed_at=cur.decompressed_at), inner_path, verify_crc=verify_crc)
+            raise cur.fail(
+                f"message size {size} runs past the end of the decompressed message set",
+                inner_path,
+                "message_size",
+                start + 8,
+            )
+        message = _read_plain(
+            Cursor(cur.data, start, start + LOG_OVERHEAD + size, decompressed_at=cur.decompressed_at),
+            inner_path,
+            verify_crc=verify_crc,
+        )
         if message.magic != wrapper.magic:
-            raise cur.fail(f"inner message has magic {message.magic} inside a magic {wrapper.magic} wrapper",
-                           inner_path, "magic", start + _MAGIC_AT)
+            raise cur.fail(
+                f"inner message has magic {message.magic} inside a magic {wrapper.magic} wrapper",
+                inner_path,
+                "magic",
+                start + _MAGIC_AT,
+            )
         if message.compression is not Compression.NONE:
-            raise cur.fail("a compressed message inside a compressed message", inner_path, "attributes",
-                           start + _MAGIC_AT + 1)
+            raise cur.fail(
+                "a compressed message inside a compressed message", inner_path, "attributes", start + _MAGIC_AT + 1
+            )
         inner.append(message)
         cur.pos = start + LOG_OVERHEAD + size
     if not inner:

@@ -23,8 +23,13 @@ _NULL = _LENGTH.pack(-1)
 NO_TIMESTAMP = -1
 
 
-def encode_legacy(messages: Sequence[LegacyMessage], *, magic: int = 1, compression: Compression = Compression.NONE,
-                  timestamp_type: TimestampType = TimestampType.CREATE_TIME) -> bytes:
+def encode_legacy(
+    messages: Sequence[LegacyMessage],
+    *,
+    magic: int = 1,
+    compression: Compression = Compression.NONE,
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME,
+) -> bytes:
     """A magic ``magic`` message set of ``messages``; with compression, one wrapper message.
 
     Only each message's ``offset``, ``key``, ``value`` and (magic 1) ``timestamp`` are used.
@@ -49,8 +54,14 @@ def encode_legacy(messages: Sequence[LegacyMessage], *, magic: int = 1, compress
         if not isinstance(message, LegacyMessage):
             raise EncodeError(f"messages[{i}]: expected a LegacyMessage, got {type(message).__name__}")
     plain = [
-        LegacyMessage(offset=m.offset, magic=magic, attributes=flags, key=m.key, value=m.value,
-                      timestamp=(NO_TIMESTAMP if m.timestamp is None else m.timestamp) if magic == 1 else None)
+        LegacyMessage(
+            offset=m.offset,
+            magic=magic,
+            attributes=flags,
+            key=m.key,
+            value=m.value,
+            timestamp=(NO_TIMESTAMP if m.timestamp is None else m.timestamp) if magic == 1 else None,
+        )
         for m in messages
     ]
     if codec is Compression.NONE:
@@ -58,8 +69,9 @@ def encode_legacy(messages: Sequence[LegacyMessage], *, magic: int = 1, compress
     if not plain:
         raise EncodeError("messages: a compressed message set needs at least one message")
     wrapper_timestamp = max(m.timestamp for m in plain if m.timestamp is not None) if magic == 1 else None
-    wrapper = LegacyMessage(offset=plain[-1].offset, magic=magic, attributes=codec | flags,
-                            timestamp=wrapper_timestamp, inner=plain)
+    wrapper = LegacyMessage(
+        offset=plain[-1].offset, magic=magic, attributes=codec | flags, timestamp=wrapper_timestamp, inner=plain
+    )
     return write_message(wrapper, "wrapper")
 
 
@@ -106,8 +118,10 @@ def _inner_set(wrapper: LegacyMessage, path: str) -> bytes:
         # absolute offset. A wrapper offset below the last inner one is a producer's set, whose
         # inner offsets are already relative (the decoder leaves them so); they are kept as given.
         if wrapper.offset > inner[-1].offset:
-            raise EncodeError(f"{path}.offset: a magic 1 wrapper's offset ({wrapper.offset}) is past its last inner"
-                              f" message's ({inner[-1].offset})")
+            raise EncodeError(
+                f"{path}.offset: a magic 1 wrapper's offset ({wrapper.offset}) is past its last inner"
+                f" message's ({inner[-1].offset})"
+            )
         if wrapper.offset == inner[-1].offset:
             base = inner[0].offset
     parts = []
@@ -119,7 +133,13 @@ def _inner_set(wrapper: LegacyMessage, path: str) -> bytes:
             raise EncodeError(f"{inner_path}.magic: {message.magic} inside a magic {wrapper.magic} wrapper")
         if message.inner is not None or message.attributes & COMPRESSION_MASK:
             raise EncodeError(f"{inner_path}: a compressed message cannot sit inside another")
-        relative = LegacyMessage(offset=message.offset - base, magic=message.magic, attributes=message.attributes,
-                                 timestamp=message.timestamp, key=message.key, value=message.value)
+        relative = LegacyMessage(
+            offset=message.offset - base,
+            magic=message.magic,
+            attributes=message.attributes,
+            timestamp=message.timestamp,
+            key=message.key,
+            value=message.value,
+        )
         parts.append(write_message(relative, inner_path))
     return b"".join(parts)

@@ -28,8 +28,9 @@ def read_records(cur: Cursor, count: int, batch: RecordBatch, path: str) -> list
     if count > cur.remaining // MIN_RECORD_SIZE:
         raise cur.fail(f"record count {count} cannot fit in {cur.remaining} bytes", path, "record_count")
     try:
-        return read_records_fast(cur.data, cur.pos, cur.end, count, batch.base_offset, batch.base_timestamp,
-                                 _fixed_timestamp(batch))
+        return read_records_fast(
+            cur.data, cur.pos, cur.end, count, batch.base_offset, batch.base_timestamp, _fixed_timestamp(batch)
+        )
     except (Malformed, IndexError, UnicodeDecodeError):
         pass  # something is wrong: the checked reader finds what, and where
     return read_records_checked(cur, count, batch, path)
@@ -80,8 +81,9 @@ def _read_record(cur: Cursor, path: str) -> Record:
         headers.append(_read_header(cur, f"{path}.headers[{j}]"))
     if cur.pos != end:
         # Reads stop at ``end``, so the fields can only have taken fewer bytes than the length says.
-        raise cur.fail(f"record length says {length} bytes but its fields take {cur.pos - body_start}",
-                       path, "length", start)
+        raise cur.fail(
+            f"record length says {length} bytes but its fields take {cur.pos - body_start}", path, "length", start
+        )
     cur.end = outer_end
     return Record(attributes, timestamp_delta, offset_delta, key, value, headers)
 

@@ -42,8 +42,19 @@ _WHERE = {
 }
 
 __all__ = [
-    "DECODED_SCHEMA", "AuditResult", "arrow_type_for", "audit", "decode_api", "decode_batch", "decode_frame",
-    "decode_frames", "decode_typed_batch", "local_session", "register", "spark_type_for", "with_variant",
+    "DECODED_SCHEMA",
+    "AuditResult",
+    "arrow_type_for",
+    "audit",
+    "decode_api",
+    "decode_batch",
+    "decode_frame",
+    "decode_frames",
+    "decode_typed_batch",
+    "local_session",
+    "register",
+    "spark_type_for",
+    "with_variant",
 ]
 
 

@@ -31,8 +31,12 @@ CAPTURE_PAIRING = ("direction", "request_api_key", "request_api_version")
 
 
 def decode_frame(
-    frame: ColumnLike, direction: ColumnLike | None = None, request_api_key: ColumnLike | None = None,
-    request_api_version: ColumnLike | None = None, *, protocol: ProtocolLike = None,
+    frame: ColumnLike,
+    direction: ColumnLike | None = None,
+    request_api_key: ColumnLike | None = None,
+    request_api_version: ColumnLike | None = None,
+    *,
+    protocol: ProtocolLike = None,
 ) -> Column:
     """A column of frames -> a struct column of :data:`~kafka_epochs.spark.batch.DECODED_SCHEMA`.
 
@@ -49,8 +53,13 @@ def decode_frame(
 
 
 def decode_frames(
-    df: DataFrame, frame_col: str = "frame", keep: Sequence[str] | None = None, direction_col: str | None = None,
-    request_api_key_col: str | None = None, request_api_version_col: str | None = None, *,
+    df: DataFrame,
+    frame_col: str = "frame",
+    keep: Sequence[str] | None = None,
+    direction_col: str | None = None,
+    request_api_key_col: str | None = None,
+    request_api_version_col: str | None = None,
+    *,
     protocol: ProtocolLike = None,
 ) -> DataFrame:
     """Decode ``df[frame_col]`` batch by batch (``mapInArrow``); ``keep`` columns pass through first.
@@ -75,9 +84,15 @@ def decode_frames(
 
 
 def decode_api(
-    df: DataFrame, message_name: str, frame_col: str = "frame", keep: Sequence[str] | None = None,
-    direction_col: str | None = None, request_api_key_col: str | None = None,
-    request_api_version_col: str | None = None, *, protocol: ProtocolLike = None,
+    df: DataFrame,
+    message_name: str,
+    frame_col: str = "frame",
+    keep: Sequence[str] | None = None,
+    direction_col: str | None = None,
+    request_api_key_col: str | None = None,
+    request_api_version_col: str | None = None,
+    *,
+    protocol: ProtocolLike = None,
 ) -> DataFrame:
     """The frames of one message, its body as a typed ``body`` struct (see ``schema.arrow_type_for``).
 
@@ -119,6 +134,7 @@ def with_variant(df: DataFrame, json_col: str = "body_json", name: str = "body")
 
 # -- helpers ------------------------------------------------------------------------------------
 
+
 def _col(column: ColumnLike | None, cast: str | None = None) -> Column:
     out = F.lit(None) if column is None else F.col(column) if isinstance(column, str) else column
     return out.cast(cast) if cast else out
@@ -149,9 +165,12 @@ def _pandas_scalar(return_type: T.StructType, ref: ProtocolRef) -> Any:
 
     def decode_paired(frames: pd.Series, direction: pd.Series, key: pd.Series, version: pd.Series) -> pd.DataFrame:
         batch = decode_batch(
-            pa.Array.from_pandas(frames, type=pa.binary()), direction=pa.Array.from_pandas(direction),
-            request_api_key=pa.Array.from_pandas(key), request_api_version=pa.Array.from_pandas(version),
-            protocol=ref)
+            pa.Array.from_pandas(frames, type=pa.binary()),
+            direction=pa.Array.from_pandas(direction),
+            request_api_key=pa.Array.from_pandas(key),
+            request_api_version=pa.Array.from_pandas(version),
+            protocol=ref,
+        )
         return _pandas_frame(batch)
 
     requests_udf = pandas_udf(decode_requests, return_type)  # type: ignore[call-overload]
@@ -187,8 +206,11 @@ class _Columns:
     def pairing(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
         if self.direction is None or self.request_api_key is None or self.request_api_version is None:
             return {}
-        out = {"direction": batch.column(self.direction), "request_api_key": batch.column(self.request_api_key),
-               "request_api_version": batch.column(self.request_api_version)}
+        out = {
+            "direction": batch.column(self.direction),
+            "request_api_key": batch.column(self.request_api_key),
+            "request_api_version": batch.column(self.request_api_version),
+        }
         if SASL_COLUMN in batch.schema.names:  # the capture source's mark of raw SASL tokens
             out["sasl_mechanism"] = batch.column(SASL_COLUMN)
         return out
@@ -202,12 +224,22 @@ class _Inputs:
     """Driver side of a mapInArrow decode: checks the columns, selects them, declares the output."""
 
     def __init__(
-        self, df: DataFrame, frame_col: str, keep: Sequence[str] | None, direction_col: str | None,
-        request_api_key_col: str | None, request_api_version_col: str | None, decoded: pa.Schema,
+        self,
+        df: DataFrame,
+        frame_col: str,
+        keep: Sequence[str] | None,
+        direction_col: str | None,
+        request_api_key_col: str | None,
+        request_api_version_col: str | None,
+        decoded: pa.Schema,
     ) -> None:
         names = df.columns
-        if direction_col is None and request_api_key_col is None and request_api_version_col is None \
-                and all(c in names for c in CAPTURE_PAIRING):
+        if (
+            direction_col is None
+            and request_api_key_col is None
+            and request_api_version_col is None
+            and all(c in names for c in CAPTURE_PAIRING)
+        ):
             direction_col, request_api_key_col, request_api_version_col = CAPTURE_PAIRING
         if keep is None:
             kept = [c for c in names if c != frame_col and c not in decoded.names]
@@ -227,7 +259,8 @@ class _Inputs:
         frame_type = df.schema[frame_col].dataType
         if not isinstance(frame_type, T.BinaryType):
             raise ValueError(
-                f"{frame_col!r} must be binary (whole size-prefixed frames), not {frame_type.simpleString()}")
+                f"{frame_col!r} must be binary (whole size-prefixed frames), not {frame_type.simpleString()}"
+            )
         self.columns = _Columns(tuple(kept), direction_col, request_api_key_col, request_api_version_col)
         # only what the decode reads travels to Python (each column once)
         self.source = df.select(*dict.fromkeys([*kept, frame_col, *pairing]))

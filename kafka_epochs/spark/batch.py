@@ -44,9 +44,13 @@ DECODED_SCHEMA = pa.schema([*HEADER_FIELDS, pa.field("body_json", pa.string()), 
 
 
 def decode_batch(
-    frames: pa.Array | pa.ChunkedArray, *, direction: pa.Array | None = None,
-    request_api_key: pa.Array | None = None, request_api_version: pa.Array | None = None,
-    protocol: ProtocolLike = None, sasl_mechanism: pa.Array | None = None,
+    frames: pa.Array | pa.ChunkedArray,
+    *,
+    direction: pa.Array | None = None,
+    request_api_key: pa.Array | None = None,
+    request_api_version: pa.Array | None = None,
+    protocol: ProtocolLike = None,
+    sasl_mechanism: pa.Array | None = None,
 ) -> pa.RecordBatch:
     """Decode size-prefixed Kafka frames (a binary array) into :data:`DECODED_SCHEMA` rows.
 
@@ -56,8 +60,9 @@ def decode_batch(
     or spec directories, or None for the default profile, ``auto``. ``sasl_mechanism`` (the
     capture source's column) marks raw SASL tokens: they are named, not decoded.
     """
-    decoded = DecodedRows.of(frames, direction, request_api_key, request_api_version, protocol, _as_json,
-                             sasl_mechanism)
+    decoded = DecodedRows.of(
+        frames, direction, request_api_key, request_api_version, protocol, _as_json, sasl_mechanism
+    )
     values = decoded.bodies.values
     body_json = pa.array([None if v is None else v[0] for v in values], pa.string())
     return decoded.record_batch(DECODED_SCHEMA, {"body_json": body_json}, [None if v is None else v[1] for v in values])
@@ -83,14 +88,20 @@ class DecodedRows:
 
     @classmethod
     def of(
-        cls, frames: pa.Array | pa.ChunkedArray, direction: pa.Array | None, request_api_key: pa.Array | None,
-        request_api_version: pa.Array | None, protocol: ProtocolLike, render: Render,
+        cls,
+        frames: pa.Array | pa.ChunkedArray,
+        direction: pa.Array | None,
+        request_api_key: pa.Array | None,
+        request_api_version: pa.Array | None,
+        protocol: ProtocolLike,
+        render: Render,
         sasl_mechanism: pa.Array | None = None,
     ) -> DecodedRows:
         frames = _one_chunk(frames)
         pairing = [_maybe_chunk(c) for c in (direction, request_api_key, request_api_version, sasl_mechanism)]
-        for name, column in zip(("direction", "request_api_key", "request_api_version", "sasl_mechanism"), pairing,
-                                strict=True):
+        for name, column in zip(
+            ("direction", "request_api_key", "request_api_version", "sasl_mechanism"), pairing, strict=True
+        ):
             if column is not None and len(column) != len(frames):
                 raise ValueError(f"{name} has {len(column)} rows but frames has {len(frames)}")
         resolved = resolve(protocol)
@@ -99,7 +110,10 @@ class DecodedRows:
         return cls(headers, decode_bodies(headers, resolved, render), lookup)
 
     def record_batch(
-        self, schema: pa.Schema, bodies: dict[str, pa.Array], codes: list[list[dict[str, Any]] | None],
+        self,
+        schema: pa.Schema,
+        bodies: dict[str, pa.Array],
+        codes: list[list[dict[str, Any]] | None],
     ) -> pa.RecordBatch:
         """The header and status columns around ``bodies``, in ``schema``'s order.
 
@@ -126,8 +140,8 @@ class DecodedRows:
         h = self.headers
         names: list[str | None] = []
         for entry, key, ok, response, mechanism in zip(
-                h.entries, h.api_key.tolist(), h.api_key_ok.tolist(), h.is_response.tolist(), h.sasl_mechanism,
-                strict=True):
+            h.entries, h.api_key.tolist(), h.api_key_ok.tolist(), h.is_response.tolist(), h.sasl_mechanism, strict=True
+        ):
             if mechanism is not None:
                 names.append(SASL_TOKENS)
             elif entry is not None:

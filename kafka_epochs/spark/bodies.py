@@ -21,8 +21,10 @@ from kafka_epochs.wire.errors import DecodeError
 
 NO_REQUEST = "response without its request: its api key and version are unknown"
 #: On every row decoded without a direction column: what was assumed, and how to do better.
-ASSUMED_REQUEST = ("no direction column: read as a request (from the kafka-capture source, pass its direction "
-                   "and request_api_key/request_api_version columns, or let decode_frames find them)")
+ASSUMED_REQUEST = (
+    "no direction column: read as a request (from the kafka-capture source, pass its direction "
+    "and request_api_key/request_api_version columns, or let decode_frames find them)"
+)
 
 
 #: Turns a decoded body into what its row keeps: (body, version read at, is a response) -> value.
@@ -40,8 +42,9 @@ class Bodies:
     warnings: list[list[str]] = field(default_factory=list)
     profiles: list[str | None] = field(default_factory=list)  # the layout that read each body
 
-    def add(self, render: Render, body: Any, version: int, is_response: bool, warnings: list[str],
-            profile: str) -> None:
+    def add(
+        self, render: Render, body: Any, version: int, is_response: bool, warnings: list[str], profile: str
+    ) -> None:
         try:
             value = render(body, version, is_response)
         except Exception as e:  # a body the renderer refuses fails its row only
@@ -69,13 +72,22 @@ class Bodies:
 def decode_bodies(headers: Headers, protocol: Protocol, render: Render) -> Bodies:
     out = Bodies()
     whole, base = _batch_bytes(headers.data, headers.starts, headers.ends)
-    rows = zip(headers.body_start.tolist(), headers.starts.tolist(), headers.ends.tolist(),
-               headers.api_version.tolist(), headers.is_response.tolist(), headers.entries, strict=True)
+    rows = zip(
+        headers.body_start.tolist(),
+        headers.starts.tolist(),
+        headers.ends.tolist(),
+        headers.api_version.tolist(),
+        headers.is_response.tolist(),
+        headers.entries,
+        strict=True,
+    )
     for i, (body_start, start, end, version, is_response, entry) in enumerate(rows):
         mechanism = headers.sasl_mechanism[i]
         if mechanism is not None:
-            out.note(f"a raw SASL {mechanism} token of {end - start - 4} bytes (after a SaslHandshake v0): "
-                     "it has no Kafka header, and its bytes are credentials, so it is not decoded")
+            out.note(
+                f"a raw SASL {mechanism} token of {end - start - 4} bytes (after a SaslHandshake v0): "
+                "it has no Kafka header, and its bytes are credentials, so it is not decoded"
+            )
             continue
         if body_start >= 0 and entry is not None and entry.cls is not None:
             try:
@@ -92,7 +104,7 @@ def decode_bodies(headers: Headers, protocol: Protocol, render: Render) -> Bodie
                     warnings.append(ASSUMED_REQUEST)
                 out.add(render, body, version, is_response, warnings, entry.profile)
                 continue
-        _slow_row(out, headers, i, whole[start - base:end - base], protocol, render)
+        _slow_row(out, headers, i, whole[start - base : end - base], protocol, render)
     return out
 
 
@@ -114,14 +126,22 @@ def _slow_row(out: Bodies, headers: Headers, i: int, frame: bytes, protocol: Pro
     if decoded.trailing and headers.direction_assumed:
         out.fail(_not_a_request(decoded.trailing), assumed)
         return
-    out.add(render, decoded.body, decoded.api_version, bool(headers.is_response[i]), [*decoded.warnings, *assumed],
-            decoded.profile)
+    out.add(
+        render,
+        decoded.body,
+        decoded.api_version,
+        bool(headers.is_response[i]),
+        [*decoded.warnings, *assumed],
+        decoded.profile,
+    )
 
 
 def _not_a_request(trailing: int) -> str:
-    return (f"does not read as a request: {trailing} bytes are left after the body (is it a response? "
-            "without a direction column every frame is read as a request; pass direction_col and the "
-            "request api key/version columns)")
+    return (
+        f"does not read as a request: {trailing} bytes are left after the body (is it a response? "
+        "without a direction column every frame is read as a request; pass direction_col and the "
+        "request api key/version columns)"
+    )
 
 
 def _decode_one(headers: Headers, i: int, frame: bytes, protocol: Protocol) -> Decoded:

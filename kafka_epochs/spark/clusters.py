@@ -86,7 +86,9 @@ def _order(node: Node) -> tuple[str, str]:
 
 
 def assign_clusters(
-    brokers: Iterable[Node], infos: Iterable[ClusterInfo], topic_ids: Iterable[tuple[str | None, str | None, str]],
+    brokers: Iterable[Node],
+    infos: Iterable[ClusterInfo],
+    topic_ids: Iterable[tuple[str | None, str | None, str]],
     key: str = "auto",
 ) -> dict[Node, str]:
     """(capture, broker) -> cluster name, for every pair in ``brokers`` (see the module docstring).

@@ -61,26 +61,28 @@ BATCH_ROWS = 2048
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
 PRODUCE = 0
 
-ARROW_SCHEMA = pa.schema([
-    ("capture", pa.string()),  # the file the row comes from
-    ("seq", pa.int64()),  # capture order within the file, whatever the flowBuckets
-    ("packet", pa.int64()),  # index of the packet that completed the frame (or made a gap certain)
-    ("time", pa.timestamp("us", tz="UTC")),
-    ("time_ns", pa.int64()),  # the same instant, with the capture's full precision
-    ("flow_id", pa.int64()),  # stable hash of (client, broker); the same in every run and file
-    ("client", pa.string()),  # "ip:port" ("[ip6]:port")
-    ("broker", pa.string()),
-    ("direction", pa.string()),  # "request" (client to broker) or "response"
-    ("stream_offset", pa.int64()),  # where the frame starts in its direction's TCP stream
-    ("correlation_id", pa.int32()),
-    # a request's own api key and version; a response's from its request on the same connection
-    ("request_api_key", pa.int32()),
-    ("request_api_version", pa.int32()),
-    ("frame", pa.binary()),  # the whole frame, size prefix included; null on capture-error rows
-    ("capture_error", pa.string()),
-    # the mechanism, on a raw SASL token after a SaslHandshake v0 (a frame with no Kafka header)
-    ("sasl_mechanism", pa.string()),
-])
+ARROW_SCHEMA = pa.schema(
+    [
+        ("capture", pa.string()),  # the file the row comes from
+        ("seq", pa.int64()),  # capture order within the file, whatever the flowBuckets
+        ("packet", pa.int64()),  # index of the packet that completed the frame (or made a gap certain)
+        ("time", pa.timestamp("us", tz="UTC")),
+        ("time_ns", pa.int64()),  # the same instant, with the capture's full precision
+        ("flow_id", pa.int64()),  # stable hash of (client, broker); the same in every run and file
+        ("client", pa.string()),  # "ip:port" ("[ip6]:port")
+        ("broker", pa.string()),
+        ("direction", pa.string()),  # "request" (client to broker) or "response"
+        ("stream_offset", pa.int64()),  # where the frame starts in its direction's TCP stream
+        ("correlation_id", pa.int32()),
+        # a request's own api key and version; a response's from its request on the same connection
+        ("request_api_key", pa.int32()),
+        ("request_api_version", pa.int32()),
+        ("frame", pa.binary()),  # the whole frame, size prefix included; null on capture-error rows
+        ("capture_error", pa.string()),
+        # the mechanism, on a raw SASL token after a SaslHandshake v0 (a frame with no Kafka header)
+        ("sasl_mechanism", pa.string()),
+    ]
+)
 
 #: The same schema as Spark DDL (what :meth:`KafkaCaptureDataSource.schema` returns).
 SCHEMA_DDL = (
@@ -127,6 +129,7 @@ def flow_id(flow: Flow) -> int:
 
 # -- one file, without Spark -------------------------------------------------------------------
 
+
 class _RowReader:
     """The pairer's plug-in for the data source: frames become rows, and only what pairing needs is
     decoded (a Produce's ``acks``, a SaslHandshake and its answer); bodies are decoded later."""
@@ -139,9 +142,23 @@ class _RowReader:
     def _row(self, head: FrameHead, key: int | None, version: int | None, mechanism: str | None = None) -> FrameRow:
         event = self.event
         assert event is not None
-        return FrameRow(self.frames.path, self.frames.next_seq(), event.packet, event.timestamp_ns, self.flow.id,
-                        self.flow.client, self.flow.broker, head.direction.frame_kind, head.stream_offset,
-                        head.correlation_id, key, version, head.frame, None, mechanism)
+        return FrameRow(
+            self.frames.path,
+            self.frames.next_seq(),
+            event.packet,
+            event.timestamp_ns,
+            self.flow.id,
+            self.flow.client,
+            self.flow.broker,
+            head.direction.frame_kind,
+            head.stream_offset,
+            head.correlation_id,
+            key,
+            version,
+            head.frame,
+            None,
+            mechanism,
+        )
 
     def request(self, head: FrameHead) -> FrameRow:
         return self._row(head, head.api_key, head.api_version)
@@ -155,8 +172,9 @@ class _RowReader:
         if request.request_api_key != PRODUCE:
             return True
         # Only a Produce can go unanswered; the rule itself is framing's, applied to the decode.
-        event = RequestEvent(request.frame or b"", 0, None, request.request_api_key, request.request_api_version,
-                             request.correlation_id)
+        event = RequestEvent(
+            request.frame or b"", 0, None, request.request_api_key, request.request_api_version, request.correlation_id
+        )
         # undecodable: an answer may come, as framing.Connection assumes (decoded stays None)
         with contextlib.suppress(KafkaEpochsError):
             event.decoded = resolve(self.frames.protocol).decode_request(event.frame)
@@ -212,9 +230,17 @@ class CaptureFrames:
     request is never answered; SaslHandshake, after which raw tokens flow).
     """
 
-    def __init__(self, path: str, *, ports: Sequence[int] | None = None, bucket: int = 0, buckets: int = 1,
-                 protocol: ProtocolRef = None, max_frame_size: int = DEFAULT_MAX_FRAME,
-                 max_pending: int = DEFAULT_MAX_PENDING) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        ports: Sequence[int] | None = None,
+        bucket: int = 0,
+        buckets: int = 1,
+        protocol: ProtocolRef = None,
+        max_frame_size: int = DEFAULT_MAX_FRAME,
+        max_pending: int = DEFAULT_MAX_PENDING,
+    ) -> None:
         self.path = path
         self.ports = ports
         self.bucket = bucket
@@ -272,16 +298,31 @@ class CaptureFrames:
                 yield self._token_row(conn, item, event)
             elif isinstance(item, StreamLost):
                 # the capture's aligner normally resyncs before this; the pairer searches meanwhile
-                yield self._flow_row(conn, event, None, item.direction.frame_kind,
-                                     f"{item.direction.sender} stream: {item.reason}")
+                yield self._flow_row(
+                    conn, event, None, item.direction.frame_kind, f"{item.direction.sender} stream: {item.reason}"
+                )
             else:
                 yield item
 
     def _token_row(self, conn: _Flow, token: SaslToken, event: StreamData) -> FrameRow:
         direction = "request" if token.from_client else "response"
-        return FrameRow(self.path, self.next_seq(), event.packet, event.timestamp_ns, conn.id, conn.client,
-                        conn.broker, direction, token.stream_offset, None, None, None, token.frame, None,
-                        token.mechanism)
+        return FrameRow(
+            self.path,
+            self.next_seq(),
+            event.packet,
+            event.timestamp_ns,
+            conn.id,
+            conn.client,
+            conn.broker,
+            direction,
+            token.stream_offset,
+            None,
+            None,
+            None,
+            token.frame,
+            None,
+            token.mechanism,
+        )
 
     def _realign(self, event: Gap | Resync) -> Iterator[FrameRow]:
         conn = self._connection(event.flow)
@@ -289,9 +330,16 @@ class CaptureFrames:
             return
         conn.pairer.restart(event.direction)  # the capture says the next bytes start a frame
         if isinstance(event, Gap):
-            yield self._flow_row(conn, event, event.stream_offset, event.direction.frame_kind, (
-                f"{event.length} bytes missing from the {event.direction} stream at offset "
-                f"{event.stream_offset} ({event.reason})"))
+            yield self._flow_row(
+                conn,
+                event,
+                event.stream_offset,
+                event.direction.frame_kind,
+                (
+                    f"{event.length} bytes missing from the {event.direction} stream at offset "
+                    f"{event.stream_offset} ({event.reason})"
+                ),
+            )
 
     def _end(self, event: StreamEnd) -> None:
         conn = self._connections.get(event.flow)
@@ -305,16 +353,32 @@ class CaptureFrames:
 
     # -- rows ----------------------------------------------------------------------------------
 
-    def _flow_row(self, conn: _Flow, event: StreamData | Gap | Resync, offset: int | None,
-                  direction: str, error: str) -> FrameRow:
+    def _flow_row(
+        self, conn: _Flow, event: StreamData | Gap | Resync, offset: int | None, direction: str, error: str
+    ) -> FrameRow:
         packet = event.packet if isinstance(event, (StreamData, Gap)) else None
-        return FrameRow(self.path, self.next_seq(), packet, event.timestamp_ns, conn.id, conn.client, conn.broker,
-                        direction, offset, None, None, None, None, error)
+        return FrameRow(
+            self.path,
+            self.next_seq(),
+            packet,
+            event.timestamp_ns,
+            conn.id,
+            conn.client,
+            conn.broker,
+            direction,
+            offset,
+            None,
+            None,
+            None,
+            None,
+            error,
+        )
 
     def _error_row(self, packet: int | None, time_ns: int | None, error: str) -> FrameRow:
         """A problem of the file or of a packet: no flow, no frame."""
-        return FrameRow(self.path, self.next_seq(), packet, time_ns, None, None, None, None, None, None, None, None,
-                        None, error)
+        return FrameRow(
+            self.path, self.next_seq(), packet, time_ns, None, None, None, None, None, None, None, None, None, error
+        )
 
     def next_seq(self) -> int:
         seq = self._seq
@@ -349,6 +413,7 @@ def _batch(rows: list[FrameRow]) -> pa.RecordBatch:
 
 
 # -- paths and options -------------------------------------------------------------------------
+
 
 def expand_paths(paths: Sequence[str]) -> list[str]:
     """Files for the given paths: a file as is, a directory's capture files, a glob's matches.
@@ -400,6 +465,7 @@ def option_specs(options: dict[str, str]) -> ProtocolRef:
 
 # -- the Spark data source ---------------------------------------------------------------------
 
+
 class CapturePartition(InputPartition):
     """One task's share: a file, and which of its flow buckets."""
 
@@ -421,13 +487,17 @@ class KafkaCaptureReader(DataSourceReader):
         self.protocol = option_specs(options)
 
     def partitions(self) -> list[InputPartition]:
-        return [CapturePartition(path, bucket, self.buckets)
-                for path in expand_paths(self.paths) for bucket in range(self.buckets)]
+        return [
+            CapturePartition(path, bucket, self.buckets)
+            for path in expand_paths(self.paths)
+            for bucket in range(self.buckets)
+        ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, CapturePartition)
-        rows = capture_frames(partition.path, ports=self.ports, bucket=partition.bucket,
-                              buckets=partition.buckets, protocol=self.protocol)
+        rows = capture_frames(
+            partition.path, ports=self.ports, bucket=partition.bucket, buckets=partition.buckets, protocol=self.protocol
+        )
         yield from to_batches(rows)
 
 

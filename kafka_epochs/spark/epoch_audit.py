@@ -87,26 +87,47 @@ CLUSTER_INFO = "cluster_info"  # a Metadata or DescribeCluster answer: the clust
 
 #: The frame columns the extraction reads, after :func:`_normalized` filled in absent ones.
 INPUT_FIELDS: list[tuple[str, str]] = [
-    ("capture", "string"), ("seq", "bigint"), ("time_ns", "bigint"), ("client", "string"), ("broker", "string"),
-    ("correlation_id", "int"), ("direction", "string"), ("request_api_key", "int"),
-    ("request_api_version", "int"), ("frame", "binary"),
+    ("capture", "string"),
+    ("seq", "bigint"),
+    ("time_ns", "bigint"),
+    ("client", "string"),
+    ("broker", "string"),
+    ("correlation_id", "int"),
+    ("direction", "string"),
+    ("request_api_key", "int"),
+    ("request_api_version", "int"),
+    ("frame", "binary"),
 ]
 _CONTEXT = ["capture", "seq", "time_ns", "client", "broker", "correlation_id"]
 
-EVENT_SCHEMA = pa.schema([
-    ("capture", pa.string()), ("seq", pa.int64()), ("time_ns", pa.int64()), ("client", pa.string()),
-    ("broker", pa.string()), ("correlation_id", pa.int32()),
-    ("kind", pa.string()), ("api", pa.string()), ("api_version", pa.int32()),
-    ("topic", pa.string()), ("topic_id", pa.string()), ("partition", pa.int32()),
-    ("epoch", pa.int32()),  # observed leader epoch, or the epoch a request names
-    ("leader", pa.int32()),  # leader_epoch events
-    ("delete", pa.bool_()),  # stop_replica events
-    ("error_code", pa.int32()), ("error", pa.string()), ("path", pa.string()),  # error_response events
-    ("cluster_id", pa.string()), ("members", pa.list_(pa.string())),  # cluster_info events
-    # how the frame was read: the layout ("apache", "kip", ...) and what was tolerated (trailing bytes, ...)
-    ("profile", pa.string()), ("warnings", pa.list_(pa.string())),
-])
-_EVENT_ONLY = EVENT_SCHEMA.names[len(_CONTEXT):]
+EVENT_SCHEMA = pa.schema(
+    [
+        ("capture", pa.string()),
+        ("seq", pa.int64()),
+        ("time_ns", pa.int64()),
+        ("client", pa.string()),
+        ("broker", pa.string()),
+        ("correlation_id", pa.int32()),
+        ("kind", pa.string()),
+        ("api", pa.string()),
+        ("api_version", pa.int32()),
+        ("topic", pa.string()),
+        ("topic_id", pa.string()),
+        ("partition", pa.int32()),
+        ("epoch", pa.int32()),  # observed leader epoch, or the epoch a request names
+        ("leader", pa.int32()),  # leader_epoch events
+        ("delete", pa.bool_()),  # stop_replica events
+        ("error_code", pa.int32()),
+        ("error", pa.string()),
+        ("path", pa.string()),  # error_response events
+        ("cluster_id", pa.string()),
+        ("members", pa.list_(pa.string())),  # cluster_info events
+        # how the frame was read: the layout ("apache", "kip", ...) and what was tolerated (trailing bytes, ...)
+        ("profile", pa.string()),
+        ("warnings", pa.list_(pa.string())),
+    ]
+)
+_EVENT_ONLY = EVENT_SCHEMA.names[len(_CONTEXT) :]
 #: What an extractor fills in; the layout and warnings of the frame are added by ``_read_as``.
 _EVENT_FIELDS = _EVENT_ONLY[:-2]
 
@@ -119,6 +140,7 @@ def _event(kind: str, api: str | None, version: int, **fields: Any) -> tuple[Any
 
 # -- extraction: one frame -> events (no Spark needed) -----------------------------------------
 
+
 def _uuid_text(value: Any) -> str | None:
     known = known_topic_id(value)
     return None if known is None else kafka_uuid_text(known)
@@ -130,8 +152,9 @@ class EventExtractor:
     def __init__(self, protocol: Protocol) -> None:
         self.protocol = protocol
 
-    def events(self, frame: bytes | None, direction: str | None, key: int | None,
-               version: int | None) -> list[tuple[Any, ...]]:
+    def events(
+        self, frame: bytes | None, direction: str | None, key: int | None, version: int | None
+    ) -> list[tuple[Any, ...]]:
         if frame is None:
             return []
         try:
@@ -155,16 +178,45 @@ class EventExtractor:
     def _request_events(self, key: int, body: Any, version: int) -> list[tuple[Any, ...]]:
         api = _api_name(body)
         if key in CLIENT_EPOCH_APIS:
-            return [_event(REQUEST_EPOCH, api, version, topic=p.topic, topic_id=_uuid_text(p.topic_id),
-                           partition=p.partition, epoch=p.current_leader_epoch)
-                    for p in requested_leader_epochs(body, version)]
+            return [
+                _event(
+                    REQUEST_EPOCH,
+                    api,
+                    version,
+                    topic=p.topic,
+                    topic_id=_uuid_text(p.topic_id),
+                    partition=p.partition,
+                    epoch=p.current_leader_epoch,
+                )
+                for p in requested_leader_epochs(body, version)
+            ]
         if key == LEADER_AND_ISR:
-            return [_event(LEADER_EPOCH, api, version, topic=p.topic, topic_id=_uuid_text(p.topic_id),
-                           partition=p.partition, epoch=p.leader_epoch, leader=p.leader)
-                    for p in leader_and_isr_partitions(body, version)]
-        return [_event(STOP_REPLICA_EPOCH, api, version, topic=p.topic, topic_id=_uuid_text(p.topic_id),
-                       partition=p.partition, epoch=p.leader_epoch, delete=p.delete)
-                for p in stop_replica_partitions(body, version)]
+            return [
+                _event(
+                    LEADER_EPOCH,
+                    api,
+                    version,
+                    topic=p.topic,
+                    topic_id=_uuid_text(p.topic_id),
+                    partition=p.partition,
+                    epoch=p.leader_epoch,
+                    leader=p.leader,
+                )
+                for p in leader_and_isr_partitions(body, version)
+            ]
+        return [
+            _event(
+                STOP_REPLICA_EPOCH,
+                api,
+                version,
+                topic=p.topic,
+                topic_id=_uuid_text(p.topic_id),
+                partition=p.partition,
+                epoch=p.leader_epoch,
+                delete=p.delete,
+            )
+            for p in stop_replica_partitions(body, version)
+        ]
 
     def _response(self, frame: bytes, key: int, version: int) -> list[tuple[Any, ...]]:
         # a judged request's answer is noted without decoding: a response whose bytes hold none of
@@ -190,12 +242,32 @@ class EventExtractor:
                 topic_id = _uuid_text(topic.topic_id)
                 for p in topic.partitions:
                     if p.leader_epoch >= 0:  # -1: no leader known (e.g. LEADER_NOT_AVAILABLE)
-                        out.append(_event(LEADER_EPOCH, api, version, topic=topic.name, topic_id=topic_id,
-                                          partition=p.partition_index, epoch=p.leader_epoch, leader=p.leader_id))
+                        out.append(
+                            _event(
+                                LEADER_EPOCH,
+                                api,
+                                version,
+                                topic=topic.name,
+                                topic_id=topic_id,
+                                partition=p.partition_index,
+                                epoch=p.leader_epoch,
+                                leader=p.leader_id,
+                            )
+                        )
         for path, context, code in _epoch_errors(body.to_dict(decoded.api_version)):
-            out.append(_event(ERROR_RESPONSE, api, version, topic=context.get("topic"),
-                              topic_id=context.get("topic_id"), partition=context.get("partition"), error_code=code,
-                              error=Errors.for_code(code).name, path=path))
+            out.append(
+                _event(
+                    ERROR_RESPONSE,
+                    api,
+                    version,
+                    topic=context.get("topic"),
+                    topic_id=context.get("topic_id"),
+                    partition=context.get("partition"),
+                    error_code=code,
+                    error=Errors.for_code(code).name,
+                    path=path,
+                )
+            )
         return out
 
 
@@ -264,8 +336,9 @@ def audit_events(batch: pa.RecordBatch, protocol: ProtocolLike = None) -> pa.Rec
     columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
     rows: list[tuple[Any, ...]] = []
     for i, frame in enumerate(columns["frame"]):
-        found = extractor.events(frame, columns["direction"][i], columns["request_api_key"][i],
-                                 columns["request_api_version"][i])
+        found = extractor.events(
+            frame, columns["direction"][i], columns["request_api_key"][i], columns["request_api_version"][i]
+        )
         if found:
             context = tuple(columns[name][i] for name in _CONTEXT)
             rows.extend(context + event for event in found)
@@ -274,6 +347,7 @@ def audit_events(batch: pa.RecordBatch, protocol: ProtocolLike = None) -> pa.Rec
 
 
 # -- Spark: the tables ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AuditResult:
@@ -287,17 +361,26 @@ class AuditResult:
     events: DataFrame
 
     def tables(self) -> dict[str, DataFrame]:
-        return {"timeline": self.timeline, "stale_requests": self.stale_requests,
-                "fenced_responses": self.fenced_responses, "stop_replica_fenced": self.stop_replica_fenced,
-                "disagreements": self.disagreements}
+        return {
+            "timeline": self.timeline,
+            "stale_requests": self.stale_requests,
+            "fenced_responses": self.fenced_responses,
+            "stop_replica_fenced": self.stop_replica_fenced,
+            "disagreements": self.disagreements,
+        }
 
     def unpersist(self) -> None:
         """Free the cached events (and what they were computed from)."""
         self.events.unpersist()
 
 
-def audit(frames: DataFrame, *, protocol: ProtocolLike = None,
-          equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT, cluster_key: str = "auto") -> AuditResult:
+def audit(
+    frames: DataFrame,
+    *,
+    protocol: ProtocolLike = None,
+    equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT,
+    cluster_key: str = "auto",
+) -> AuditResult:
     """The leader-epoch audit of ``frames`` (see the module docstring for the tables).
 
     ``cluster_key`` says how traffic is split into clusters, each with its own timeline:
@@ -325,10 +408,28 @@ def audit(frames: DataFrame, *, protocol: ProtocolLike = None,
     return AuditResult(
         timeline=timeline.orderBy("cluster", "topic", "partition", "first_seen", "leader_epoch"),
         stale_requests=_report(stale, "requested_epoch").orderBy(*order),
-        fenced_responses=events.where(F.col("kind") == ERROR_RESPONSE).select(
-            "cluster", "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api",
-            "api_version", "topic", "topic_id", "partition", "path", "error_code", "error", "profile", "warnings",
-        ).orderBy("time_ns", "seq", "path"),
+        fenced_responses=events.where(F.col("kind") == ERROR_RESPONSE)
+        .select(
+            "cluster",
+            "time",
+            "time_ns",
+            "seq",
+            "capture",
+            "client",
+            "broker",
+            "correlation_id",
+            "api",
+            "api_version",
+            "topic",
+            "topic_id",
+            "partition",
+            "path",
+            "error_code",
+            "error",
+            "profile",
+            "warnings",
+        )
+        .orderBy("time_ns", "seq", "path"),
         stop_replica_fenced=_report(stops, "requested_epoch", "delete").orderBy(*order),
         disagreements=_report(checks.where(disagrees), "requested_epoch", "kind", "delete").orderBy(*order),
         events=events,
@@ -351,17 +452,31 @@ def _with_cluster(events: DataFrame, cluster_key: str) -> DataFrame:
     the driver (:func:`kafka_epochs.spark.clusters.assign_clusters`), and joined back broadcast.
     """
     brokers = [(r["capture"], r["broker"]) for r in events.select("capture", "broker").distinct().collect()]
-    infos = [ClusterInfo(r["capture"], r["broker"], r["cluster_id"], tuple(r["members"] or ()))
-             for r in events.where(F.col("kind") == CLUSTER_INFO)
-             .select("capture", "broker", "cluster_id", "members").distinct().collect()]
-    topic_ids = [(r["capture"], r["broker"], r["topic_id"]) for r in events.where(F.col("topic_id").isNotNull())
-                 .select("capture", "broker", "topic_id").distinct().collect()]
+    infos = [
+        ClusterInfo(r["capture"], r["broker"], r["cluster_id"], tuple(r["members"] or ()))
+        for r in events.where(F.col("kind") == CLUSTER_INFO)
+        .select("capture", "broker", "cluster_id", "members")
+        .distinct()
+        .collect()
+    ]
+    topic_ids = [
+        (r["capture"], r["broker"], r["topic_id"])
+        for r in events.where(F.col("topic_id").isNotNull())
+        .select("capture", "broker", "topic_id")
+        .distinct()
+        .collect()
+    ]
     names = assign_clusters(brokers, infos, topic_ids, cluster_key)
     spark = events.sparkSession
-    mapping = spark.createDataFrame([(c, b, n) for (c, b), n in names.items()] or [(None, None, "?")],
-                                    "m_capture string, m_broker string, cluster string")
-    joined = events.join(F.broadcast(mapping), events["capture"].eqNullSafe(mapping["m_capture"])
-                         & events["broker"].eqNullSafe(mapping["m_broker"]), "left")
+    mapping = spark.createDataFrame(
+        [(c, b, n) for (c, b), n in names.items()] or [(None, None, "?")],
+        "m_capture string, m_broker string, cluster string",
+    )
+    joined = events.join(
+        F.broadcast(mapping),
+        events["capture"].eqNullSafe(mapping["m_capture"]) & events["broker"].eqNullSafe(mapping["m_broker"]),
+        "left",
+    )
     return joined.drop("m_capture", "m_broker")
 
 
@@ -390,8 +505,11 @@ def _normalized(frames: DataFrame) -> DataFrame:
 
 def _named(events: DataFrame) -> DataFrame:
     """Topic names for events that name a topic by id only (Fetch v13+), from the other events."""
-    names = (events.where(F.col("topic_id").isNotNull() & (F.coalesce(F.col("topic"), F.lit("")) != ""))
-             .groupBy("cluster", "topic_id").agg(F.min("topic").alias("known_topic")))
+    names = (
+        events.where(F.col("topic_id").isNotNull() & (F.coalesce(F.col("topic"), F.lit("")) != ""))
+        .groupBy("cluster", "topic_id")
+        .agg(F.min("topic").alias("known_topic"))
+    )
     joined = events.join(F.broadcast(names), on=["cluster", "topic_id"], how="left")
     topic = F.when(F.coalesce(F.col("topic"), F.lit("")) == "", F.col("known_topic")).otherwise(F.col("topic"))
     return joined.withColumn("topic", topic).drop("known_topic")
@@ -413,8 +531,11 @@ def _timeline(events: DataFrame) -> DataFrame:
         F.array_sort(F.collect_set(F.coalesce(F.col("broker"), F.lit("?")))).alias("brokers"),
         F.count(F.lit(1)).alias("observations"),
     )
-    earlier = (Window.partitionBy("cluster", "topic", "partition").orderBy("first_seen_ns", "leader_epoch")
-               .rowsBetween(Window.unboundedPreceding, -1))
+    earlier = (
+        Window.partitionBy("cluster", "topic", "partition")
+        .orderBy("first_seen_ns", "leader_epoch")
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
     highest_before = F.max("leader_epoch").over(earlier)
     return epochs.withColumn("behind", F.coalesce(highest_before > F.col("leader_epoch"), F.lit(False)))
 
@@ -429,11 +550,20 @@ def _with_leader_epoch(events: DataFrame, timeline: DataFrame) -> DataFrame:
     """
     checks = events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH)).withColumn("order", F.lit(1))
     sightings = timeline.select(
-        "cluster", "topic", "partition", F.col("first_seen_ns").alias("time_ns"), F.col("first_seen_seq").alias("seq"),
-        F.col("leader_epoch").alias("seen_epoch"), F.lit(0).alias("order"))
+        "cluster",
+        "topic",
+        "partition",
+        F.col("first_seen_ns").alias("time_ns"),
+        F.col("first_seen_seq").alias("seq"),
+        F.col("leader_epoch").alias("seen_epoch"),
+        F.lit(0).alias("order"),
+    )
     merged = checks.unionByName(sightings, allowMissingColumns=True)
-    window = (Window.partitionBy("cluster", "topic", "partition").orderBy("time_ns", "seq", "order")
-              .rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    window = (
+        Window.partitionBy("cluster", "topic", "partition")
+        .orderBy("time_ns", "seq", "order")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
     merged = merged.withColumn("leader_epoch", F.max("seen_epoch").over(window))
     return merged.where(F.col("order") == 1).drop("order", "seen_epoch")
 
@@ -461,26 +591,34 @@ def _agreement(checks: DataFrame, events: DataFrame) -> DataFrame:
     """
     connection = ["capture", "client", "broker", "correlation_id"]
     paired = F.col("correlation_id").isNotNull()  # without one, nothing says which answer is whose
-    answered = (events.where((F.col("kind") == ANSWER) & paired).select(*connection).distinct()
-                .withColumn("answered", F.lit(True)))
-    errors = (events.where((F.col("kind") == ERROR_RESPONSE) & paired)
-              .groupBy(*connection, "topic", "partition").agg(F.min("error").alias("broker_error")))
+    answered = (
+        events.where((F.col("kind") == ANSWER) & paired)
+        .select(*connection)
+        .distinct()
+        .withColumn("answered", F.lit(True))
+    )
+    errors = (
+        events.where((F.col("kind") == ERROR_RESPONSE) & paired)
+        .groupBy(*connection, "topic", "partition")
+        .agg(F.min("error").alias("broker_error"))
+    )
     judged = _null_safe_join(checks, answered, connection)
     judged = _null_safe_join(judged, errors, [*connection, "topic", "partition"])
     verdict, answer = F.col("verdict"), F.col("broker_error")
-    agreement = (F.when(verdict.isNull(), F.lit(NO_EPOCH))
-                 .when(F.col("correlation_id").isNull(), F.lit(NO_PAIRING))
-                 .when(F.col("answered").isNull(), F.lit(NO_RESPONSE))
-                 .when(verdict == Errors.NONE.name, F.when(answer.isNull(), AGREES).otherwise(DISAGREES))
-                 .when(answer == verdict, F.lit(AGREES))
-                 .otherwise(F.lit(DISAGREES)))
+    agreement = (
+        F.when(verdict.isNull(), F.lit(NO_EPOCH))
+        .when(F.col("correlation_id").isNull(), F.lit(NO_PAIRING))
+        .when(F.col("answered").isNull(), F.lit(NO_RESPONSE))
+        .when(verdict == Errors.NONE.name, F.when(answer.isNull(), AGREES).otherwise(DISAGREES))
+        .when(answer == verdict, F.lit(AGREES))
+        .otherwise(F.lit(DISAGREES))
+    )
     return judged.withColumn("agreement", agreement).drop("answered")
 
 
 def _null_safe_join(left: DataFrame, right: DataFrame, keys: list[str]) -> DataFrame:
     """A left join on ``keys`` where null equals null (a table may lack client or correlation id)."""
-    renamed = right.select(*(F.col(k).alias(f"r_{k}") for k in keys),
-                           *(c for c in right.columns if c not in keys))
+    renamed = right.select(*(F.col(k).alias(f"r_{k}") for k in keys), *(c for c in right.columns if c not in keys))
     condition = None
     for k in keys:
         clause = left[k].eqNullSafe(renamed[f"r_{k}"])
@@ -490,6 +628,25 @@ def _null_safe_join(left: DataFrame, right: DataFrame, keys: list[str]) -> DataF
 
 def _report(checks: DataFrame, epoch_name: str, *extra: str) -> DataFrame:
     return checks.select(
-        "cluster", "time", "time_ns", "seq", "capture", "client", "broker", "correlation_id", "api", "api_version",
-        "topic", "topic_id", "partition", F.col("epoch").alias(epoch_name), *extra, "leader_epoch",
-        F.col("verdict").alias("error"), "broker_error", "agreement", "profile", "warnings")
+        "cluster",
+        "time",
+        "time_ns",
+        "seq",
+        "capture",
+        "client",
+        "broker",
+        "correlation_id",
+        "api",
+        "api_version",
+        "topic",
+        "topic_id",
+        "partition",
+        F.col("epoch").alias(epoch_name),
+        *extra,
+        "leader_epoch",
+        F.col("verdict").alias("error"),
+        "broker_error",
+        "agreement",
+        "profile",
+        "warnings",
+    )

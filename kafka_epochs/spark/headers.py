@@ -54,8 +54,12 @@ class Headers:
 
 
 def read_headers(
-    frames: pa.Array, direction: pa.Array | None, request_api_key: pa.Array | None,
-    request_api_version: pa.Array | None, lookup: Lookup, sasl_mechanism: pa.Array | None = None,
+    frames: pa.Array,
+    direction: pa.Array | None,
+    request_api_key: pa.Array | None,
+    request_api_version: pa.Array | None,
+    lookup: Lookup,
+    sasl_mechanism: pa.Array | None = None,
 ) -> Headers:
     n = len(frames)
     starts, ends, data = _bounds(frames)
@@ -115,13 +119,27 @@ def read_headers(
     body_start = np.where(no_response_tags, starts + 9, body_start)
 
     return Headers(
-        starts=starts, ends=ends, data=data, present=present, direction=names, given_direction=direction,
-        is_response=is_response, size_ok=size_ok,
-        api_key=api_key, api_key_ok=key_ok, api_version=api_version, api_version_ok=version_ok,
-        correlation_id=correlation_id, correlation_id_ok=corr_ok, client_id=client_id, entries=entries,
-        header_version=header_version, body_start=body_start,
+        starts=starts,
+        ends=ends,
+        data=data,
+        present=present,
+        direction=names,
+        given_direction=direction,
+        is_response=is_response,
+        size_ok=size_ok,
+        api_key=api_key,
+        api_key_ok=key_ok,
+        api_version=api_version,
+        api_version_ok=version_ok,
+        correlation_id=correlation_id,
+        correlation_id_ok=corr_ok,
+        client_id=client_id,
+        entries=entries,
+        header_version=header_version,
+        body_start=body_start,
         sasl_mechanism=[None] * n if sasl_mechanism is None else sasl_mechanism.to_pylist(),
-        direction_assumed=direction is None)
+        direction_assumed=direction is None,
+    )
 
 
 def _bounds(frames: pa.Array) -> tuple[Ints, Ints, npt.NDArray[np.uint8]]:
@@ -138,7 +156,7 @@ def _bounds(frames: pa.Array) -> tuple[Ints, Ints, npt.NDArray[np.uint8]]:
         offsets = np.zeros(n + 1, dtype=np.int64)
     else:
         # the offsets buffer is shared by slices of the array: ``frames.offset`` is where ours begin
-        offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[frames.offset:frames.offset + n + 1]
+        offsets = np.frombuffer(offsets_buffer, dtype=offset_type)[frames.offset : frames.offset + n + 1]
         offsets = offsets.astype(np.int64)
     if data_buffer is None:
         data = np.zeros(0, dtype=np.uint8)
@@ -224,7 +242,11 @@ def _mask(booleans: pa.Array) -> Mask:
 
 
 def _entries(
-    lookup: Lookup, api_key: Ints, api_version: Ints, ok: Mask, is_response: Mask,
+    lookup: Lookup,
+    api_key: Ints,
+    api_version: Ints,
+    ok: Mask,
+    is_response: Mask,
 ) -> tuple[list[Entry | None], Ints]:
     """Each row's Entry and header version (-1: none), looked up once per distinct (key, version, direction)."""
     combined = np.where(ok, (api_key << 17) | (api_version << 1) | is_response, -1)

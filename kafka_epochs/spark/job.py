@@ -32,35 +32,57 @@ DEFAULT_MASTER = "local[*]"
 def add_spark_commands(subparsers: Any) -> None:
     """Add ``spark-decode`` and ``audit`` to an ``argparse`` subparsers object."""
     dec = subparsers.add_parser(
-        "spark-decode", help="decode captures with Spark (embedded, local by default) into Parquet or JSON")
+        "spark-decode", help="decode captures with Spark (embedded, local by default) into Parquet or JSON"
+    )
     dec.add_argument("captures", nargs="+", help="pcap/pcapng files, directories of them, or globs")
     dec.add_argument("--out", type=Path, required=True, help="output directory (Spark writes part files there)")
     _common(dec)
-    dec.add_argument("--format", choices=("parquet", "json"), default="parquet",
-                     help="what Spark writes under --out: parquet (default) or JSON lines part files")
-    dec.add_argument("--partitions", type=int, metavar="N",
-                     help="decode in N partitions (default: Spark's parallelism when the captures give fewer)")
+    dec.add_argument(
+        "--format",
+        choices=("parquet", "json"),
+        default="parquet",
+        help="what Spark writes under --out: parquet (default) or JSON lines part files",
+    )
+    dec.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="decode in N partitions (default: Spark's parallelism when the captures give fewer)",
+    )
     dec.add_argument("--keep-frames", action="store_true", help="keep the frame bytes in the output")
     dec.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     dec.set_defaults(run=run_spark_decode)
 
     aud = subparsers.add_parser(
-        "audit", help="leader-epoch audit of captures with Spark: timeline, stale requests, fenced responses, "
-                      "verdicts the brokers disagree with")
+        "audit",
+        help="leader-epoch audit of captures with Spark: timeline, stale requests, fenced responses, "
+        "verdicts the brokers disagree with",
+    )
     aud.add_argument("inputs", nargs="+", help="captures (as for spark-decode), or with --table frame tables")
-    aud.add_argument("--table", action="store_true",
-                     help="inputs are Parquet tables of frames (columns as the kafka-capture source gives them)")
+    aud.add_argument(
+        "--table",
+        action="store_true",
+        help="inputs are Parquet tables of frames (columns as the kafka-capture source gives them)",
+    )
     _common(aud)
     aud.add_argument("--out", type=Path, help="also write the five tables under this directory")
     aud.add_argument("--format", choices=("parquet", "json"), default="parquet", help="format of --out")
     aud.add_argument("--rows", type=int, default=50, metavar="N", help="rows of each table to print (default 50)")
-    aud.add_argument("--equal-epoch", choices=("accept", "fence"), default="accept",
-                     help="StopReplica at the replica's own epoch: accept (Kafka after KAFKA-13972) or fence")
-    aud.add_argument("--cluster-by", choices=("auto", "capture", "broker", "cluster-id"), default="auto",
-                     help="how traffic is split into clusters, each judged against its own epochs: auto (default: "
-                          "Metadata's broker lists, cluster ids and topic ids, captures apart unless an id links "
-                          "them), capture (one cluster per file), broker (broker endpoints across files), "
-                          "cluster-id (the reported cluster id)")
+    aud.add_argument(
+        "--equal-epoch",
+        choices=("accept", "fence"),
+        default="accept",
+        help="StopReplica at the replica's own epoch: accept (Kafka after KAFKA-13972) or fence",
+    )
+    aud.add_argument(
+        "--cluster-by",
+        choices=("auto", "capture", "broker", "cluster-id"),
+        default="auto",
+        help="how traffic is split into clusters, each judged against its own epochs: auto (default: "
+        "Metadata's broker lists, cluster ids and topic ids, captures apart unless an id links "
+        "them), capture (one cluster per file), broker (broker endpoints across files), "
+        "cluster-id (the reported cluster id)",
+    )
     aud.set_defaults(run=run_audit)
 
 
@@ -68,16 +90,30 @@ def _common(parser: argparse.ArgumentParser) -> None:
     from kafka_epochs.cli import add_protocol_option
 
     add_protocol_option(parser)
-    parser.add_argument("--master", default=DEFAULT_MASTER,
-                        help=f"Spark master (default {DEFAULT_MASTER}: embedded, all cores, loopback only)")
-    parser.add_argument("--port", type=int, action="append", metavar="N",
-                        help="a Kafka broker port (repeatable; default 9092 plus ports seen in handshakes)")
-    parser.add_argument("--flow-buckets", type=int, default=1, metavar="N",
-                        help="read each capture as N partitions split by connection (default 1)")
+    parser.add_argument(
+        "--master",
+        default=DEFAULT_MASTER,
+        help=f"Spark master (default {DEFAULT_MASTER}: embedded, all cores, loopback only)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        action="append",
+        metavar="N",
+        help="a Kafka broker port (repeatable; default 9092 plus ports seen in handshakes)",
+    )
+    parser.add_argument(
+        "--flow-buckets",
+        type=int,
+        default=1,
+        metavar="N",
+        help="read each capture as N partitions split by connection (default 1)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no Spark progress bar and no summary")
 
 
 # -- spark-decode ------------------------------------------------------------------------------
+
 
 def run_spark_decode(args: argparse.Namespace) -> int:
     if not _spark_installed():
@@ -98,8 +134,14 @@ def run_spark_decode(args: argparse.Namespace) -> int:
     frames = read_captures(spark, captures, ports=args.port, flow_buckets=args.flow_buckets, protocol=args.protocol)
     frames = _spread(spark, frames, args.partitions)
     keep = [c for c in frames.columns if c not in _DECODED_AGAIN or (args.keep_frames and c == "frame")]
-    decoded = decode_frames(frames, keep=keep, direction_col="direction", request_api_key_col="request_api_key",
-                            request_api_version_col="request_api_version", protocol=args.protocol)
+    decoded = decode_frames(
+        frames,
+        keep=keep,
+        direction_col="direction",
+        request_api_key_col="request_api_key",
+        request_api_version_col="request_api_version",
+        protocol=args.protocol,
+    )
     # microsecond Parquet timestamps, whatever session this is (a cluster's own may say INT96)
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     decoded.write.mode("overwrite" if args.overwrite else "errorifexists").format(args.format).save(str(args.out))
@@ -135,11 +177,15 @@ def decode_summary(decoded: DataFrame, seconds: float, startup: float = 0.0) -> 
     """Counts of what a decode wrote: rows, errors, per api and direction (one small aggregation)."""
     from pyspark.sql import functions as F
 
-    counts = decoded.groupBy("api_name", "direction").agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.count("error").alias("errors"),
-        F.count("capture_error").alias("capture_errors"),
-    ).collect()
+    counts = (
+        decoded.groupBy("api_name", "direction")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.count("error").alias("errors"),
+            F.count("capture_error").alias("capture_errors"),
+        )
+        .collect()
+    )
     total = sum(r["rows"] for r in counts)
     errors = sum(r["errors"] - r["capture_errors"] for r in counts)  # a capture-error row has no frame to decode
     capture_errors = sum(r["capture_errors"] for r in counts)
@@ -148,9 +194,11 @@ def decode_summary(decoded: DataFrame, seconds: float, startup: float = 0.0) -> 
         if r["api_name"] is not None:
             per_api[r["api_name"]] = per_api.get(r["api_name"], 0) + r["rows"]
     rate = total / seconds if seconds > 0 else 0.0
-    lines = [f"{total} frames decoded in {seconds:.1f} s ({rate:,.0f} frames/s, after a {startup:.1f} s Spark "
-             f"start-up): {errors} could not be decoded, "
-             f"{capture_errors} capture problems (gaps, bad packets, unreadable files)"]
+    lines = [
+        f"{total} frames decoded in {seconds:.1f} s ({rate:,.0f} frames/s, after a {startup:.1f} s Spark "
+        f"start-up): {errors} could not be decoded, "
+        f"{capture_errors} capture problems (gaps, bad packets, unreadable files)"
+    ]
     if per_api:
         lines.append("per api: " + ", ".join(f"{k} {v}" for k, v in sorted(per_api.items())))
     return "\n".join(lines)
@@ -170,6 +218,7 @@ def _spread(spark: SparkSession, frames: DataFrame, partitions: int | None) -> D
 
 # -- audit -------------------------------------------------------------------------------------
 
+
 def run_audit(args: argparse.Namespace) -> int:
     if not _spark_installed():
         return 2
@@ -183,8 +232,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.table:
         frames = spark.read.parquet(*inputs)
     else:
-        frames = read_captures(spark, inputs, ports=args.port, flow_buckets=args.flow_buckets,
-                               protocol=args.protocol)
+        frames = read_captures(spark, inputs, ports=args.port, flow_buckets=args.flow_buckets, protocol=args.protocol)
     policy = EqualEpochPolicy.FENCE if args.equal_epoch == "fence" else EqualEpochPolicy.ACCEPT
     result = audit(frames, protocol=args.protocol, equal_epoch=policy, cluster_key=args.cluster_by)
     for name, table in result.tables().items():
@@ -202,14 +250,18 @@ def run_audit(args: argparse.Namespace) -> int:
 
 # -- shared ------------------------------------------------------------------------------------
 
+
 def _spark_installed() -> bool:
     """Whether the ``spark`` extra is there; says how to get it when not (the commands exist anyway)."""
     import importlib.util
 
     missing = [m for m in ("pyspark", "pyarrow", "pandas", "numpy") if importlib.util.find_spec(m) is None]
     if missing:
-        print(f"kafka-epochs: this command needs the spark extra ({', '.join(missing)} missing): "
-              "pip install 'kafka-epochs[spark]'", file=sys.stderr)
+        print(
+            f"kafka-epochs: this command needs the spark extra ({', '.join(missing)} missing): "
+            "pip install 'kafka-epochs[spark]'",
+            file=sys.stderr,
+        )
     return not missing
 
 
@@ -283,8 +335,14 @@ def _jvm_stderr_to_log(quiet: bool) -> Iterator[None]:
         os.close(saved)
 
 
-def read_captures(spark: SparkSession, paths: list[str], *, ports: list[int] | None = None, flow_buckets: int = 1,
-                  protocol: list[str] | None = None) -> DataFrame:
+def read_captures(
+    spark: SparkSession,
+    paths: list[str],
+    *,
+    ports: list[int] | None = None,
+    flow_buckets: int = 1,
+    protocol: list[str] | None = None,
+) -> DataFrame:
     """The ``kafka-capture`` data source over ``paths`` (registered on first use)."""
     from kafka_epochs.spark.datasource import FORMAT, register
 
@@ -295,5 +353,3 @@ def read_captures(spark: SparkSession, paths: list[str], *, ports: list[int] | N
     if protocol:
         reader = reader.option("protocol", json.dumps([str(p) for p in protocol]))
     return reader.load([str(p) for p in paths])
-
-

@@ -110,8 +110,13 @@ class Lookup:
             header_version = single.request_header_version(api_key, api_version)
         else:
             header_version = single.response_header_version(api_key, api_version)
-        return Entry(cls if len(layouts) == 1 else None, api_name_of(cls.__name__), header_version, single.name,
-                     tuple(version_warnings(cls, api_version)))
+        return Entry(
+            cls if len(layouts) == 1 else None,
+            api_name_of(cls.__name__),
+            header_version,
+            single.name,
+            tuple(version_warnings(cls, api_version)),
+        )
 
     def api_name(self, api_key: int, kind: str) -> str | None:
         """The api's name even for a version the protocol lacks (so a bad row still says which api)."""

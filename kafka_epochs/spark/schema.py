@@ -83,6 +83,7 @@ def message_classes(name: str, protocol: ProtocolLike = None) -> list[type[Messa
 
 # -- the two walks ------------------------------------------------------------------------------
 
+
 def _from_class(cls: Any, flexible: bool) -> pa.StructType:
     fields = []
     for f in cls._FIELDS:
@@ -100,8 +101,9 @@ def _from_class(cls: Any, flexible: bool) -> pa.StructType:
 def _from_spec(struct: StructSpec, flexible: bool) -> pa.StructType:
     from kafka_epochs.codegen.naming import attribute_name  # the generator's own naming rule
 
-    return _with_tags([pa.field(attribute_name(f.name), _spec_field_type(f, flexible)) for f in struct.fields],
-                      flexible)
+    return _with_tags(
+        [pa.field(attribute_name(f.name), _spec_field_type(f, flexible)) for f in struct.fields], flexible
+    )
 
 
 def _spec_field_type(f: FieldSpec, flexible: bool) -> pa.DataType:

@@ -30,9 +30,12 @@ def spark_type(arrow_type: pa.DataType) -> T.DataType:
         if arrow_type.equals(arrow):
             return spark
     if pa.types.is_struct(arrow_type):
-        return T.StructType([
-            T.StructField(arrow_type.field(i).name, spark_type(arrow_type.field(i).type), True)
-            for i in range(arrow_type.num_fields)])
+        return T.StructType(
+            [
+                T.StructField(arrow_type.field(i).name, spark_type(arrow_type.field(i).type), True)
+                for i in range(arrow_type.num_fields)
+            ]
+        )
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
         return T.ArrayType(spark_type(arrow_type.value_type), True)
     if pa.types.is_map(arrow_type):

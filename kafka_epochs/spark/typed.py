@@ -25,9 +25,14 @@ def typed_schema(message_name: str, protocol: ProtocolLike = None) -> pa.Schema:
 
 
 def decode_typed_batch(
-    frames: pa.Array | pa.ChunkedArray, message_name: str, *, direction: pa.Array | None = None,
-    request_api_key: pa.Array | None = None, request_api_version: pa.Array | None = None,
-    protocol: ProtocolLike = None, sasl_mechanism: pa.Array | None = None,
+    frames: pa.Array | pa.ChunkedArray,
+    message_name: str,
+    *,
+    direction: pa.Array | None = None,
+    request_api_key: pa.Array | None = None,
+    request_api_version: pa.Array | None = None,
+    protocol: ProtocolLike = None,
+    sasl_mechanism: pa.Array | None = None,
 ) -> pa.RecordBatch:
     """Like :func:`~kafka_epochs.spark.batch.decode_batch`, with ``body`` typed as ``message_name``.
 
@@ -43,8 +48,7 @@ def decode_typed_batch(
         # error_codes walks dicts for "error_code" keys, and typed values are such dicts
         return value, error_codes(value) if is_response else None
 
-    decoded = DecodedRows.of(frames, direction, request_api_key, request_api_version, protocol, render,
-                             sasl_mechanism)
+    decoded = DecodedRows.of(frames, direction, request_api_key, request_api_version, protocol, render, sasl_mechanism)
     values = decoded.bodies.values
     body_column = pa.array([None if v is None else v[0] for v in values], schema.field(BODY).type)
     return decoded.record_batch(schema, {BODY: body_column}, [None if v is None else v[1] for v in values])

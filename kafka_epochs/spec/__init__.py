@@ -5,6 +5,15 @@ from kafka_epochs.spec.model import FieldSpec, FieldType, Kind, MessageSpec, Mes
 from kafka_epochs.spec.versions import Versions
 
 __all__ = [
-    "FieldSpec", "FieldType", "Kind", "MessageSpec", "MessageType", "SpecError", "StructSpec",
-    "Versions", "load_spec", "load_specs", "parse_spec",
+    "FieldSpec",
+    "FieldType",
+    "Kind",
+    "MessageSpec",
+    "MessageType",
+    "SpecError",
+    "StructSpec",
+    "Versions",
+    "load_spec",
+    "load_specs",
+    "parse_spec",
 ]

@@ -32,11 +32,29 @@ __all__ = ["CatalogueError", "SpecSource", "build_catalogue", "load_catalogue", 
 FORMAT = 1
 
 #: Message attributes kept: everything that decides bytes, plus facts about versions.
-_MESSAGE_KEYS = ("apiKey", "type", "name", "validVersions", "flexibleVersions", "latestVersionUnstable",
-                 "deprecatedVersions", "listeners")
+_MESSAGE_KEYS = (
+    "apiKey",
+    "type",
+    "name",
+    "validVersions",
+    "flexibleVersions",
+    "latestVersionUnstable",
+    "deprecatedVersions",
+    "listeners",
+)
 #: Field attributes kept (``about``, ``entityType`` and ``zeroCopy`` never change a byte).
-_FIELD_KEYS = ("name", "type", "versions", "nullableVersions", "taggedVersions", "tag", "flexibleVersions",
-               "default", "ignorable", "mapKey")
+_FIELD_KEYS = (
+    "name",
+    "type",
+    "versions",
+    "nullableVersions",
+    "taggedVersions",
+    "tag",
+    "flexibleVersions",
+    "default",
+    "ignorable",
+    "mapKey",
+)
 _VERSION_KEYS = ("versions", "nullableVersions", "taggedVersions", "flexibleVersions")
 _FIXED_KEYS = ("type", "tag", "default", "ignorable", "mapKey")
 
@@ -63,6 +81,7 @@ class SpecSource:
 
 # -- building ------------------------------------------------------------------------------------
 
+
 def build_catalogue(sources: Sequence[SpecSource]) -> dict[str, Any]:
     """Merge ``sources`` (oldest first) into the catalogue's JSON form."""
     if not sources:
@@ -76,8 +95,9 @@ def build_catalogue(sources: Sequence[SpecSource]) -> dict[str, Any]:
             merged[name] = facts if older is None else _merge_messages(older, facts)
             taken = Versions.parse(facts["validVersions"])
             # Earlier inputs keep only the versions this one does not redefine.
-            kept = [[label, str(r)] for label, text in origins.get(name, [])
-                    for r in _minus(Versions.parse(text), taken)]
+            kept = [
+                [label, str(r)] for label, text in origins.get(name, []) for r in _minus(Versions.parse(text), taken)
+            ]
             origins[name] = [*kept, [source.label, str(taken)]]
     messages = []
     for name in sorted(merged):
@@ -108,6 +128,7 @@ def _field_facts(raw: dict[str, Any]) -> dict[str, Any]:
 
 # -- merging -------------------------------------------------------------------------------------
 
+
 class _Merge:
     """Merges an older and a newer definition of one message: version ``v`` comes from the newer
     one when it defines ``v``, else from the older one."""
@@ -118,8 +139,9 @@ class _Merge:
         self.newer_valid = Versions.parse(newer["validVersions"])
         self.older_flexible: str = older["flexibleVersions"]
         self.newer_flexible: str = newer["flexibleVersions"]
-        self.valid = Versions(min(self.older_valid.low, self.newer_valid.low),
-                              max(self.older_valid.high, self.newer_valid.high))
+        self.valid = Versions(
+            min(self.older_valid.low, self.newer_valid.low), max(self.older_valid.high, self.newer_valid.high)
+        )
 
     def fail(self, where: str, why: str) -> CatalogueError:
         return CatalogueError(f"{self.name}: {where}: {why}")
@@ -240,6 +262,7 @@ def _minus(a: Versions, b: Versions) -> list[Versions]:
 
 # -- files ---------------------------------------------------------------------------------------
 
+
 def render_catalogue(catalogue: dict[str, Any]) -> str:
     """The catalogue as JSON text, one message per line (small diffs when an input changes)."""
     head = {key: value for key, value in catalogue.items() if key != "messages"}
@@ -274,8 +297,10 @@ def origins(path: Path) -> dict[str, list[tuple[str, str]]]:
 
 # -- checking ------------------------------------------------------------------------------------
 
-def verify(catalogue: Iterable[MessageSpec], sources: Sequence[SpecSource],
-           load: Callable[[Path], MessageSpec] = load_spec) -> int:
+
+def verify(
+    catalogue: Iterable[MessageSpec], sources: Sequence[SpecSource], load: Callable[[Path], MessageSpec] = load_spec
+) -> int:
     """Check that every version of every input message has the same wire layout in the catalogue,
     where the input is the newest one defining that version. Returns how many layouts matched."""
     by_name = {spec.name: spec for spec in catalogue}
@@ -298,7 +323,8 @@ def verify(catalogue: Iterable[MessageSpec], sources: Sequence[SpecSource],
                 if expected != got:
                     raise CatalogueError(
                         f"{theirs.name} v{version} differs from {source.label}:\n"
-                        f"{format_layout(expected)}\n--- catalogue ---\n{format_layout(got)}")
+                        f"{format_layout(expected)}\n--- catalogue ---\n{format_layout(got)}"
+                    )
                 done.add(version)
                 checked += 1
     for name, spec in by_name.items():

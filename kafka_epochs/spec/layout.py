@@ -98,14 +98,18 @@ def struct_layout(struct: StructSpec, version: int, flexible: Versions) -> tuple
 
 
 def _struct_fields(
-    struct: StructSpec, version: int, flexible: Versions, defaults_matter: bool,
+    struct: StructSpec,
+    version: int,
+    flexible: Versions,
+    defaults_matter: bool,
 ) -> tuple[WireField, ...]:
     present = [f for f in struct.fields if f.present_in(version)]
     regular = [f for f in present if not f.tagged_in(version)]
     tagged = sorted((f for f in present if f.tagged_in(version)), key=lambda f: f.tag or 0)
     return tuple(
         [_field(f, version, flexible, defaults_matter, tagged=False) for f in regular]
-        + [_field(f, version, flexible, defaults_matter, tagged=True) for f in tagged])
+        + [_field(f, version, flexible, defaults_matter, tagged=True) for f in tagged]
+    )
 
 
 def _field(f: FieldSpec, version: int, flexible: Versions, defaults_matter: bool, tagged: bool) -> WireField:

@@ -42,13 +42,33 @@ class SpecError(ValueError):
 
 
 _MESSAGE_KEYS = {
-    "apiKey", "type", "name", "validVersions", "flexibleVersions", "fields", "commonStructs",
-    "latestVersionUnstable", "deprecatedVersions", "listeners",
+    "apiKey",
+    "type",
+    "name",
+    "validVersions",
+    "flexibleVersions",
+    "fields",
+    "commonStructs",
+    "latestVersionUnstable",
+    "deprecatedVersions",
+    "listeners",
 }
 _REQUIRED_MESSAGE_KEYS = ("name", "type", "validVersions", "flexibleVersions")
 _FIELD_KEYS = {
-    "name", "type", "versions", "fields", "about", "nullableVersions", "taggedVersions", "tag",
-    "flexibleVersions", "default", "ignorable", "mapKey", "entityType", "zeroCopy",
+    "name",
+    "type",
+    "versions",
+    "fields",
+    "about",
+    "nullableVersions",
+    "taggedVersions",
+    "tag",
+    "flexibleVersions",
+    "default",
+    "ignorable",
+    "mapKey",
+    "entityType",
+    "zeroCopy",
 }
 _COMMON_STRUCT_KEYS = {"name", "versions", "fields", "deprecatedVersions"}
 _FIELD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -156,7 +176,7 @@ def leading_comment(text: str) -> str:
             current = []
     licence_ends = [i for i, p in enumerate(paragraphs) if any("limitations under the License" in line for line in p)]
     if licence_ends:
-        paragraphs = paragraphs[licence_ends[0] + 1:]
+        paragraphs = paragraphs[licence_ends[0] + 1 :]
     return "\n\n".join("\n".join(p) for p in paragraphs)
 
 
@@ -250,9 +270,13 @@ class _SpecBuilder:
             self.claim_struct_name(cs_name, cs_name)
             cs_versions = self.versions(cs_name, "versions", cs.get("versions"))
             struct = StructSpec(
-                cs_name, cs_versions, [], is_common=True,
+                cs_name,
+                cs_versions,
+                [],
+                is_common=True,
                 deprecated_versions=self.versions(
-                    cs_name, "deprecatedVersions", cs.get("deprecatedVersions"), NO_VERSIONS),
+                    cs_name, "deprecatedVersions", cs.get("deprecatedVersions"), NO_VERSIONS
+                ),
             )
             self.common[cs_name] = struct
             pending.append((struct, cs.get("fields", [])))
@@ -265,9 +289,17 @@ class _SpecBuilder:
 
         latest_unstable = self.flag(name, raw, "latestVersionUnstable")
         return MessageSpec(
-            name=name, type=mtype, valid_versions=valid, flexible_versions=flexible, fields=fields,
-            api_key=api_key, common_structs=self.common, latest_version_unstable=latest_unstable,
-            deprecated_versions=deprecated, listeners=tuple(listeners), source=self.source,
+            name=name,
+            type=mtype,
+            valid_versions=valid,
+            flexible_versions=flexible,
+            fields=fields,
+            api_key=api_key,
+            common_structs=self.common,
+            latest_version_unstable=latest_unstable,
+            deprecated_versions=deprecated,
+            listeners=tuple(listeners),
+            source=self.source,
         )
 
     def claim_struct_name(self, where: str, struct_name: str) -> None:
@@ -298,8 +330,7 @@ class _SpecBuilder:
             tags[f.tag] = f.name
         for expected in range(len(tags)):
             if expected not in tags:
-                raise self.fail(
-                    where, f"tags are not contiguous: tag {expected} is unused but tag {max(tags)} is")
+                raise self.fail(where, f"tags are not contiguous: tag {expected} is unused but tag {max(tags)} is")
 
     def field(self, parent: str, raw: object, parent_versions: Versions, flexible: Versions) -> FieldSpec:
         named = raw.get("name") if isinstance(raw, dict) else None
@@ -337,8 +368,10 @@ class _SpecBuilder:
                 raise self.fail(where, f"taggedVersions {tagged} must be a subset of versions {versions}")
             if not flexible.covers(tagged):
                 raise self.fail(
-                    where, f"tagged field outside flexible versions: taggedVersions {tagged} "
-                    f"is not within flexibleVersions {flexible}")
+                    where,
+                    f"tagged field outside flexible versions: taggedVersions {tagged} "
+                    f"is not within flexibleVersions {flexible}",
+                )
             both = nullable.intersect(tagged)
             if not both.empty and both != tagged:
                 raise self.fail(where, "either every tagged version must be nullable, or none")
@@ -368,9 +401,17 @@ class _SpecBuilder:
                 entity = None
 
         spec = FieldSpec(
-            name=name, type=ftype, versions=versions, about=about, nullable_versions=nullable,
-            tagged_versions=tagged, tag=tag, flexible_versions=field_flexible,
-            ignorable=self.flag(where, raw, "ignorable"), map_key=map_key, entity_type=entity,
+            name=name,
+            type=ftype,
+            versions=versions,
+            about=about,
+            nullable_versions=nullable,
+            tagged_versions=tagged,
+            tag=tag,
+            flexible_versions=field_flexible,
+            ignorable=self.flag(where, raw, "ignorable"),
+            map_key=map_key,
+            entity_type=entity,
             zero_copy=zero_copy,
         )
         spec.struct = self.field_struct(where, raw, ftype, versions, flexible)
@@ -392,7 +433,12 @@ class _SpecBuilder:
         raise self.fail(where, f"unknown type {text!r}")
 
     def field_struct(
-        self, where: str, raw: dict[str, Any], ftype: FieldType, versions: Versions, flexible: Versions,
+        self,
+        where: str,
+        raw: dict[str, Any],
+        ftype: FieldType,
+        versions: Versions,
+        flexible: Versions,
     ) -> StructSpec | None:
         base = ftype.element if ftype.kind is Kind.ARRAY and ftype.element else ftype
         inline = raw.get("fields")

@@ -14,9 +14,15 @@ from kafka_epochs.wire.errors import DecodeError
 from kafka_epochs.wire.schema import FieldInfo
 
 _FIXED = {
-    "bool": struct.Struct(">?"), "int8": struct.Struct(">b"), "int16": struct.Struct(">h"),
-    "uint16": struct.Struct(">H"), "int32": struct.Struct(">i"), "uint32": struct.Struct(">I"),
-    "int64": struct.Struct(">q"), "float64": struct.Struct(">d"), "uuid": struct.Struct(">16s"),
+    "bool": struct.Struct(">?"),
+    "int8": struct.Struct(">b"),
+    "int16": struct.Struct(">h"),
+    "uint16": struct.Struct(">H"),
+    "int32": struct.Struct(">i"),
+    "uint32": struct.Struct(">I"),
+    "int64": struct.Struct(">q"),
+    "float64": struct.Struct(">d"),
+    "uuid": struct.Struct(">16s"),
 }
 _MAX_STRING = 0x7FFF
 
@@ -124,7 +130,7 @@ class _Reader:
             self.need(after, n, path, f"{kind} of length {n}", end)
             if kind == "string":
                 try:
-                    self.data[after:after + n].decode("utf-8")
+                    self.data[after : after + n].decode("utf-8")
                 except UnicodeDecodeError as e:
                     raise _Fail(f"invalid UTF-8 in string: {e.reason}", after + e.start, path) from None
             return after + n
@@ -182,7 +188,6 @@ class _Reader:
                     raise _Fail(f"tag {tag} ({f.name}) is not valid in version {self.version}", tag_pos, fpath)
                 after = self.value(f, f.kind, pos, fpath, stop)
                 if after != stop:
-                    raise _Fail(
-                        f"tagged field {f.name} used {after - pos} of its {size} bytes", pos, fpath)
+                    raise _Fail(f"tagged field {f.name} used {after - pos} of its {size} bytes", pos, fpath)
             pos = stop
         return pos

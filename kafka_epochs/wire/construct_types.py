@@ -54,10 +54,29 @@ from construct import (  # type: ignore[import-untyped]
 )
 
 __all__ = [
-    "UNKNOWN_TAGS", "UUID", "Array32", "Bytes32", "CompactArray", "CompactBytes", "CompactLength",
-    "CompactNullableArray", "CompactNullableBytes", "CompactNullableString", "CompactString", "KafkaStruct",
-    "Nullable", "NullableArray32", "NullableBytes32", "NullableString16", "NullableStruct", "String16",
-    "TagSection", "TaggedField", "UVarInt", "Uuid", "same_value",
+    "UNKNOWN_TAGS",
+    "UUID",
+    "Array32",
+    "Bytes32",
+    "CompactArray",
+    "CompactBytes",
+    "CompactLength",
+    "CompactNullableArray",
+    "CompactNullableBytes",
+    "CompactNullableString",
+    "CompactString",
+    "KafkaStruct",
+    "Nullable",
+    "NullableArray32",
+    "NullableBytes32",
+    "NullableString16",
+    "NullableStruct",
+    "String16",
+    "TagSection",
+    "TaggedField",
+    "UVarInt",
+    "Uuid",
+    "same_value",
 ]
 
 #: Re-exported so generated definitions can spell uuid defaults without another import.
@@ -334,7 +353,8 @@ class TagSection(Construct):
                 values[field.name] = field.subcon._parsereport(inner, context, f"{path} -> tag {tag}")
                 if inner.tell() != size:
                     raise ValidationError(
-                        f"tagged field {field.name} used {inner.tell()} of its {size} bytes", path=path)
+                        f"tagged field {field.name} used {inner.tell()} of its {size} bytes", path=path
+                    )
             elif tag in self.invalid:
                 raise ValidationError(f"tag {tag} is not valid in this version", path=path)
             else:

@@ -81,7 +81,8 @@ class Struct:
             if not hasattr(cls, "_unknown_tags"):
                 raise ValueError(f"{cls.__name__} is never flexible, so it has no tagged fields")
             obj._unknown_tags = {  # type: ignore[attr-defined]
-                int(t): base64.b64decode(v) for t, v in data["_unknown_tags"].items()}
+                int(t): base64.b64decode(v) for t, v in data["_unknown_tags"].items()
+            }
         return obj
 
 
@@ -128,12 +129,17 @@ class Message(Struct):
         obj, pos = cls.read(data, 0, version)
         if pos != len(data):
             raise DecodeError(
-                f"{len(data) - pos} trailing bytes after the message", pos, "", f"{cls.__name__} v{version}")
+                f"{len(data) - pos} trailing bytes after the message", pos, "", f"{cls.__name__} v{version}"
+            )
         return obj
 
     @classmethod
     def read(
-        cls: type[M], data: bytes | bytearray | memoryview, offset: int, version: int, end: int | None = None,
+        cls: type[M],
+        data: bytes | bytearray | memoryview,
+        offset: int,
+        version: int,
+        end: int | None = None,
     ) -> tuple[M, int]:
         """Decode one body starting at ``offset``; returns the object and the offset after it.
 
@@ -160,8 +166,7 @@ class Message(Struct):
 
 def _unsupported(cls: type, version: int) -> UnsupportedVersionError:
     valid = getattr(cls, "VALID_VERSIONS", NO_VERSIONS)
-    return UnsupportedVersionError(
-        f"{cls.__name__} has no version {version} (valid: {valid.start}-{valid.stop - 1})")
+    return UnsupportedVersionError(f"{cls.__name__} has no version {version} (valid: {valid.start}-{valid.stop - 1})")
 
 
 def _describe(e: Exception) -> str:
@@ -178,11 +183,10 @@ class _DictPlan:
         fields = [f for f in cls._FIELDS if version is None or f.present(version)]  # type: ignore[attr-defined]
         self.keys = tuple(f.attr for f in fields)
         getter = operator.attrgetter(*self.keys) if self.keys else (lambda obj: ())
-        self.values: Callable[[Any], tuple[Any, ...]] = (
-            getter if len(self.keys) != 1 else (lambda obj: (getter(obj),)))
+        self.values: Callable[[Any], tuple[Any, ...]] = getter if len(self.keys) != 1 else (lambda obj: (getter(obj),))
         self.conversions = tuple(
-            (f.attr, convert) for f in fields
-            if (convert := _converter(f.kind, f.element, version)) is not None)
+            (f.attr, convert) for f in fields if (convert := _converter(f.kind, f.element, version)) is not None
+        )
 
 
 def _converter(kind: str, element: str | None, version: int | None) -> Callable[[Any], Any] | None:

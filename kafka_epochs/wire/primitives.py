@@ -83,7 +83,10 @@ def uuid_from_bytes(raw: bytes) -> uuid.UUID:
 
 
 def read_unknown_tags(
-    data: bytes, pos: int, end: int, invalid: frozenset[int] = frozenset(),
+    data: bytes,
+    pos: int,
+    end: int,
+    invalid: frozenset[int] = frozenset(),
 ) -> tuple[dict[int, bytes] | None, int]:
     """Read a tag section with no known tags; returns the raw unknown tags (or ``None``).
 

@@ -36,9 +36,20 @@ class FieldInfo:
     )
 
     def __init__(
-        self, attr: str, name: str, kind: str, versions: Range, *, element: str | None = None,
-        struct: Any = None, nullable: Range = (1, 0), tagged: Range = (1, 0), tag: int = -1,
-        compact: Range | None = None, default: Any = None, ignorable: bool = False,
+        self,
+        attr: str,
+        name: str,
+        kind: str,
+        versions: Range,
+        *,
+        element: str | None = None,
+        struct: Any = None,
+        nullable: Range = (1, 0),
+        tagged: Range = (1, 0),
+        tag: int = -1,
+        compact: Range | None = None,
+        default: Any = None,
+        ignorable: bool = False,
     ) -> None:
         self.attr = attr
         self.name = name

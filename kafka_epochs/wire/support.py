@@ -18,8 +18,10 @@ class MissingField(EncodeError):
         self.field = field
         self.version = version
         where = "the version written" if version is None else f"version {version}"
-        super().__init__(f"{struct}.{field} is not in {where} and is not ignorable, so its non-default value "
-                         "cannot be written; pick a version that has it or reset it")
+        super().__init__(
+            f"{struct}.{field} is not in {where} and is not ignorable, so its non-default value "
+            "cannot be written; pick a version that has it or reset it"
+        )
 
     def in_version(self, version: int) -> MissingField:
         return MissingField(self.struct, self.field, version)

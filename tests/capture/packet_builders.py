@@ -20,8 +20,9 @@ ETHERTYPE_IPV6 = 0x86DD
 # -- Kafka frames
 
 
-def request_frame(api_key: int, api_version: int, correlation_id: int, client_id: str | None = "client",
-                  body: bytes = b"") -> bytes:
+def request_frame(
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None = "client", body: bytes = b""
+) -> bytes:
     if client_id is None:
         cid = struct.pack(">h", -1)
     else:
@@ -68,20 +69,54 @@ def bsd_null(payload: bytes, family: int, byteorder: Literal["little", "big"] = 
 # -- IP
 
 
-def ipv4(src: str, dst: str, payload: bytes, *, protocol: int = 6, flags_fragment: int = 0x4000,
-         ihl: int = 5, total_length: int | None = None, options: bytes = b"") -> bytes:
+def ipv4(
+    src: str,
+    dst: str,
+    payload: bytes,
+    *,
+    protocol: int = 6,
+    flags_fragment: int = 0x4000,
+    ihl: int = 5,
+    total_length: int | None = None,
+    options: bytes = b"",
+) -> bytes:
     header_len = 20 + len(options)
     total = header_len + len(payload) if total_length is None else total_length
-    header = struct.pack(">BBHHHBBH4s4s", (4 << 4) | ihl, 0, total, 1, flags_fragment, 64, protocol, 0,
-                         ipaddress.IPv4Address(src).packed, ipaddress.IPv4Address(dst).packed)
+    header = struct.pack(
+        ">BBHHHBBH4s4s",
+        (4 << 4) | ihl,
+        0,
+        total,
+        1,
+        flags_fragment,
+        64,
+        protocol,
+        0,
+        ipaddress.IPv4Address(src).packed,
+        ipaddress.IPv4Address(dst).packed,
+    )
     return header + options + payload
 
 
-def ipv6(src: str, dst: str, payload: bytes, *, next_header: int = 6, extensions: bytes = b"",
-         payload_length: int | None = None) -> bytes:
+def ipv6(
+    src: str,
+    dst: str,
+    payload: bytes,
+    *,
+    next_header: int = 6,
+    extensions: bytes = b"",
+    payload_length: int | None = None,
+) -> bytes:
     length = len(extensions) + len(payload) if payload_length is None else payload_length
-    header = struct.pack(">IHBB16s16s", 6 << 28, length, next_header, 64,
-                         ipaddress.IPv6Address(src).packed, ipaddress.IPv6Address(dst).packed)
+    header = struct.pack(
+        ">IHBB16s16s",
+        6 << 28,
+        length,
+        next_header,
+        64,
+        ipaddress.IPv6Address(src).packed,
+        ipaddress.IPv6Address(dst).packed,
+    )
     return header + extensions + payload
 
 
@@ -98,10 +133,20 @@ def ipv6_fragment_header(next_header: int, offset_units: int, more: bool, ident:
 # -- TCP
 
 
-def tcp(sport: int, dport: int, seq: int, ack: int, flags: int, payload: bytes = b"", *,
-        data_offset: int = 5, options: bytes = b"") -> bytes:
-    header = struct.pack(">HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, data_offset << 4,
-                         flags, 65535, 0, 0)
+def tcp(
+    sport: int,
+    dport: int,
+    seq: int,
+    ack: int,
+    flags: int,
+    payload: bytes = b"",
+    *,
+    data_offset: int = 5,
+    options: bytes = b"",
+) -> bytes:
+    header = struct.pack(
+        ">HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, data_offset << 4, flags, 65535, 0, 0
+    )
     return header + options + payload
 
 
@@ -122,8 +167,9 @@ class Conversation:
     def __post_init__(self) -> None:
         self.next_seq = {"c": (self.client_isn + 1) & 0xFFFFFFFF, "b": (self.broker_isn + 1) & 0xFFFFFFFF}
 
-    def segment(self, side: str, flags: int, payload: bytes = b"", *, seq: int | None = None,
-                ack: int | None = None) -> bytes:
+    def segment(
+        self, side: str, flags: int, payload: bytes = b"", *, seq: int | None = None, ack: int | None = None
+    ) -> bytes:
         src, dst = (self.client, self.broker) if side == "c" else (self.broker, self.client)
         other = "b" if side == "c" else "c"
         seq = self.next_seq[side] if seq is None else seq
@@ -158,8 +204,15 @@ class Conversation:
 # -- capture files
 
 
-def pcap_file(frames: Iterable[tuple[int, bytes]], link_type: int = 1, *, big_endian: bool = False,
-              nanoseconds: bool = False, snaplen: int = 65535, original_lengths: Sequence[int] | None = None) -> bytes:
+def pcap_file(
+    frames: Iterable[tuple[int, bytes]],
+    link_type: int = 1,
+    *,
+    big_endian: bool = False,
+    nanoseconds: bool = False,
+    snaplen: int = 65535,
+    original_lengths: Sequence[int] | None = None,
+) -> bytes:
     order = ">" if big_endian else "<"
     magic = 0xA1B23C4D if nanoseconds else 0xA1B2C3D4
     out = [struct.pack(order + "IHHiIII", magic, 2, 4, 0, 0, snaplen, link_type)]
@@ -189,8 +242,9 @@ def pcapng_section(order: str = "<", options: bytes = b"") -> bytes:
     return pcapng_block(0x0A0D0D0A, struct.pack(order + "IHHq", 0x1A2B3C4D, 1, 0, -1) + options, order)
 
 
-def pcapng_interface(link_type: int, order: str = "<", *, tsresol: int | None = None, snaplen: int = 0,
-                     tsoffset: int | None = None) -> bytes:
+def pcapng_interface(
+    link_type: int, order: str = "<", *, tsresol: int | None = None, snaplen: int = 0, tsoffset: int | None = None
+) -> bytes:
     options = b""
     if tsresol is not None:
         options += pcapng_option(9, bytes([tsresol]), order)
@@ -201,8 +255,15 @@ def pcapng_interface(link_type: int, order: str = "<", *, tsresol: int | None = 
     return pcapng_block(1, struct.pack(order + "HHI", link_type, 0, snaplen) + options, order)
 
 
-def pcapng_enhanced(interface: int, timestamp: int, data: bytes, order: str = "<", *,
-                    original_length: int | None = None, options: bytes = b"") -> bytes:
+def pcapng_enhanced(
+    interface: int,
+    timestamp: int,
+    data: bytes,
+    order: str = "<",
+    *,
+    original_length: int | None = None,
+    options: bytes = b"",
+) -> bytes:
     original = len(data) if original_length is None else original_length
     body = struct.pack(order + "IIIII", interface, timestamp >> 32, timestamp & 0xFFFFFFFF, len(data), original)
     return pcapng_block(6, body + _padded(data) + options, order)

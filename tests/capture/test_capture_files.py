@@ -53,8 +53,12 @@ def only_packets(data: bytes) -> list[Packet]:
 def test_pcap_byte_orders_and_timestamp_units(big_endian: bool, nanoseconds: bool) -> None:
     data = pcap_file(FRAMES, link_type=101, big_endian=big_endian, nanoseconds=nanoseconds)
     magic = data[:4].hex()
-    expected_magic = {(False, False): "d4c3b2a1", (True, False): "a1b2c3d4",
-                      (False, True): "4d3cb2a1", (True, True): "a1b23c4d"}[big_endian, nanoseconds]
+    expected_magic = {
+        (False, False): "d4c3b2a1",
+        (True, False): "a1b2c3d4",
+        (False, True): "4d3cb2a1",
+        (True, True): "a1b23c4d",
+    }[big_endian, nanoseconds]
     assert magic == expected_magic
     got = only_packets(data)
     assert [p.data for p in got] == [d for _, d in FRAMES]
@@ -121,13 +125,16 @@ def test_record_limit_is_configurable() -> None:
     assert [type(r) for r in records] == [Packet, Packet, BadRecord]
 
 
-@pytest.mark.parametrize("data, reason", [
-    (b"", "too short"),
-    (b"\xd4\xc3", "too short"),
-    (b"GET / HTTP/1.1\r\n", "neither pcap nor pcapng"),
-    (struct.pack("<IHH", 0xA1B2C3D4, 2, 4), "file header needs 24 bytes"),
-    (struct.pack("<IHHiIII", 0xA1B2C3D4, 3, 0, 0, 0, 0, 1), "not 2.x"),
-])
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        (b"", "too short"),
+        (b"\xd4\xc3", "too short"),
+        (b"GET / HTTP/1.1\r\n", "neither pcap nor pcapng"),
+        (struct.pack("<IHH", 0xA1B2C3D4, 2, 4), "file header needs 24 bytes"),
+        (struct.pack("<IHHiIII", 0xA1B2C3D4, 3, 0, 0, 0, 0, 1), "not 2.x"),
+    ],
+)
 def test_not_a_capture_raises_a_decode_error(data: bytes, reason: str) -> None:
     with pytest.raises(CaptureFormatError, match=re.escape(reason)) as info:
         packets(data)
@@ -161,24 +168,34 @@ LE, BE = "<", ">"
 
 
 def test_pcapng_two_interfaces_with_their_own_link_types_and_resolutions() -> None:
-    data = (pcapng_section(LE)
-            + pcapng_interface(1, LE)  # default resolution: microseconds
-            + pcapng_interface(113, LE, tsresol=9)
-            + pcapng_interface(101, LE, tsresol=0x80 | 20)  # 2**-20 seconds
-            + pcapng_enhanced(0, 1_700_000_000_000_001, b"ether", LE)
-            + pcapng_enhanced(1, 1_700_000_000_000_000_007, b"cooked", LE)
-            + pcapng_enhanced(2, 3 << 20 | 1 << 19, b"raw", LE))
+    data = (
+        pcapng_section(LE)
+        + pcapng_interface(1, LE)  # default resolution: microseconds
+        + pcapng_interface(113, LE, tsresol=9)
+        + pcapng_interface(101, LE, tsresol=0x80 | 20)  # 2**-20 seconds
+        + pcapng_enhanced(0, 1_700_000_000_000_001, b"ether", LE)
+        + pcapng_enhanced(1, 1_700_000_000_000_000_007, b"cooked", LE)
+        + pcapng_enhanced(2, 3 << 20 | 1 << 19, b"raw", LE)
+    )
     got = only_packets(data)
     assert [(p.link_type, p.interface, p.data) for p in got] == [
-        (1, 0, b"ether"), (113, 1, b"cooked"), (101, 2, b"raw")]
+        (1, 0, b"ether"),
+        (113, 1, b"cooked"),
+        (101, 2, b"raw"),
+    ]
     assert got[0].timestamp_ns == 1_700_000_000_000_001_000
     assert got[1].timestamp_ns == 1_700_000_000_000_000_007
     assert got[2].timestamp_ns == 3_500_000_000
 
 
 def test_pcapng_decimal_resolutions_coarser_and_finer_than_nanoseconds() -> None:
-    data = (pcapng_section(LE) + pcapng_interface(1, LE, tsresol=3) + pcapng_interface(1, LE, tsresol=12)
-            + pcapng_enhanced(0, 1500, b"a", LE) + pcapng_enhanced(1, 1_500_000_000_999, b"b", LE))
+    data = (
+        pcapng_section(LE)
+        + pcapng_interface(1, LE, tsresol=3)
+        + pcapng_interface(1, LE, tsresol=12)
+        + pcapng_enhanced(0, 1500, b"a", LE)
+        + pcapng_enhanced(1, 1_500_000_000_999, b"b", LE)
+    )
     a, b = only_packets(data)
     assert a.timestamp_ns == 1_500_000_000 and b.timestamp_ns == 1_500_000_000
 
@@ -191,9 +208,12 @@ def test_pcapng_if_tsoffset_adds_seconds() -> None:
 
 @pytest.mark.parametrize("order", [LE, BE], ids=["little", "big"])
 def test_pcapng_simple_packet_blocks_use_interface_0_and_its_snaplen(order: str) -> None:
-    data = (pcapng_section(order) + pcapng_interface(101, order, snaplen=4)
-            + pcapng_enhanced(0, 42, b"x", order)
-            + pcapng_simple(b"abcdefgh", order, original_length=100))
+    data = (
+        pcapng_section(order)
+        + pcapng_interface(101, order, snaplen=4)
+        + pcapng_enhanced(0, 42, b"x", order)
+        + pcapng_simple(b"abcdefgh", order, original_length=100)
+    )
     first, simple = only_packets(data)
     assert simple.data == b"abcd" and simple.original_length == 100 and simple.link_type == 101
     assert simple.timestamp_ns == first.timestamp_ns  # no timestamp of its own: the previous one's
@@ -212,27 +232,39 @@ def test_pcapng_obsolete_packet_block() -> None:
 
 
 def test_pcapng_sections_in_both_byte_orders_each_with_their_interfaces() -> None:
-    data = (pcapng_section(LE) + pcapng_interface(1, LE) + pcapng_enhanced(0, 1, b"le", LE)
-            + pcapng_section(BE) + pcapng_interface(101, BE, tsresol=9) + pcapng_enhanced(0, 2, b"be", BE))
+    data = (
+        pcapng_section(LE)
+        + pcapng_interface(1, LE)
+        + pcapng_enhanced(0, 1, b"le", LE)
+        + pcapng_section(BE)
+        + pcapng_interface(101, BE, tsresol=9)
+        + pcapng_enhanced(0, 2, b"be", BE)
+    )
     le, be = only_packets(data)
     assert (le.link_type, le.data, le.timestamp_ns) == (1, b"le", 1000)
     assert (be.link_type, be.data, be.timestamp_ns) == (101, b"be", 2)
 
 
 def test_pcapng_skips_unknown_and_uninteresting_blocks() -> None:
-    data = (pcapng_section(LE, options=pcapng_option(4, b"a writer", LE) + pcapng_option(0, b"", LE))
-            + pcapng_block(0x0BAD, b"custom block body", LE)
-            + pcapng_interface(1, LE)
-            + pcapng_block(4, b"\x00" * 12, LE)  # name resolution
-            + pcapng_enhanced(0, 1, b"pkt", LE, options=pcapng_option(2, b"\x01\x00\x00\x00", LE))
-            + pcapng_block(5, b"\x00" * 20, LE)  # interface statistics
-            + pcapng_block(0x0A, b"secrets", LE))  # decryption secrets
+    data = (
+        pcapng_section(LE, options=pcapng_option(4, b"a writer", LE) + pcapng_option(0, b"", LE))
+        + pcapng_block(0x0BAD, b"custom block body", LE)
+        + pcapng_interface(1, LE)
+        + pcapng_block(4, b"\x00" * 12, LE)  # name resolution
+        + pcapng_enhanced(0, 1, b"pkt", LE, options=pcapng_option(2, b"\x01\x00\x00\x00", LE))
+        + pcapng_block(5, b"\x00" * 20, LE)  # interface statistics
+        + pcapng_block(0x0A, b"secrets", LE)
+    )  # decryption secrets
     assert [p.data for p in only_packets(data)] == [b"pkt"]
 
 
 def test_pcapng_packet_naming_an_unknown_interface_is_reported_and_reading_goes_on() -> None:
-    data = (pcapng_section(LE) + pcapng_interface(1, LE)
-            + pcapng_enhanced(3, 1, b"lost", LE) + pcapng_enhanced(0, 1, b"kept", LE))
+    data = (
+        pcapng_section(LE)
+        + pcapng_interface(1, LE)
+        + pcapng_enhanced(3, 1, b"lost", LE)
+        + pcapng_enhanced(0, 1, b"kept", LE)
+    )
     bad, good = packets(data)
     assert isinstance(bad, BadRecord) and bad.error.path == "pcapng.enhanced_packet.interface_id"
     assert isinstance(good, Packet) and good.data == b"kept" and good.index == 1
@@ -271,8 +303,7 @@ def test_pcapng_cut_inside_a_block() -> None:
 def test_pcapng_bad_interface_options_are_reported_and_its_packets_too() -> None:
     bad_option = pcapng_option(9, b"\x06\x06", LE)  # if_tsresol must be one byte
     interface = pcapng_block(1, struct.pack("<HHI", 1, 0, 0) + bad_option, LE)
-    data = (pcapng_section(LE) + interface + pcapng_interface(101, LE)
-            + pcapng_enhanced(1, 1, b"fine", LE))
+    data = pcapng_section(LE) + interface + pcapng_interface(101, LE) + pcapng_enhanced(1, 1, b"fine", LE)
     records = packets(data)
     assert isinstance(records[0], BadRecord) and "if_tsresol" in records[0].error.path
     assert isinstance(records[1], Packet) and records[1].link_type == 101 and records[1].interface == 1
@@ -303,17 +334,24 @@ def test_pcapng_version_2_is_refused() -> None:
 VALID_FILES = [
     pcap_file(FRAMES, nanoseconds=True),
     pcap_file(FRAMES, big_endian=True),
-    pcapng_section(LE) + pcapng_interface(1, LE, tsresol=9) + pcapng_interface(113, LE)
-    + b"".join(pcapng_enhanced(i % 2, t, d, LE) for i, (t, d) in enumerate(FRAMES)) + pcapng_simple(b"s", LE),
+    pcapng_section(LE)
+    + pcapng_interface(1, LE, tsresol=9)
+    + pcapng_interface(113, LE)
+    + b"".join(pcapng_enhanced(i % 2, t, d, LE) for i, (t, d) in enumerate(FRAMES))
+    + pcapng_simple(b"s", LE),
     pcapng_section(BE) + pcapng_interface(1, BE) + pcapng_obsolete_packet(0, 7, b"old", BE),
 ]
 
 
 @settings(max_examples=300, deadline=None)
-@given(which=st.sampled_from(range(len(VALID_FILES))), edits=st.lists(
-    st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=8), cut=st.integers(0, 10_000))
+@given(
+    which=st.sampled_from(range(len(VALID_FILES))),
+    edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=8),
+    cut=st.integers(0, 10_000),
+)
 def test_damaged_files_give_packets_bad_records_or_a_capture_format_error(
-        which: int, edits: list[tuple[int, int]], cut: int) -> None:
+    which: int, edits: list[tuple[int, int]], cut: int
+) -> None:
     data = bytearray(VALID_FILES[which])
     for position, value in edits:
         data[position % len(data)] = value
@@ -332,18 +370,32 @@ def test_damaged_files_give_packets_bad_records_or_a_capture_format_error(
 
 
 @pytest.mark.parametrize("big_endian", [False, True])
-@pytest.mark.parametrize("declaration, twin, names", [
-    (formats.pcap_record_header, "pcap_record", ["ts_seconds", "ts_fraction", "captured_length", "original_length"]),
-    (formats.pcapng_block_header, "block_header", ["block_type", "block_total_length"]),
-    (formats.pcapng_enhanced_packet_fixed, "enhanced_packet",
-     ["interface_id", "ts_high", "ts_low", "captured_length", "original_length"]),
-    (formats.pcapng_obsolete_packet_fixed, "obsolete_packet",
-     ["interface_id", "drops_count", "ts_high", "ts_low", "captured_length", "original_length"]),
-    (formats.pcapng_simple_packet_fixed, "simple_packet", ["original_length"]),
-    (formats.pcapng_option_header, "option_header", ["code", "length"]),
-])
+@pytest.mark.parametrize(
+    "declaration, twin, names",
+    [
+        (
+            formats.pcap_record_header,
+            "pcap_record",
+            ["ts_seconds", "ts_fraction", "captured_length", "original_length"],
+        ),
+        (formats.pcapng_block_header, "block_header", ["block_type", "block_total_length"]),
+        (
+            formats.pcapng_enhanced_packet_fixed,
+            "enhanced_packet",
+            ["interface_id", "ts_high", "ts_low", "captured_length", "original_length"],
+        ),
+        (
+            formats.pcapng_obsolete_packet_fixed,
+            "obsolete_packet",
+            ["interface_id", "drops_count", "ts_high", "ts_low", "captured_length", "original_length"],
+        ),
+        (formats.pcapng_simple_packet_fixed, "simple_packet", ["original_length"]),
+        (formats.pcapng_option_header, "option_header", ["code", "length"]),
+    ],
+)
 def test_fast_layouts_read_what_the_construct_declarations_declare(
-        big_endian: bool, declaration: object, twin: str, names: list[str]) -> None:
+    big_endian: bool, declaration: object, twin: str, names: list[str]
+) -> None:
     struct_twin = getattr(formats.fast_layouts(big_endian), twin)
     declared = declaration(big_endian)  # type: ignore[operator]
     assert declared.sizeof() == struct_twin.size
@@ -373,21 +425,32 @@ def test_write_pcap_takes_packets_and_file_objects() -> None:
     assert only_packets(out.getvalue()) == source
 
 
-@pytest.mark.parametrize("packet, link_type, match", [
-    ((0, b"x" * 70_000), 1, "snapshot length"),
-    ((-1, b"x"), 1, "timestamp"),
-    (((1 << 32) * 10**9, b"x"), 1, "timestamp"),
-    ((0, b"x"), 70_000, "link type"),
-])
+@pytest.mark.parametrize(
+    "packet, link_type, match",
+    [
+        ((0, b"x" * 70_000), 1, "snapshot length"),
+        ((-1, b"x"), 1, "timestamp"),
+        (((1 << 32) * 10**9, b"x"), 1, "timestamp"),
+        ((0, b"x"), 70_000, "link type"),
+    ],
+)
 def test_write_pcap_refuses_what_the_format_cannot_hold(packet: tuple[int, bytes], link_type: int, match: str) -> None:
     with pytest.raises(EncodeError, match=match):
         write_pcap(io.BytesIO(), [packet], link_type, snaplen=65535)
 
 
 def test_construct_header_builds_what_the_writer_writes() -> None:
-    header = formats.pcap_file_header(False).build(Container(
-        magic=0xA1B23C4D, version_major=2, version_minor=4, reserved1=0, reserved2=0, snaplen=262144,
-        link_type_and_fcs=113))
+    header = formats.pcap_file_header(False).build(
+        Container(
+            magic=0xA1B23C4D,
+            version_major=2,
+            version_minor=4,
+            reserved1=0,
+            reserved2=0,
+            snaplen=262144,
+            link_type_and_fcs=113,
+        )
+    )
     out = io.BytesIO()
     write_pcap(out, [], 113)
     assert out.getvalue() == header

@@ -54,29 +54,53 @@ def assert_kafka_segment(result: Segment | str, v6: bool = False) -> None:
     assert result.payload == PAYLOAD and result.missing == 0 and result.timestamp_ns == 5
 
 
-@pytest.mark.parametrize("frame, link_type, v6", [
-    (ethernet(IP4), 1, False),
-    (ethernet(IP6, ETHERTYPE_IPV6), 1, True),
-    (ethernet_tagged(IP4, [0x8100]), 1, False),
-    (ethernet_tagged(IP6, [0x88A8, 0x8100], ETHERTYPE_IPV6), 1, True),  # QinQ
-    (ethernet_tagged(IP4, [0x9100, 0x8100]), 1, False),  # pre-standard QinQ
-    (sll(IP4), 113, False),
-    (sll(IP6, ETHERTYPE_IPV6), 113, True),
-    (sll2(IP4), 276, False),
-    (sll2(IP6, ETHERTYPE_IPV6), 276, True),
-    (bsd_null(IP4, 2, "little"), 0, False),
-    (bsd_null(IP4, 2, "big"), 0, False),
-    (bsd_null(IP6, 30, "little"), 0, True),  # macOS
-    (bsd_null(IP6, 28, "big"), 0, True),  # FreeBSD, big-endian host
-    (bsd_null(IP6, 24, "little"), 0, True),  # NetBSD/OpenBSD
-    (bsd_null(IP4, 2, "big"), 108, False),  # OpenBSD loop: always network order
-    (IP4, 101, False),
-    (IP6, 101, True),
-    (IP4, 12, False),
-    (IP4, 228, False),
-    (IP6, 229, True),
-], ids=["eth", "eth6", "vlan", "qinq", "qinq9100", "sll", "sll6", "sll2", "sll2-6", "null-le", "null-be",
-        "null6-darwin", "null6-freebsd-be", "null6-bsd", "loop", "raw4", "raw6", "raw-dlt12", "ipv4", "ipv6"])
+@pytest.mark.parametrize(
+    "frame, link_type, v6",
+    [
+        (ethernet(IP4), 1, False),
+        (ethernet(IP6, ETHERTYPE_IPV6), 1, True),
+        (ethernet_tagged(IP4, [0x8100]), 1, False),
+        (ethernet_tagged(IP6, [0x88A8, 0x8100], ETHERTYPE_IPV6), 1, True),  # QinQ
+        (ethernet_tagged(IP4, [0x9100, 0x8100]), 1, False),  # pre-standard QinQ
+        (sll(IP4), 113, False),
+        (sll(IP6, ETHERTYPE_IPV6), 113, True),
+        (sll2(IP4), 276, False),
+        (sll2(IP6, ETHERTYPE_IPV6), 276, True),
+        (bsd_null(IP4, 2, "little"), 0, False),
+        (bsd_null(IP4, 2, "big"), 0, False),
+        (bsd_null(IP6, 30, "little"), 0, True),  # macOS
+        (bsd_null(IP6, 28, "big"), 0, True),  # FreeBSD, big-endian host
+        (bsd_null(IP6, 24, "little"), 0, True),  # NetBSD/OpenBSD
+        (bsd_null(IP4, 2, "big"), 108, False),  # OpenBSD loop: always network order
+        (IP4, 101, False),
+        (IP6, 101, True),
+        (IP4, 12, False),
+        (IP4, 228, False),
+        (IP6, 229, True),
+    ],
+    ids=[
+        "eth",
+        "eth6",
+        "vlan",
+        "qinq",
+        "qinq9100",
+        "sll",
+        "sll6",
+        "sll2",
+        "sll2-6",
+        "null-le",
+        "null-be",
+        "null6-darwin",
+        "null6-freebsd-be",
+        "null6-bsd",
+        "loop",
+        "raw4",
+        "raw6",
+        "raw-dlt12",
+        "ipv4",
+        "ipv6",
+    ],
+)
 def test_every_link_type_leads_to_the_tcp_segment(frame: bytes, link_type: int, v6: bool) -> None:
     assert_kafka_segment(dissect(frame, link_type), v6)
 
@@ -104,32 +128,43 @@ def test_ipv4_options_are_skipped() -> None:
 
 
 def test_tcp_options_are_skipped() -> None:
-    segment = tcp(50000, 9092, 1000, 2000, ACK | PSH, PAYLOAD, data_offset=8,
-                  options=b"\x01\x01\x08\x0a" + b"\x00" * 8)
+    segment = tcp(50000, 9092, 1000, 2000, ACK | PSH, PAYLOAD, data_offset=8, options=b"\x01\x01\x08\x0a" + b"\x00" * 8)
     assert_kafka_segment(dissect(ethernet(ipv4("192.0.2.1", "192.0.2.9", segment)), 1))
 
 
 def test_ipv6_extension_headers_are_skipped() -> None:
     extensions = ipv6_extension(60, 0) + ipv6_extension(43, 1) + ipv6_extension(6, 0)
-    frame = ethernet(ipv6("2001:db8::1", "2001:db8::9", TCP4, next_header=0, extensions=extensions),
-                     ETHERTYPE_IPV6)
+    frame = ethernet(ipv6("2001:db8::1", "2001:db8::9", TCP4, next_header=0, extensions=extensions), ETHERTYPE_IPV6)
     assert_kafka_segment(dissect(frame, 1), v6=True)
 
 
 def test_ipv6_atomic_fragment_header_is_a_whole_packet() -> None:
-    frame = ipv6("2001:db8::1", "2001:db8::9", TCP4, next_header=44,
-                 extensions=ipv6_fragment_header(6, 0, more=False))
+    frame = ipv6("2001:db8::1", "2001:db8::9", TCP4, next_header=44, extensions=ipv6_fragment_header(6, 0, more=False))
     assert_kafka_segment(dissect(frame, 229), v6=True)
 
 
-@pytest.mark.parametrize("frame, link_type", [
-    (ipv4("192.0.2.1", "192.0.2.9", TCP4, flags_fragment=0x2000), 228),  # first fragment: More Fragments
-    (ipv4("192.0.2.1", "192.0.2.9", b"tail of it", flags_fragment=0x0010), 228),  # a later fragment
-    (ipv6("2001:db8::1", "2001:db8::9", TCP4, next_header=44, extensions=ipv6_fragment_header(6, 0, more=True)),
-     229),
-    (ipv6("2001:db8::1", "2001:db8::9", b"later", next_header=44, extensions=ipv6_fragment_header(6, 8, more=False)),
-     229),
-], ids=["v4-first", "v4-later", "v6-first", "v6-later"])
+@pytest.mark.parametrize(
+    "frame, link_type",
+    [
+        (ipv4("192.0.2.1", "192.0.2.9", TCP4, flags_fragment=0x2000), 228),  # first fragment: More Fragments
+        (ipv4("192.0.2.1", "192.0.2.9", b"tail of it", flags_fragment=0x0010), 228),  # a later fragment
+        (
+            ipv6("2001:db8::1", "2001:db8::9", TCP4, next_header=44, extensions=ipv6_fragment_header(6, 0, more=True)),
+            229,
+        ),
+        (
+            ipv6(
+                "2001:db8::1",
+                "2001:db8::9",
+                b"later",
+                next_header=44,
+                extensions=ipv6_fragment_header(6, 8, more=False),
+            ),
+            229,
+        ),
+    ],
+    ids=["v4-first", "v4-later", "v6-first", "v6-later"],
+)
 def test_tcp_fragments_are_detected_and_reported_as_unsupported(frame: bytes, link_type: int) -> None:
     with pytest.raises(UnsupportedPacket, match="fragment"):
         dissect(frame, link_type)
@@ -140,13 +175,17 @@ def test_fragments_of_other_protocols_are_just_not_tcp() -> None:
     assert dissect(frame, 228) == NOT_TCP
 
 
-@pytest.mark.parametrize("frame, link_type", [
-    (ethernet(b"\x00\x01" * 14, 0x0806), 1),  # ARP
-    (ethernet_tagged(b"\x00" * 28, [0x8100], 0x0806), 1),
-    (b"\x00" * 14 + b"\xaa\xaa\x03", 1),  # 802.3 length + LLC
-    (sll(b"\x00" * 28, 0x0806), 113),
-    (bsd_null(b"\x00" * 20, 7), 0),
-], ids=["arp", "vlan-arp", "llc", "sll-arp", "null-other-family"])
+@pytest.mark.parametrize(
+    "frame, link_type",
+    [
+        (ethernet(b"\x00\x01" * 14, 0x0806), 1),  # ARP
+        (ethernet_tagged(b"\x00" * 28, [0x8100], 0x0806), 1),
+        (b"\x00" * 14 + b"\xaa\xaa\x03", 1),  # 802.3 length + LLC
+        (sll(b"\x00" * 28, 0x0806), 113),
+        (bsd_null(b"\x00" * 20, 7), 0),
+    ],
+    ids=["arp", "vlan-arp", "llc", "sll-arp", "null-other-family"],
+)
 def test_non_ip_frames_are_ignored(frame: bytes, link_type: int) -> None:
     assert dissect(frame, link_type) == NOT_IP
 
@@ -171,15 +210,23 @@ MALFORMED = {
     "total-below-header": (ipv4("192.0.2.1", "192.0.2.9", TCP4, total_length=12), 228, "ipv4.total_length"),
     "short-ipv6": (IP6[:30], 229, "ipv6"),
     "ipv6-version": (b"\x40" + IP6[1:], 229, "ipv6.version"),
-    "ipv6-extension-cut": (ipv6("2001:db8::1", "2001:db8::9", b"", next_header=0, extensions=b"\x06\x00\x00"), 229,
-                           "ipv6.extension"),
-    "ipv6-extension-length": (ipv6("2001:db8::1", "2001:db8::9", b"", next_header=0,
-                                   extensions=b"\x06\x09" + b"\x00" * 6), 229, "ipv6.extension.length"),
+    "ipv6-extension-cut": (
+        ipv6("2001:db8::1", "2001:db8::9", b"", next_header=0, extensions=b"\x06\x00\x00"),
+        229,
+        "ipv6.extension",
+    ),
+    "ipv6-extension-length": (
+        ipv6("2001:db8::1", "2001:db8::9", b"", next_header=0, extensions=b"\x06\x09" + b"\x00" * 6),
+        229,
+        "ipv6.extension.length",
+    ),
     "short-tcp": (ipv4("192.0.2.1", "192.0.2.9", TCP4[:15]), 228, "tcp"),
-    "bad-data-offset": (ipv4("192.0.2.1", "192.0.2.9", tcp(1, 9092, 0, 0, ACK, data_offset=3)), 228,
-                        "tcp.data_offset"),
-    "data-offset-past-end": (ipv4("192.0.2.1", "192.0.2.9", tcp(1, 9092, 0, 0, ACK, data_offset=15)), 228,
-                             "tcp.data_offset"),
+    "bad-data-offset": (ipv4("192.0.2.1", "192.0.2.9", tcp(1, 9092, 0, 0, ACK, data_offset=3)), 228, "tcp.data_offset"),
+    "data-offset-past-end": (
+        ipv4("192.0.2.1", "192.0.2.9", tcp(1, 9092, 0, 0, ACK, data_offset=15)),
+        228,
+        "tcp.data_offset",
+    ),
 }
 
 
@@ -194,20 +241,29 @@ def test_malformed_headers_raise_decode_errors_naming_the_field(name: str) -> No
 
 def test_malformed_packets_are_reported_one_by_one_and_the_capture_goes_on() -> None:
     good = ethernet(IP4)
-    frames = [(1, good), (2, ethernet(b"\x43" + IP4[1:])), (3, b"\x00" * 5),
-              (4, ethernet(ipv4("192.0.2.1", "192.0.2.9", tcp(1, 9092, 0, 0, ACK, data_offset=2)))),
-              (5, ethernet(ipv4("192.0.2.1", "192.0.2.9", TCP4, flags_fragment=0x2001))),
-              (6, ethernet(IP4[:-1] + b"!"))]
+    frames = [
+        (1, good),
+        (2, ethernet(b"\x43" + IP4[1:])),
+        (3, b"\x00" * 5),
+        (4, ethernet(ipv4("192.0.2.1", "192.0.2.9", tcp(1, 9092, 0, 0, ACK, data_offset=2)))),
+        (5, ethernet(ipv4("192.0.2.1", "192.0.2.9", TCP4, flags_fragment=0x2001))),
+        (6, ethernet(IP4[:-1] + b"!")),
+    ]
     events = list(iter_streams(io.BytesIO(pcap_file(frames, nanoseconds=True)), align_frames=False))
     errors = [e for e in events if isinstance(e, PacketError)]
     assert [(e.packet, e.timestamp_ns, type(e.error).__name__) for e in errors] == [
-        (1, 2, "DecodeError"), (2, 3, "DecodeError"), (3, 4, "DecodeError"), (4, 5, "UnsupportedPacket")]
+        (1, 2, "DecodeError"),
+        (2, 3, "DecodeError"),
+        (3, 4, "DecodeError"),
+        (4, 5, "UnsupportedPacket"),
+    ]
     data = [e for e in events if isinstance(e, StreamData)]
     assert [e.packet for e in data] == [0]  # packet 5 repeats packet 0's sequence numbers: a retransmission
 
 
 def test_ignored_packets_are_counted() -> None:
     from kafka_epochs.capture import CaptureStreams
+
     frames = [(1, ethernet(b"\x00" * 28, 0x0806)), (2, ipv4("192.0.2.1", "192.0.2.9", b"\x00" * 8, protocol=17))]
     streams = CaptureStreams(io.BytesIO(pcap_file(frames[:1])), align_frames=False)
     assert list(streams) == []
@@ -227,11 +283,22 @@ def test_random_frames_give_a_segment_a_reason_or_our_errors(frame: bytes, link_
 
 
 @settings(max_examples=500, deadline=None)
-@given(position=st.integers(0, 200), value=st.integers(0, 255), cut=st.integers(0, 200),
-       base=st.sampled_from([(ethernet(IP4), 1), (ethernet_tagged(IP6, [0x8100], ETHERTYPE_IPV6), 1),
-                             (sll2(IP4), 276), (bsd_null(IP6, 30), 0)]))
-def test_damaged_frames_give_a_segment_a_reason_or_our_errors(position: int, value: int, cut: int,
-                                                              base: tuple[bytes, int]) -> None:
+@given(
+    position=st.integers(0, 200),
+    value=st.integers(0, 255),
+    cut=st.integers(0, 200),
+    base=st.sampled_from(
+        [
+            (ethernet(IP4), 1),
+            (ethernet_tagged(IP6, [0x8100], ETHERTYPE_IPV6), 1),
+            (sll2(IP4), 276),
+            (bsd_null(IP6, 30), 0),
+        ]
+    ),
+)
+def test_damaged_frames_give_a_segment_a_reason_or_our_errors(
+    position: int, value: int, cut: int, base: tuple[bytes, int]
+) -> None:
     frame = bytearray(base[0])
     frame[position % len(frame)] = value
     try:

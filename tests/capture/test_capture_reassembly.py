@@ -32,11 +32,20 @@ C2B, B2C = Direction.CLIENT_TO_BROKER, Direction.BROKER_TO_CLIENT
 ISN = 1000  # client's initial sequence number: its data starts at ISN + 1
 
 
-def seg(seq: int, payload: bytes = b"", flags: int = ACK | PSH, ack: int = 0, *, direction: Direction = C2B,
-        missing: int = 0, packet: int = 0) -> tuple[Direction, Segment]:
+def seg(
+    seq: int,
+    payload: bytes = b"",
+    flags: int = ACK | PSH,
+    ack: int = 0,
+    *,
+    direction: Direction = C2B,
+    missing: int = 0,
+    packet: int = 0,
+) -> tuple[Direction, Segment]:
     source, destination = (CLIENT, BROKER) if direction is C2B else (BROKER, CLIENT)
-    return direction, Segment(source, destination, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, flags, payload, missing,
-                              packet * 10, packet)
+    return direction, Segment(
+        source, destination, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, flags, payload, missing, packet * 10, packet
+    )
 
 
 def syn(isn: int = ISN) -> tuple[Direction, Segment]:
@@ -52,8 +61,13 @@ def fin_at(offset: int, isn: int = ISN) -> tuple[Direction, Segment]:
     return seg(isn + 1 + offset, flags=FIN | ACK)
 
 
-def run(segments: Sequence[tuple[Direction, Segment]], *, finish: bool = True, max_buffered_bytes: int = 1 << 20,
-        max_buffered_segments: int = 1000) -> list[FlowEvent]:
+def run(
+    segments: Sequence[tuple[Direction, Segment]],
+    *,
+    finish: bool = True,
+    max_buffered_bytes: int = 1 << 20,
+    max_buffered_segments: int = 1000,
+) -> list[FlowEvent]:
     reassembler = StreamReassembler(max_buffered_bytes=max_buffered_bytes, max_buffered_segments=max_buffered_segments)
     events: list[FlowEvent] = []
     for number, (direction, segment) in enumerate(segments):
@@ -95,8 +109,11 @@ def test_in_order_segments_pass_straight_through() -> None:
 def test_reordered_segments_wait_for_the_hole_and_keep_their_own_timestamps() -> None:
     events = run([syn(), data_at(6, b"world"), data_at(11, b"!"), data_at(0, b"hello ")])
     data = of(events, StreamData)
-    assert [(e.stream_offset, e.data, e.timestamp_ns) for e in data] == [(0, b"hello ", 3), (6, b"world", 1),
-                                                                       (11, b"!", 2)]
+    assert [(e.stream_offset, e.data, e.timestamp_ns) for e in data] == [
+        (0, b"hello ", 3),
+        (6, b"world", 1),
+        (11, b"!", 2),
+    ]
 
 
 def test_retransmissions_are_dropped() -> None:
@@ -106,12 +123,14 @@ def test_retransmissions_are_dropped() -> None:
 
 
 def test_overlaps_keep_the_first_copy_seen() -> None:
-    events = run([
-        syn(),
-        data_at(4, b"EFGH"),  # buffered, waiting
-        data_at(0, b"abcdefghij"),  # overlaps it: the buffered EFGH wins, the rest fills around it
-        data_at(8, b"IJKL"),  # overlaps delivered bytes: only its "KL" is new
-    ])
+    events = run(
+        [
+            syn(),
+            data_at(4, b"EFGH"),  # buffered, waiting
+            data_at(0, b"abcdefghij"),  # overlaps it: the buffered EFGH wins, the rest fills around it
+            data_at(8, b"IJKL"),  # overlaps delivered bytes: only its "KL" is new
+        ]
+    )
     assert stream(events) == b"abcdEFGHijKL"
 
 
@@ -129,24 +148,32 @@ def test_missing_segment_becomes_a_gap_at_the_end_and_the_stream_goes_on() -> No
 
 
 def test_acknowledged_hole_is_a_gap_at_once() -> None:
-    events = run([
-        syn(),
-        data_at(0, b"aaaa"),
-        data_at(8, b"cccc"),
-        seg(5000, b"", ACK, ack=ISN + 1 + 12, direction=B2C),  # the broker got everything up to 12
-        data_at(12, b"dd"),
-    ], finish=False)
+    events = run(
+        [
+            syn(),
+            data_at(0, b"aaaa"),
+            data_at(8, b"cccc"),
+            seg(5000, b"", ACK, ack=ISN + 1 + 12, direction=B2C),  # the broker got everything up to 12
+            data_at(12, b"dd"),
+        ],
+        finish=False,
+    )
     (gap,) = of(events, Gap)
     assert (gap.stream_offset, gap.length, gap.reason, gap.packet) == (4, 4, GapReason.ACKED_UNSEEN, 3)
     assert stream(events) == b"aaaa????ccccdd"
 
 
 def test_partly_acknowledged_hole_gives_up_only_the_acknowledged_part() -> None:
-    events = run([
-        syn(), data_at(0, b"aaaa"), data_at(8, b"cccc"),
-        seg(5000, b"", ACK, ack=ISN + 1 + 6, direction=B2C),
-        data_at(6, b"bb"),
-    ], finish=False)
+    events = run(
+        [
+            syn(),
+            data_at(0, b"aaaa"),
+            data_at(8, b"cccc"),
+            seg(5000, b"", ACK, ack=ISN + 1 + 6, direction=B2C),
+            data_at(6, b"bb"),
+        ],
+        finish=False,
+    )
     (gap,) = of(events, Gap)
     assert (gap.stream_offset, gap.length) == (4, 2)
     assert stream(events) == b"aaaa??bbcccc"
@@ -175,8 +202,15 @@ def test_snaplen_cut_bytes_are_a_gap_right_away() -> None:
 
 @pytest.mark.parametrize("isn", [0xFFFFFFFF - 3, 0xFFFFFFFF, 0xFFFFFFF0])
 def test_sequence_numbers_wrap_around(isn: int) -> None:
-    events = run([syn(isn), data_at(0, b"0123456789", isn), data_at(20, b"KLMN", isn), data_at(10, b"abcdefghij", isn),
-                  fin_at(24, isn)])
+    events = run(
+        [
+            syn(isn),
+            data_at(0, b"0123456789", isn),
+            data_at(20, b"KLMN", isn),
+            data_at(10, b"abcdefghij", isn),
+            fin_at(24, isn),
+        ]
+    )
     assert stream(events) == b"0123456789abcdefghijKLMN"
     assert of(events, StreamStart)[0].seq == (isn + 1) & 0xFFFFFFFF
     assert of(events, StreamEnd)[0].stream_offset == 24
@@ -193,12 +227,18 @@ def test_stream_offsets_go_past_4_gib() -> None:
     events = run(segments, finish=False)
     assert [e.stream_offset for e in of(events, StreamData)] == offsets
     assert [(g.stream_offset, g.length) for g in of(events, Gap)] == [
-        (a + 1, b - a - 1) for a, b in itertools.pairwise(offsets)]
+        (a + 1, b - a - 1) for a, b in itertools.pairwise(offsets)
+    ]
 
 
 def test_syn_ack_gives_the_other_direction_its_start() -> None:
-    events = run([seg(7000, flags=SYN | ACK, ack=ISN + 1, direction=B2C), data_at(0, b"client first"),
-                  seg(7001, b"reply", direction=B2C)])
+    events = run(
+        [
+            seg(7000, flags=SYN | ACK, ack=ISN + 1, direction=B2C),
+            data_at(0, b"client first"),
+            seg(7001, b"reply", direction=B2C),
+        ]
+    )
     starts = of(events, StreamStart) + of(events, StreamStart, B2C)
     assert {(s.direction, s.seq, s.midstream) for s in starts} == {(C2B, ISN + 1, False), (B2C, 7001, False)}
     assert stream(events) == b"client first" and stream(events, B2C) == b"reply"
@@ -212,8 +252,16 @@ def test_data_without_a_handshake_starts_mid_stream() -> None:
 
 
 def test_rst_ends_both_directions_and_flushes_waiting_data() -> None:
-    events = run([syn(), seg(5000, flags=SYN | ACK, ack=ISN + 1, direction=B2C), data_at(0, b"ab"),
-                  data_at(4, b"ef"), seg(5001, flags=RST | ACK, direction=B2C), data_at(2, b"cd")])
+    events = run(
+        [
+            syn(),
+            seg(5000, flags=SYN | ACK, ack=ISN + 1, direction=B2C),
+            data_at(0, b"ab"),
+            data_at(4, b"ef"),
+            seg(5001, flags=RST | ACK, direction=B2C),
+            data_at(2, b"cd"),
+        ]
+    )
     assert stream(events) == b"ab??ef"
     ends = of(events, StreamEnd) + of(events, StreamEnd, B2C)
     assert {(e.direction, e.reason) for e in ends} == {(C2B, EndReason.RST), (B2C, EndReason.RST)}
@@ -236,8 +284,13 @@ def test_retransmitted_syn_is_the_same_connection() -> None:
 
 def test_segments_after_both_fins_are_late() -> None:
     reassembler = StreamReassembler()
-    for direction, segment in [syn(), seg(5000, flags=SYN | ACK, ack=ISN + 1, direction=B2C), data_at(0, b"x"),
-                               fin_at(1), seg(5001, flags=FIN | ACK, ack=ISN + 3, direction=B2C)]:
+    for direction, segment in [
+        syn(),
+        seg(5000, flags=SYN | ACK, ack=ISN + 1, direction=B2C),
+        data_at(0, b"x"),
+        fin_at(1),
+        seg(5001, flags=FIN | ACK, ack=ISN + 3, direction=B2C),
+    ]:
         reassembler.feed(FLOW, direction, segment)
     assert reassembler.feed(FLOW, *data_at(0, b"x")) == []
     assert reassembler.stats.late_segments == 1
@@ -256,8 +309,13 @@ def test_finish_all_flushes_buffered_data_with_gaps() -> None:
 
 def test_stats_count_what_happened() -> None:
     reassembler = StreamReassembler()
-    for direction, segment in [syn(), data_at(4, b"efgh"), data_at(0, b"abcd"), data_at(0, b"abcdef"),
-                               data_at(20, b"x")]:
+    for direction, segment in [
+        syn(),
+        data_at(4, b"efgh"),
+        data_at(0, b"abcd"),
+        data_at(0, b"abcdef"),
+        data_at(20, b"x"),
+    ]:
         reassembler.feed(FLOW, direction, segment)
     reassembler.finish_all(0, 0)
     stats = reassembler.stats
@@ -286,7 +344,8 @@ def segmented_streams(draw: st.DrawFn) -> tuple[bytes, int, list[tuple[int, int]
 @settings(max_examples=300, deadline=None)
 @given(case=segmented_streams(), order=st.randoms(use_true_random=False))
 def test_reordered_and_duplicated_segments_give_back_exactly_the_stream(
-        case: tuple[bytes, int, list[tuple[int, int]], list[tuple[int, int]]], order: object) -> None:
+    case: tuple[bytes, int, list[tuple[int, int]], list[tuple[int, int]]], order: object
+) -> None:
     data, isn, pieces, extra = case
     segments = [data_at(a, data[a:b], isn) for a, b in pieces + extra + pieces[: len(pieces) // 3]]
     segments.append(fin_at(len(data), isn))
@@ -301,7 +360,8 @@ def test_reordered_and_duplicated_segments_give_back_exactly_the_stream(
 @settings(max_examples=300, deadline=None)
 @given(case=segmented_streams(), order=st.randoms(use_true_random=False), which=st.integers(0, 10_000))
 def test_one_lost_segment_gives_exactly_one_gap_of_its_size(
-        case: tuple[bytes, int, list[tuple[int, int]], list[tuple[int, int]]], order: object, which: int) -> None:
+    case: tuple[bytes, int, list[tuple[int, int]], list[tuple[int, int]]], order: object, which: int
+) -> None:
     data, isn, pieces, extra = case
     lost_start, lost_end = pieces[which % len(pieces)]
     kept = [p for p in pieces if p != (lost_start, lost_end)]

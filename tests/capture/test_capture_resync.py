@@ -84,8 +84,11 @@ def test_find_frame_start_with_and_without_candidates() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(noise=st.binary(max_size=300), frames=st.lists(st.sampled_from(REQUESTS + RESPONSES), max_size=4),
-       seed=st.integers(0, 1000))
+@given(
+    noise=st.binary(max_size=300),
+    frames=st.lists(st.sampled_from(REQUESTS + RESPONSES), max_size=4),
+    seed=st.integers(0, 1000),
+)
 def test_candidate_patterns_never_hide_a_plausible_offset(noise: bytes, frames: list[bytes], seed: int) -> None:
     pieces = [noise, *frames]
     random.Random(seed).shuffle(pieces)
@@ -93,9 +96,8 @@ def test_candidate_patterns_never_hide_a_plausible_offset(noise: bytes, frames: 
     for pattern, plausible in ((REQUEST_CANDIDATES, plausible_request), (RESPONSE_CANDIDATES, plausible_response)):
         for offset in range(len(data)):
             if plausible(data, offset):
-                assert pattern.match(data, offset), (offset, data[offset:offset + 16].hex())
-        assert (find_frame_start(data, 0, plausible, candidates=pattern)
-                == find_frame_start(data, 0, plausible))
+                assert pattern.match(data, offset), (offset, data[offset : offset + 16].hex())
+        assert find_frame_start(data, 0, plausible, candidates=pattern) == find_frame_start(data, 0, plausible)
 
 
 # -- the aligner
@@ -111,8 +113,10 @@ def align(events: list[FlowEvent], rule: FrameRule | None = None, direction: Dir
 
 
 def chunks_of(data: bytes, size: int, start: int = 0, direction: Direction = C2B) -> list[FlowEvent]:
-    return [StreamData(FLOW, direction, start + i, start + i, start + i, data[i:i + size])
-            for i in range(0, len(data), size)]
+    return [
+        StreamData(FLOW, direction, start + i, start + i, start + i, data[i : i + size])
+        for i in range(0, len(data), size)
+    ]
 
 
 def begin(midstream: bool, direction: Direction = C2B) -> StreamStart:
@@ -203,8 +207,13 @@ def test_gap_inside_a_frame_skips_to_its_announced_end() -> None:
     a, b, c = REQUESTS[:3]
     lost_from, lost_to = len(a) + 20, len(a) + 40
     data = a + b + c
-    events: list[FlowEvent] = [begin(False), *chunks_of(data[:lost_from], 16), gap(lost_from, lost_to - lost_from),
-                               *chunks_of(data[lost_to:], 16, lost_to), end(len(data))]
+    events: list[FlowEvent] = [
+        begin(False),
+        *chunks_of(data[:lost_from], 16),
+        gap(lost_from, lost_to - lost_from),
+        *chunks_of(data[lost_to:], 16, lost_to),
+        end(len(data)),
+    ]
     out = align(events)
     assert kinds(out) == ["StreamStart", "StreamData", "Gap", "Discarded", "Resync", "StreamData", "StreamEnd"]
     resync = next(e for e in out if isinstance(e, Resync))
@@ -217,8 +226,13 @@ def test_gap_inside_a_frame_skips_to_its_announced_end() -> None:
 def test_gap_ending_exactly_at_a_boundary_resyncs_without_discarding() -> None:
     a, b, c = REQUESTS[:3]
     data = a + b + c
-    events: list[FlowEvent] = [begin(False), *chunks_of(data[:len(a) + 10], 9), gap(len(a) + 10, len(b) - 10),
-                               *chunks_of(data[len(a) + len(b):], 9, len(a) + len(b)), end(len(data))]
+    events: list[FlowEvent] = [
+        begin(False),
+        *chunks_of(data[: len(a) + 10], 9),
+        gap(len(a) + 10, len(b) - 10),
+        *chunks_of(data[len(a) + len(b) :], 9, len(a) + len(b)),
+        end(len(data)),
+    ]
     out = align(events)
     assert kinds(out) == ["StreamStart", "StreamData", "Gap", "Resync", "StreamData", "StreamEnd"]
 
@@ -227,8 +241,13 @@ def test_gap_across_a_boundary_searches() -> None:
     a, b, c, d = REQUESTS[:4]
     data = a + b + c + d
     lost_from, lost_to = len(a) - 5, len(a) + 10  # a's end and b's header
-    events: list[FlowEvent] = [begin(False), *chunks_of(data[:lost_from], 20), gap(lost_from, lost_to - lost_from),
-                               *chunks_of(data[lost_to:], 20, lost_to), end(len(data))]
+    events: list[FlowEvent] = [
+        begin(False),
+        *chunks_of(data[:lost_from], 20),
+        gap(lost_from, lost_to - lost_from),
+        *chunks_of(data[lost_to:], 20, lost_to),
+        end(len(data)),
+    ]
     out = align(events)
     resync = next(e for e in out if isinstance(e, Resync))
     assert (resync.stream_offset, resync.reason) == (len(a) + len(b), ResyncReason.AFTER_GAP)
@@ -237,8 +256,13 @@ def test_gap_across_a_boundary_searches() -> None:
 
 def test_gap_while_searching_restarts_the_search_after_it() -> None:
     data = b"".join(REQUESTS)
-    events: list[FlowEvent] = [begin(True), *chunks_of(data[5:60], 11, 5), gap(60, 100),
-                               *chunks_of(data[160:], 11, 160), end(len(data))]
+    events: list[FlowEvent] = [
+        begin(True),
+        *chunks_of(data[5:60], 11, 5),
+        gap(60, 100),
+        *chunks_of(data[160:], 11, 160),
+        end(len(data)),
+    ]
     out = align(events)
     assert kinds(out)[:4] == ["StreamStart", "Discarded", "Gap", "Discarded"]
     resync = next(e for e in out if isinstance(e, Resync))
@@ -300,7 +324,8 @@ def test_search_without_a_candidate_pattern_works_the_same() -> None:
     tail = b"".join(REQUESTS)[17:]
     rule = FrameRule(plausible_request)
     assert delivered(align([begin(True), *chunks_of(tail, 33), end(len(tail))], rule)) == delivered(
-        align([begin(True), *chunks_of(tail, 33), end(len(tail))]))
+        align([begin(True), *chunks_of(tail, 33), end(len(tail))])
+    )
 
 
 def test_held_bytes_stay_bounded_while_searching() -> None:
@@ -314,10 +339,16 @@ def test_held_bytes_stay_bounded_while_searching() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(frames=st.lists(st.sampled_from(REQUESTS), min_size=2, max_size=8), start=st.integers(0, 2000),
-       chunk=st.integers(1, 300), gap_at=st.integers(0, 5000), gap_length=st.integers(0, 400))
+@given(
+    frames=st.lists(st.sampled_from(REQUESTS), min_size=2, max_size=8),
+    start=st.integers(0, 2000),
+    chunk=st.integers(1, 300),
+    gap_at=st.integers(0, 5000),
+    gap_length=st.integers(0, 400),
+)
 def test_aligned_output_is_always_the_original_bytes_at_their_offsets(
-        frames: list[bytes], start: int, chunk: int, gap_at: int, gap_length: int) -> None:
+    frames: list[bytes], start: int, chunk: int, gap_at: int, gap_length: int
+) -> None:
     data = b"".join(frames)
     start %= len(data)
     gap_at = start + gap_at % (len(data) - start)
@@ -332,7 +363,7 @@ def test_aligned_output_is_always_the_original_bytes_at_their_offsets(
     out = align(events)
     accounted = 0
     for offset, run in delivered(out):
-        assert data[offset:offset + len(run)] == run
+        assert data[offset : offset + len(run)] == run
         accounted += len(run)
     accounted += sum(e.length for e in out if isinstance(e, Discarded | Gap))
     assert accounted == len(data) - start

@@ -49,8 +49,13 @@ API_VERSIONS = request_frame(18, 3, 1, "app", b"\x04app\x041.0\x00")
 METADATA = request_frame(3, 12, 2, "app", b"\x01\x01\x00")
 
 
-def conversation(broker_port: int = 9092, client_port: int = 50000, first: bytes = API_VERSIONS,
-                 client_ip: str = "10.0.0.1", **kwargs: int) -> Conversation:
+def conversation(
+    broker_port: int = 9092,
+    client_port: int = 50000,
+    first: bytes = API_VERSIONS,
+    client_ip: str = "10.0.0.1",
+    **kwargs: int,
+) -> Conversation:
     c = Conversation(client=(client_ip, client_port), broker=("10.0.0.2", broker_port), **kwargs)  # type: ignore[arg-type]
     c.handshake()
     c.send("c", first)
@@ -71,8 +76,7 @@ def flows_in(events: list[StreamEvent]) -> set[Flow]:
 
 
 def stream(events: list[StreamEvent], flow: Flow, direction: Direction) -> bytes:
-    return b"".join(e.data for e in events
-                    if isinstance(e, StreamData) and e.flow == flow and e.direction is direction)
+    return b"".join(e.data for e in events if isinstance(e, StreamData) and e.flow == flow and e.direction is direction)
 
 
 def merged(*conversations: Conversation) -> list[tuple[int, bytes]]:
@@ -89,7 +93,9 @@ def test_default_port_9092_is_kafka_and_the_broker_is_the_end_on_it() -> None:
     assert stream(events, flow, C2B) == API_VERSIONS + METADATA
     assert stream(events, flow, B2C) == response_frame(1, b"\x00\x00" * 10) + response_frame(2, b"\x00" * 30)
     assert {(e.direction, e.reason) for e in events if isinstance(e, StreamEnd)} == {
-        (C2B, EndReason.FIN), (B2C, EndReason.FIN)}
+        (C2B, EndReason.FIN),
+        (B2C, EndReason.FIN),
+    }
     assert streams.stats.detected_ports == set() and streams.stats.flows == 1
 
 
@@ -192,8 +198,7 @@ def test_lost_segment_inside_a_frame_is_a_gap_and_the_next_frame_is_clean() -> N
     c.send("c", frames_sent[2])
     events, _ = events_of(c.frames)
     kinds = [type(e).__name__ for e in events if getattr(e, "direction", C2B) is C2B]
-    assert kinds == ["StreamStart", "StreamData", "StreamData", "Gap", "Discarded", "Resync", "StreamData",
-                     "StreamEnd"]
+    assert kinds == ["StreamStart", "StreamData", "StreamData", "Gap", "Discarded", "Resync", "StreamData", "StreamEnd"]
     gap = next(e for e in events if isinstance(e, Gap))
     assert (gap.stream_offset, gap.length) == (len(frames_sent[0]) + 100, 50)
     flow = Flow(Endpoint("10.0.0.1", 50000), Endpoint("10.0.0.2", 9092))
@@ -233,6 +238,7 @@ def test_pcapng_with_interfaces_of_different_link_types_in_one_capture() -> None
 
 def test_ipv6_connections_are_followed() -> None:
     from packet_builders import ETHERTYPE_IPV6, ipv6
+
     payload = API_VERSIONS
     frame = ethernet(ipv6("2001:db8::1", "2001:db8::2", tcp(50000, 9092, 1, 1, ACK | PSH, payload)), ETHERTYPE_IPV6)
     events, _ = events_of([(1, frame)])
@@ -245,13 +251,21 @@ def test_ipv6_connections_are_followed() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32), mss=st.integers(1, 200), frames=st.integers(1, 6),
-       shuffle_window=st.integers(1, 6), duplicate=st.floats(0, 0.3))
+@given(
+    seed=st.integers(0, 2**32),
+    mss=st.integers(1, 200),
+    frames=st.integers(1, 6),
+    shuffle_window=st.integers(1, 6),
+    duplicate=st.floats(0, 0.3),
+)
 def test_reordered_and_duplicated_packets_give_back_every_frame(
-        seed: int, mss: int, frames: int, shuffle_window: int, duplicate: float) -> None:
+    seed: int, mss: int, frames: int, shuffle_window: int, duplicate: float
+) -> None:
     rng = random.Random(seed)
-    requests = [request_frame(rng.choice([0, 1, 3]), rng.randrange(0, 13), n, "c", rng.randbytes(rng.randrange(300)))
-                for n in range(frames)]
+    requests = [
+        request_frame(rng.choice([0, 1, 3]), rng.randrange(0, 13), n, "c", rng.randbytes(rng.randrange(300)))
+        for n in range(frames)
+    ]
     responses = [response_frame(n, rng.randbytes(rng.randrange(2, 300))) for n in range(frames)]
     c = Conversation(client_isn=rng.randrange(2**32), broker_isn=rng.randrange(2**32))
     c.handshake()
@@ -259,11 +273,11 @@ def test_reordered_and_duplicated_packets_give_back_every_frame(
     for req, resp in zip(requests, responses, strict=True):
         for side, frame in (("c", req), ("b", resp)):
             base = sum(len(p) for s, _, p in sent if s == side)
-            sent += [(side, base + i, frame[i:i + mss]) for i in range(0, len(frame), mss)]
+            sent += [(side, base + i, frame[i : i + mss]) for i in range(0, len(frame), mss)]
     # Local reordering within a window, and duplicates, as a network's retransmissions make them.
     noisy: list[tuple[str, int, bytes]] = []
     for i in range(0, len(sent), shuffle_window):
-        window = sent[i:i + shuffle_window]
+        window = sent[i : i + shuffle_window]
         rng.shuffle(window)
         for item in window:
             noisy.append(item)
@@ -291,8 +305,10 @@ def test_reordered_and_duplicated_packets_give_back_every_frame(
 
 
 @settings(max_examples=200, deadline=None)
-@given(edits=st.lists(st.tuples(st.integers(0, 100_000), st.integers(0, 255)), min_size=1, max_size=12),
-       align=st.booleans())
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 100_000), st.integers(0, 255)), min_size=1, max_size=12),
+    align=st.booleans(),
+)
 def test_damaged_captures_give_events_or_a_capture_format_error(edits: list[tuple[int, int]], align: bool) -> None:
     c = Conversation(client_isn=0xFFFFFF00)  # the client's sequence numbers wrap
     c.handshake()
@@ -324,8 +340,10 @@ def test_import_kafka_epochs_does_not_load_the_capture_package() -> None:
 
 
 def test_capture_package_loads_no_protocol_code() -> None:
-    code = ("import sys, kafka_epochs.capture; "
-            "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs') and 'capture' not in m))")
+    code = (
+        "import sys, kafka_epochs.capture; "
+        "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs') and 'capture' not in m))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     # the shared vocabulary and frame-start shapes, not the wire runtime or any protocol code
     assert out.strip() == "['kafka_epochs', 'kafka_epochs.direction', 'kafka_epochs.errors', 'kafka_epochs.resync']"

@@ -25,16 +25,31 @@ TOPIC_ID = uuid.UUID(int=7)
 
 
 def produce(acks: int, epoch: int = -1) -> object:
-    batch = encode_batch([Record(key=b"k", value=b"v", headers=[("h", b"1"), ("h", b"2")])],
-                         compression=Compression.GZIP)
-    return ProduceRequest(acks=acks, timeout_ms=100, topic_data=[ProduceRequest.TopicProduceData(
-        name="orders", partition_data=[ProduceRequest.PartitionProduceData(
-            index=0, current_leader_epoch=epoch, records=batch)])])
+    batch = encode_batch(
+        [Record(key=b"k", value=b"v", headers=[("h", b"1"), ("h", b"2")])], compression=Compression.GZIP
+    )
+    return ProduceRequest(
+        acks=acks,
+        timeout_ms=100,
+        topic_data=[
+            ProduceRequest.TopicProduceData(
+                name="orders",
+                partition_data=[
+                    ProduceRequest.PartitionProduceData(index=0, current_leader_epoch=epoch, records=batch)
+                ],
+            )
+        ],
+    )
 
 
 def fenced() -> object:
-    return ProduceResponse(responses=[ProduceResponse.TopicProduceResponse(
-        name="orders", partition_responses=[ProduceResponse.PartitionProduceResponse(index=0, error_code=74)])])
+    return ProduceResponse(
+        responses=[
+            ProduceResponse.TopicProduceResponse(
+                name="orders", partition_responses=[ProduceResponse.PartitionProduceResponse(index=0, error_code=74)]
+            )
+        ]
+    )
 
 
 def conversation(*, clean: bool) -> RecordedConnection:
@@ -43,8 +58,15 @@ def conversation(*, clean: bool) -> RecordedConnection:
         (T0 + 10, "broker", P.encode_response(ApiVersionsResponse(), 3, correlation_id=1)),
         (T0 + 20, "client", P.encode_request(MetadataRequest(topics=None), 12, correlation_id=2)),
         (T0 + 30, "client", P.encode_request(produce(1, epoch=3), 12, correlation_id=3)),  # pipelined
-        (T0 + 40, "broker", P.encode_response(MetadataResponse(topics=[MetadataResponse.MetadataResponseTopic(
-            name="orders", topic_id=TOPIC_ID)]), 12, correlation_id=2)),
+        (
+            T0 + 40,
+            "broker",
+            P.encode_response(
+                MetadataResponse(topics=[MetadataResponse.MetadataResponseTopic(name="orders", topic_id=TOPIC_ID)]),
+                12,
+                correlation_id=2,
+            ),
+        ),
         (T0 + 50, "broker", P.encode_response(fenced(), 12, correlation_id=3)),
         (T0 + 60, "client", P.encode_request(produce(0), 9, correlation_id=4)),  # acks=0: no response
     ]
@@ -75,15 +97,20 @@ def test_pairs_in_order_with_headers_bodies_and_named_errors(clean_capture: Path
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert [(r["kind"], r["api"], r["correlation_id"]) for r in rows] == [
-        ("pair", "ApiVersions", 1), ("pair", "Metadata", 2), ("pair", "Produce", 3), ("request", "Produce", 4)]
+        ("pair", "ApiVersions", 1),
+        ("pair", "Metadata", 2),
+        ("pair", "Produce", 3),
+        ("request", "Produce", 4),
+    ]
     metadata = rows[1]
     assert metadata["client"] == "10.1.1.1:40000" and metadata["broker"] == "10.1.1.2:9092"
     assert metadata["response"]["topics"][0]["topic_id"] == "AAAAAAAAAAAAAAAAAAAABw"
     produce_row = rows[2]
     assert produce_row["api_version"] == 12
     assert produce_row["request"]["topic_data"][0]["partition_data"][0]["current_leader_epoch"] == 3
-    assert produce_row["errors"] == [{"path": "responses[0].partition_responses[0].error_code", "code": 74,
-                                      "name": "FENCED_LEADER_EPOCH"}]
+    assert produce_row["errors"] == [
+        {"path": "responses[0].partition_responses[0].error_code", "code": 74, "name": "FENCED_LEADER_EPOCH"}
+    ]
     assert produce_row["time"] == "2023-11-14T22:13:20.000000Z" and produce_row["latency_ms"] == 0.0
     assert "4 exchanges: 3 pairs" in err and "per api: ApiVersions 1, Metadata 1, Produce 2" in err
 
@@ -171,8 +198,9 @@ def test_bundled_sample_capture_decodes_cleanly() -> None:
     apis = {r["api"] for r in rows}
     assert {"ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets", "LeaderAndIsr", "StopReplica"} <= apis
     assert all(r["kind"] == "pair" for r in rows)
-    fenced = [(r["api"], r["api_version"]) for r in rows
-              if any(e["name"] == "FENCED_LEADER_EPOCH" for e in r["errors"])]
+    fenced = [
+        (r["api"], r["api_version"]) for r in rows if any(e["name"] == "FENCED_LEADER_EPOCH" for e in r["errors"])
+    ]
     assert sorted(fenced) == [("Produce", 12), ("StopReplica", 3)]
     assert "0 with problems" in err
 
@@ -181,8 +209,13 @@ def test_error_codes_from_objects_and_from_dicts_agree() -> None:
     from kafka_epochs.traffic import error_codes
 
     body = fenced()
-    assert error_codes(body) == error_codes(body.to_dict()) == [  # type: ignore[attr-defined]
-        {"path": "responses[0].partition_responses[0].error_code", "code": 74, "name": "FENCED_LEADER_EPOCH"}]
+    assert (
+        error_codes(body)
+        == error_codes(body.to_dict())
+        == [  # type: ignore[attr-defined]
+            {"path": "responses[0].partition_responses[0].error_code", "code": 74, "name": "FENCED_LEADER_EPOCH"}
+        ]
+    )
 
 
 CLIENTS_SAMPLE = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples" / "clients.pcap"

@@ -47,9 +47,12 @@ def rows_of(out: str) -> list[dict[str, object]]:
 
 # -- item 4: one bad record batch ----------------------------------------------------------------
 
+
 def five_batches(bad: int | None) -> bytes:
-    batches = [bytearray(encode_batch([Record(key=b"k%d" % i, value=b"v" * i)], base_offset=i,
-                                      compression=Compression.NONE)) for i in range(5)]
+    batches = [
+        bytearray(encode_batch([Record(key=b"k%d" % i, value=b"v" * i)], base_offset=i, compression=Compression.NONE))
+        for i in range(5)
+    ]
     if bad is not None:
         batches[bad][-1] ^= 0xFF  # the last value byte: the CRC no longer matches
     return b"".join(batches)
@@ -82,15 +85,28 @@ def test_a_size_that_cannot_be_trusted_ends_the_walk() -> None:
 
 def produce_with(records: bytes) -> bytes:
     produce = APACHE.message("ProduceRequest")
-    body = produce(acks=0, timeout_ms=100, topic_data=[produce.TopicProduceData(
-        name="orders", partition_data=[produce.PartitionProduceData(index=0, records=records)])])
+    body = produce(
+        acks=0,
+        timeout_ms=100,
+        topic_data=[
+            produce.TopicProduceData(
+                name="orders", partition_data=[produce.PartitionProduceData(index=0, records=records)]
+            )
+        ],
+    )
     return APACHE.encode_request(body, 9, correlation_id=7, client_id="loader")
 
 
 def test_decode_records_marks_the_bad_batch_and_counts_it(tmp_path: Path) -> None:
     path = tmp_path / "bad-batch.pcap"
-    write_capture(path, [RecordedConnection(("10.0.0.1", 5000), ("10.0.0.2", 9092),
-                                            [(T0, "client", produce_with(five_batches(bad=4)))])])
+    write_capture(
+        path,
+        [
+            RecordedConnection(
+                ("10.0.0.1", 5000), ("10.0.0.2", 9092), [(T0, "client", produce_with(five_batches(bad=4)))]
+            )
+        ],
+    )
     code, out, err = run("decode", str(path), "--records")
     (row,) = rows_of(out)
     batches = row["request"]["topic_data"][0]["partition_data"][0]["records"]["batches"]  # type: ignore[index]
@@ -102,6 +118,7 @@ def test_decode_records_marks_the_bad_batch_and_counts_it(tmp_path: Path) -> Non
 
 
 # -- item 5: --api --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("spelling", ["Produce", "produce", "PRODUCE", "ProduceRequest", "0"])
 def test_api_names_in_any_case_and_api_keys(spelling: str) -> None:
@@ -129,6 +146,7 @@ def test_the_exit_status_describes_what_was_printed(tmp_path: Path) -> None:
 
 # -- item 6: spec directories ---------------------------------------------------------------------
 
+
 def test_a_directory_without_specs_is_refused(tmp_path: Path) -> None:
     code, out, err = run("decode", str(SAMPLE), "--specs", str(tmp_path))
     assert code == 2 and out == "" and "holds no Kafka message specs" in err
@@ -142,8 +160,7 @@ def test_several_spec_sets_name_the_closest_miss(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("KAFKA_EPOCHS_CACHE", str(tmp_path / "cache"))
     heartbeat = tmp_path / "heartbeat"
     heartbeat.mkdir()
-    for name in ("ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse", "RequestHeader",
-                 "ResponseHeader"):
+    for name in ("ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse", "RequestHeader", "ResponseHeader"):
         shutil.copy(REFERENCE_DIR / f"{name}.json", heartbeat)  # Kafka 3.9: version 0 only
     chain = protocol_for(["messages", str(heartbeat)])
     assert isinstance(chain, ProtocolChain)
@@ -174,6 +191,7 @@ def test_first_generation_is_announced_once(tmp_path: Path, monkeypatch: pytest.
 
 # -- items 9 and 10: directories and standard input ------------------------------------------------
 
+
 def test_a_directory_reads_every_capture_in_it(tmp_path: Path) -> None:
     (tmp_path / "caps" / "more").mkdir(parents=True)
     shutil.copy(SAMPLE, tmp_path / "caps" / "a.pcap")
@@ -198,8 +216,9 @@ def cli(*args: str) -> list[str]:
 
 def test_standard_input_gives_what_the_file_gives() -> None:
     from_file = subprocess.run(cli("decode", str(CLIENTS_SAMPLE), "--quiet"), capture_output=True, check=True)
-    piped = subprocess.run(cli("decode", "-", "--quiet"), input=CLIENTS_SAMPLE.read_bytes(), capture_output=True,
-                           check=True)
+    piped = subprocess.run(
+        cli("decode", "-", "--quiet"), input=CLIENTS_SAMPLE.read_bytes(), capture_output=True, check=True
+    )
     assert piped.stdout == from_file.stdout and piped.stdout.count(b"\n") == 58
 
 
@@ -227,6 +246,7 @@ def test_standard_input_is_decoded_as_it_arrives(tmp_path: Path) -> None:
 
 
 # -- item 11: filters ------------------------------------------------------------------------------
+
 
 def test_filters_by_topic_client_broker_and_correlation_id() -> None:
     _, everything, _ = run("decode", str(SAMPLE))
@@ -256,8 +276,11 @@ def test_filters_by_topic_client_broker_and_correlation_id() -> None:
 
 def test_errors_only() -> None:
     _, everything, _ = run("decode", str(SAMPLE))
-    expected = [r for r in rows_of(everything) if r.get("errors") or r.get("problem") or r.get("request_error")
-                or r.get("response_error")]
+    expected = [
+        r
+        for r in rows_of(everything)
+        if r.get("errors") or r.get("problem") or r.get("request_error") or r.get("response_error")
+    ]
     code, out, _ = run("decode", str(SAMPLE), "--errors-only")
     assert expected and rows_of(out) == expected
     assert any(e["name"] == "FENCED_LEADER_EPOCH" for r in expected for e in r.get("errors", []))  # type: ignore[union-attr]
@@ -265,6 +288,7 @@ def test_errors_only() -> None:
 
 
 # -- items 12 and 13: table, help, version, generate ----------------------------------------------
+
 
 def test_table_has_no_none_and_refuses_records(tmp_path: Path) -> None:
     path = tmp_path / "messy.pcap"
@@ -301,6 +325,7 @@ def test_generate_refuses_to_write_into_an_installed_package(tmp_path: Path) -> 
 
 # -- item 14: progress ------------------------------------------------------------------------------
 
+
 def test_progress_shows_bytes_of_a_known_total(monkeypatch: pytest.MonkeyPatch) -> None:
     err = io.StringIO()
     monkeypatch.setattr(err, "isatty", lambda: True, raising=False)
@@ -314,13 +339,15 @@ def test_progress_shows_bytes_of_a_known_total(monkeypatch: pytest.MonkeyPatch) 
 
 # -- item 16: a committed generated package --------------------------------------------------------
 
+
 def test_a_generated_package_loads_as_a_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert run("generate", "--specs", "messages", "--out", str(tmp_path / "mypkg"))[0] == 0
     monkeypatch.syspath_prepend(str(tmp_path))
     protocol = Protocol.from_package("mypkg")
     stop = protocol.message("StopReplicaRequest")
-    frame = protocol.encode_request(stop(controller_id=1, controller_epoch=2, broker_epoch=3), 3, correlation_id=9,
-                                    client_id="controller")
+    frame = protocol.encode_request(
+        stop(controller_id=1, controller_epoch=2, broker_epoch=3), 3, correlation_id=9, client_id="controller"
+    )
     decoded = protocol.decode_request(frame)
     assert decoded.body.controller_epoch == 2 and decoded.profile == "mypkg"
     assert type(decoded.body).__module__.startswith("mypkg.")

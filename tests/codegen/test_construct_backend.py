@@ -27,7 +27,9 @@ from conftest import reference_names
 
 EXAMPLES_PER_VERSION = 10
 _SETTINGS = settings(
-    max_examples=EXAMPLES_PER_VERSION, deadline=None, database=None,
+    max_examples=EXAMPLES_PER_VERSION,
+    deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 
@@ -57,21 +59,32 @@ def import_source(text: str, path: Path, name: str) -> Any:
 # -- primitives -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("value", "wire"), [
-    (0, b"\x00"), (1, b"\x01"), (127, b"\x7f"), (128, b"\x80\x01"), (300, b"\xac\x02"),
-    (2**14, b"\x80\x80\x01"), (2**32 - 1, b"\xff\xff\xff\xff\x0f"),
-])
+@pytest.mark.parametrize(
+    ("value", "wire"),
+    [
+        (0, b"\x00"),
+        (1, b"\x01"),
+        (127, b"\x7f"),
+        (128, b"\x80\x01"),
+        (300, b"\xac\x02"),
+        (2**14, b"\x80\x80\x01"),
+        (2**32 - 1, b"\xff\xff\xff\xff\x0f"),
+    ],
+)
 def test_uvarint(value: int, wire: bytes) -> None:
     assert ct.UVarInt.build(value) == wire == uvarint(value)
     assert ct.UVarInt.parse(wire) == value
 
 
-@pytest.mark.parametrize("wire", [
-    b"\x80\x80\x80\x80\x80\x00",  # six bytes
-    b"\x80\x80\x80\x80\x80",  # five bytes, all with the continuation bit
-    b"\xff\xff\xff\xff\x1f",  # five bytes but 2**36 - 1
-    b"\x80",  # truncated
-])
+@pytest.mark.parametrize(
+    "wire",
+    [
+        b"\x80\x80\x80\x80\x80\x00",  # six bytes
+        b"\x80\x80\x80\x80\x80",  # five bytes, all with the continuation bit
+        b"\xff\xff\xff\xff\x1f",  # five bytes but 2**36 - 1
+        b"\x80",  # truncated
+    ],
+)
 def test_uvarint_rejects(wire: bytes) -> None:
     with pytest.raises(construct.ConstructError):
         ct.UVarInt.parse(wire)
@@ -197,8 +210,8 @@ def test_construct_source_imports_only_construct_and_types(reference_dir: Path) 
     text = construct_source(load_spec(reference_dir / "FetchRequest.json"))
     imports = [line for line in text.splitlines() if line.startswith(("import ", "from "))]
     assert imports and all(
-        line.startswith(("from construct import", "from kafka_epochs.wire.construct_types import"))
-        for line in imports)
+        line.startswith(("from construct import", "from kafka_epochs.wire.construct_types import")) for line in imports
+    )
     assert "V17 = " in text and "TaggedField(" in text
 
 

@@ -47,7 +47,7 @@ def test_versions_with_one_layout_share_one_reader_and_writer(package: str) -> N
         cls = protocol.message(spec.name)
         versions = list(spec.valid_versions)
         for i, v in enumerate(versions):
-            for w in versions[i + 1:]:
+            for w in versions[i + 1 :]:
                 same = wire_layout(spec, v) == wire_layout(spec, w)
                 assert (cls._DECODERS[v] is cls._DECODERS[w]) == same, (spec.name, v, w)
                 assert (cls._ENCODERS[v] is cls._ENCODERS[w]) == same, (spec.name, v, w)
@@ -76,6 +76,8 @@ def test_a_message_class_documents_its_specs_version_history() -> None:
 def test_the_licence_header_of_a_spec_is_not_its_history(tmp_path: Path) -> None:
     from kafka_epochs.spec.loader import leading_comment
 
-    text = ("// Licensed to the Apache Software Foundation (ASF) under one\n// more lines\n//\n"
-            "// limitations under the License.\n\n// v1 adds a field.\n{\n// inside\n}\n")
+    text = (
+        "// Licensed to the Apache Software Foundation (ASF) under one\n// more lines\n//\n"
+        "// limitations under the License.\n\n// v1 adds a field.\n{\n// inside\n}\n"
+    )
     assert leading_comment(text) == "v1 adds a field."

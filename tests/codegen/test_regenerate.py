@@ -50,13 +50,24 @@ def test_readme_example_runs() -> None:
 def test_generate_construct_backend(tmp_path: Path) -> None:
     from kafka_epochs.cli import main
 
-    assert main(["generate", "--backend", "construct", "--specs", str(ROOT / "tests" / "specs" / "features"),
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "--backend",
+                "construct",
+                "--specs",
+                str(ROOT / "tests" / "specs" / "features"),
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     namespace: dict[str, Any] = {}
     exec((tmp_path / "FeatureTourRequest.py").read_text(), namespace)
     # The same hand-written v0 bytes as tests/wire/test_features.py::test_non_flexible_version_bytes.
-    data = bytes.fromhex("00000002" "0001" "0000000000000000" "0000" "0000" "00000000" "ffffffff"
-                         "0001" "61" "01" "00000001" "0001" "74" "00000000" "09" "01")
+    data = bytes.fromhex("00000002000100000000000000000000000000000000ffffffff0001610100000001000174000000000901")
     parsed = namespace["V0"].parse(data)
     assert parsed["id"] == 2 and parsed["owner"]["name"] == "a" and parsed["kept"] is True
     assert parsed["items"][0]["key"] == "t"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PROGRAM = '''
+PROGRAM = """
 from kafka_epochs.apache.FetchRequest import FetchRequest
 from kafka_epochs.epochs import stop_replica_partitions
 from kafka_epochs.messages.StopReplicaRequest import StopReplicaRequest
@@ -21,14 +21,14 @@ for topic in request.topic_states:
 fetch = FetchRequest(topics=[FetchRequest.FetchTopic(topic="t")])
 name: str = fetch.topics[0].topic
 first = stop_replica_partitions(request, 3)[0].leader_epoch
-'''
+"""
 
-MISTAKES = '''
+MISTAKES = """
 print(request.controler_epoch)
 wrong: str = request.controller_epoch
 print(fetch.topics[0].partitions[0].fetch_ofset)
 StopReplicaRequest(controller_epoch="7")
-'''
+"""
 
 
 def mypy(tmp_path: Path, source: str) -> list[str]:
@@ -36,7 +36,12 @@ def mypy(tmp_path: Path, source: str) -> list[str]:
     program.write_text(source)
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", str(program)],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300)
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     return [line for line in done.stdout.splitlines() if ": error:" in line]
 
 

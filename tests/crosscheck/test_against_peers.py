@@ -23,8 +23,18 @@ from conftest import reference_specs_available
 
 PEERS = ["kio-0.6.5", "kio-0.5.0", "kafka-python-3.0.12"]
 #: The issue's required set: flexible and non-flexible versions of these must be covered.
-CORE = ["Produce", "Fetch", "Metadata", "ApiVersions", "ListOffsets", "OffsetForLeaderEpoch", "LeaderAndIsr",
-        "StopReplica", "CreateTopics", "JoinGroup"]
+CORE = [
+    "Produce",
+    "Fetch",
+    "Metadata",
+    "ApiVersions",
+    "ListOffsets",
+    "OffsetForLeaderEpoch",
+    "LeaderAndIsr",
+    "StopReplica",
+    "CreateTopics",
+    "JoinGroup",
+]
 #: kio 0.6.5 follows Kafka 4.x for this then-unstable message (it adds a leader_epoch field).
 KNOWN_DIFFERENCES = {("kio-0.6.5", "ReadShareGroupStateSummaryResponse", 0)}
 
@@ -76,8 +86,9 @@ def cross_check(proto: Any, codec: Any, name: str, version: int, plain: dict[str
 
 
 def reference_pairs(proto: Any, codec: Any) -> list[tuple[str, int]]:
-    return [(name, v) for name, v in supported_pairs(codec)
-            if name in proto and v in proto.message(name).VALID_VERSIONS]
+    return [
+        (name, v) for name, v in supported_pairs(codec) if name in proto and v in proto.message(name).VALID_VERSIONS
+    ]
 
 
 @pytest.fixture(scope="module", params=PEERS)
@@ -123,8 +134,13 @@ def test_core_apis_are_covered(reference_protocol: Any) -> None:
 @pytest.mark.skipif(not reference_specs_available(), reason="needs Kafka 3.9's specs in ../shared")
 def test_random_core_messages_against_kafka_python(reference_protocol: Any) -> None:
     kp = peer("kafka-python-3.0.12")
-    pairs = [(api + kind, v) for api in CORE for kind in ("Request", "Response")
-             for v in reference_protocol.message(api + kind).VALID_VERSIONS if kp.supports(api + kind, v)]
+    pairs = [
+        (api + kind, v)
+        for api in CORE
+        for kind in ("Request", "Response")
+        for v in reference_protocol.message(api + kind).VALID_VERSIONS
+        if kp.supports(api + kind, v)
+    ]
     assert pairs
 
     @settings(max_examples=300, suppress_health_check=list(HealthCheck))

@@ -58,23 +58,29 @@ def stop_replica(version: int, *partitions: Stop, controller_epoch: int = 1, bro
         assert len(flags) <= 1, "StopReplica v0-v2 has one DeletePartitions flag for the whole request"
         req.delete_partitions = flags.pop() if flags else False
     if version == 0:
-        req.ungrouped_partitions = [StopReplicaRequest.StopReplicaPartitionV0(topic_name=p.topic,
-                                                                             partition_index=p.partition)
-                                    for p in partitions]
+        req.ungrouped_partitions = [
+            StopReplicaRequest.StopReplicaPartitionV0(topic_name=p.topic, partition_index=p.partition)
+            for p in partitions
+        ]
     elif version < 3:
         by_topic: dict[str, list[int]] = {}
         for p in partitions:
             by_topic.setdefault(p.topic, []).append(p.partition)
-        req.topics = [StopReplicaRequest.StopReplicaTopicV1(name=name, partition_indexes=indexes)
-                      for name, indexes in by_topic.items()]
+        req.topics = [
+            StopReplicaRequest.StopReplicaTopicV1(name=name, partition_indexes=indexes)
+            for name, indexes in by_topic.items()
+        ]
     else:
         groups: dict[tuple[str, uuid.UUID | None], Any] = {}
         for p in partitions:
             key = (p.topic, p.topic_id)
             if key not in groups:
                 groups[key] = StopReplicaRequest.StopReplicaTopicState(topic_name=p.topic, topic_id=p.topic_id or ZERO)
-            groups[key].partition_states.append(StopReplicaRequest.StopReplicaPartitionState(
-                partition_index=p.partition, leader_epoch=p.epoch, delete_partition=p.delete))
+            groups[key].partition_states.append(
+                StopReplicaRequest.StopReplicaPartitionState(
+                    partition_index=p.partition, leader_epoch=p.epoch, delete_partition=p.delete
+                )
+            )
         req.topic_states = list(groups.values())
     return over_the_wire(req, version)
 
@@ -91,16 +97,27 @@ class State:
     topic_id: uuid.UUID | None = None
 
 
-def leader_and_isr(version: int, *states: State, controller_epoch: int = 1, broker_epoch: int = -1,
-                   request_type: int = 0) -> Any:
+def leader_and_isr(
+    version: int, *states: State, controller_epoch: int = 1, broker_epoch: int = -1, request_type: int = 0
+) -> Any:
     """A LeaderAndIsrRequest at ``version``; ``request_type`` (v5+) is 1 INCREMENTAL, 2 FULL."""
-    req = LeaderAndIsrRequest(controller_id=0, controller_epoch=controller_epoch, broker_epoch=broker_epoch,
-                              type=request_type if version >= 5 else 0)
+    req = LeaderAndIsrRequest(
+        controller_id=0,
+        controller_epoch=controller_epoch,
+        broker_epoch=broker_epoch,
+        type=request_type if version >= 5 else 0,
+    )
 
     def partition_state(s: State) -> Any:
         return LeaderAndIsrRequest.LeaderAndIsrPartitionState(
-            topic_name=s.topic, partition_index=s.partition, controller_epoch=controller_epoch, leader=s.leader,
-            leader_epoch=s.leader_epoch, isr=list(s.replicas), replicas=list(s.replicas))
+            topic_name=s.topic,
+            partition_index=s.partition,
+            controller_epoch=controller_epoch,
+            leader=s.leader,
+            leader_epoch=s.leader_epoch,
+            isr=list(s.replicas),
+            replicas=list(s.replicas),
+        )
 
     if version < 2:
         req.ungrouped_partition_states = [partition_state(s) for s in states]
@@ -109,21 +126,34 @@ def leader_and_isr(version: int, *states: State, controller_epoch: int = 1, brok
         for s in states:
             key = (s.topic, s.topic_id)
             if key not in groups:
-                groups[key] = LeaderAndIsrRequest.LeaderAndIsrTopicState(topic_name=s.topic,
-                                                                         topic_id=s.topic_id or ZERO)
+                groups[key] = LeaderAndIsrRequest.LeaderAndIsrTopicState(
+                    topic_name=s.topic, topic_id=s.topic_id or ZERO
+                )
             groups[key].partition_states.append(partition_state(s))
         req.topic_states = list(groups.values())
     return over_the_wire(req, version)
 
 
 def produce(version: int, topic: str, partition: int, current_leader_epoch: int = -1) -> Any:
-    req = ProduceRequest(acks=-1, timeout_ms=1000, topic_data=[ProduceRequest.TopicProduceData(
-        name=topic, partition_data=[ProduceRequest.PartitionProduceData(
-            index=partition, current_leader_epoch=current_leader_epoch, records=b"")])])
+    req = ProduceRequest(
+        acks=-1,
+        timeout_ms=1000,
+        topic_data=[
+            ProduceRequest.TopicProduceData(
+                name=topic,
+                partition_data=[
+                    ProduceRequest.PartitionProduceData(
+                        index=partition, current_leader_epoch=current_leader_epoch, records=b""
+                    )
+                ],
+            )
+        ],
+    )
     return over_the_wire(req, version)
 
 
 # -- reading responses back -----------------------------------------------------------------------
+
 
 def stop_replica_errors(response: Any, version: int) -> dict[tuple[str, int], int]:
     """``{(topic, partition): error code}`` of a StopReplicaResponse, flat or grouped."""

@@ -67,8 +67,10 @@ class Sent:
 
     def describe(self) -> str:
         what = self.kind + (" (delete)" if self.delete else "")
-        parts = ", ".join(f"p{p} {_epoch_text(s.epoch)} of topic #{s.topic_id.int}"
-                          for p, s in zip(self.partitions, self.stamps, strict=True))
+        parts = ", ".join(
+            f"p{p} {_epoch_text(s.epoch)} of topic #{s.topic_id.int}"
+            for p, s in zip(self.partitions, self.stamps, strict=True)
+        )
         return f"#{self.index} {what}: {parts}"
 
 
@@ -99,10 +101,17 @@ def histories(draw: st.DrawFn, *, recreate: bool = True, max_events: int = 8) ->
         if not items:
             return
         assert topic_id is not None
-        sent.append(Sent(len(sent), kind, tuple(p for p, _ in items),
-                         tuple(Stamp(topic_id, epoch) for _, epoch in items),
-                         tuple(parts[p].leader for p, _ in items),
-                         tuple(parts[p].replicas for p, _ in items), delete))
+        sent.append(
+            Sent(
+                len(sent),
+                kind,
+                tuple(p for p, _ in items),
+                tuple(Stamp(topic_id, epoch) for _, epoch in items),
+                tuple(parts[p].leader for p, _ in items),
+                tuple(parts[p].replicas for p, _ in items),
+                delete,
+            )
+        )
 
     def replica_set() -> tuple[int, ...]:
         return tuple(sorted(draw(st.sets(st.sampled_from(BROKERS), min_size=2, max_size=2))))
@@ -162,12 +171,15 @@ def histories(draw: st.DrawFn, *, recreate: bool = True, max_events: int = 8) ->
 def encode(sent: Sent, lai_version: int, stop_version: int) -> tuple[Any, int]:
     """The request ``sent`` as broker 1 decodes it, at the given versions."""
     if sent.kind == "LeaderAndIsr":
-        states = [State(TOPIC, p, s.epoch, leader=leader, replicas=replicas, topic_id=s.topic_id)
-                  for p, s, leader, replicas in zip(sent.partitions, sent.stamps, sent.leaders, sent.replicas,
-                                                    strict=True)]
+        states = [
+            State(TOPIC, p, s.epoch, leader=leader, replicas=replicas, topic_id=s.topic_id)
+            for p, s, leader, replicas in zip(sent.partitions, sent.stamps, sent.leaders, sent.replicas, strict=True)
+        ]
         return leader_and_isr(lai_version, *states), lai_version
-    stops = [Stop(TOPIC, p, -2 if s.epoch == DELETION else s.epoch, sent.delete, s.topic_id)
-             for p, s in zip(sent.partitions, sent.stamps, strict=True)]
+    stops = [
+        Stop(TOPIC, p, -2 if s.epoch == DELETION else s.epoch, sent.delete, s.topic_id)
+        for p, s in zip(sent.partitions, sent.stamps, strict=True)
+    ]
     return stop_replica(stop_version, *stops), stop_version
 
 
@@ -182,8 +194,10 @@ class Violation:
 
     def __str__(self) -> str:
         order = "\n  ".join(s.describe() for s in self.delivered)
-        return (f"partition {self.partition}: {self.older.describe()} changed the partition after "
-                f"{self.newer.describe()} had.\nDelivery order:\n  {order}")
+        return (
+            f"partition {self.partition}: {self.older.describe()} changed the partition after "
+            f"{self.newer.describe()} had.\nDelivery order:\n  {order}"
+        )
 
 
 def first_violation(delivered: list[tuple[Sent, tuple[Any, int]]], **model_options: Any) -> Violation | None:
@@ -239,8 +253,10 @@ def intended_replicas(history: list[Sent]) -> dict[int, tuple[ReplicaStatus, int
     return intent
 
 
-def final_replicas(delivered: list[tuple[Sent, tuple[Any, int]]], **model_options: Any,
-                   ) -> dict[int, tuple[ReplicaStatus, int, uuid.UUID | None] | None]:
+def final_replicas(
+    delivered: list[tuple[Sent, tuple[Any, int]]],
+    **model_options: Any,
+) -> dict[int, tuple[ReplicaStatus, int, uuid.UUID | None] | None]:
     """Deliver everything to a fresh model; what it then holds, in the shape of :func:`intended_replicas`."""
     model = ReplicaManager(UNDER_TEST, **model_options)
     for sent, (request, version) in delivered:

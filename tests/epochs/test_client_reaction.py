@@ -16,22 +16,36 @@ from kafka_epochs.epochs import (
 )
 
 
-@pytest.mark.parametrize(("error", "action"), [
-    pytest.param(Errors.FENCED_LEADER_EPOCH, ClientAction.REFRESH_METADATA_AND_RETRY,
-                 id="KIP-359: FENCED_LEADER_EPOCH -> refresh metadata, then retry"),
-    pytest.param(Errors.UNKNOWN_LEADER_EPOCH, ClientAction.BACKOFF_AND_RETRY,
-                 id="KIP-359: UNKNOWN_LEADER_EPOCH -> back off and retry, no refresh"),
-    pytest.param(Errors.NONE, ClientAction.PROCEED, id="KIP-359: NONE -> proceed"),
-    pytest.param(Errors.NOT_LEADER_OR_FOLLOWER, ClientAction.REFRESH_METADATA_AND_RETRY,
-                 id="KIP-359 context: NOT_LEADER_OR_FOLLOWER is stale metadata too"),
-    pytest.param(Errors.INCONSISTENT_TOPIC_ID, ClientAction.REFRESH_METADATA_AND_RETRY,
-                 id="KIP-516: INCONSISTENT_TOPIC_ID -> refresh"),
-    pytest.param(Errors.NOT_ENOUGH_REPLICAS, ClientAction.BACKOFF_AND_RETRY,
-                 id="other retriable errors back off"),
-    pytest.param(Errors.STALE_BROKER_EPOCH, ClientAction.FAIL, id="non-retriable errors fail"),
-    pytest.param(999, ClientAction.FAIL, id="an unknown code fails instead of raising"),
-    pytest.param(74, ClientAction.REFRESH_METADATA_AND_RETRY, id="KIP-359: raw code 74 works like the member"),
-])
+@pytest.mark.parametrize(
+    ("error", "action"),
+    [
+        pytest.param(
+            Errors.FENCED_LEADER_EPOCH,
+            ClientAction.REFRESH_METADATA_AND_RETRY,
+            id="KIP-359: FENCED_LEADER_EPOCH -> refresh metadata, then retry",
+        ),
+        pytest.param(
+            Errors.UNKNOWN_LEADER_EPOCH,
+            ClientAction.BACKOFF_AND_RETRY,
+            id="KIP-359: UNKNOWN_LEADER_EPOCH -> back off and retry, no refresh",
+        ),
+        pytest.param(Errors.NONE, ClientAction.PROCEED, id="KIP-359: NONE -> proceed"),
+        pytest.param(
+            Errors.NOT_LEADER_OR_FOLLOWER,
+            ClientAction.REFRESH_METADATA_AND_RETRY,
+            id="KIP-359 context: NOT_LEADER_OR_FOLLOWER is stale metadata too",
+        ),
+        pytest.param(
+            Errors.INCONSISTENT_TOPIC_ID,
+            ClientAction.REFRESH_METADATA_AND_RETRY,
+            id="KIP-516: INCONSISTENT_TOPIC_ID -> refresh",
+        ),
+        pytest.param(Errors.NOT_ENOUGH_REPLICAS, ClientAction.BACKOFF_AND_RETRY, id="other retriable errors back off"),
+        pytest.param(Errors.STALE_BROKER_EPOCH, ClientAction.FAIL, id="non-retriable errors fail"),
+        pytest.param(999, ClientAction.FAIL, id="an unknown code fails instead of raising"),
+        pytest.param(74, ClientAction.REFRESH_METADATA_AND_RETRY, id="KIP-359: raw code 74 works like the member"),
+    ],
+)
 def test_client_action(error: int, action: ClientAction) -> None:
     assert client_action(error) is action
 

@@ -41,9 +41,11 @@ def test_epochs_never_does_io(module: str) -> None:
 
 
 def test_importing_epochs_loads_no_protocol_and_kafka_epochs_loads_no_epochs() -> None:
-    code = ("import sys, kafka_epochs; before = 'kafka_epochs.epochs' in sys.modules; import kafka_epochs.epochs; "
-            "print(before, any(m.startswith(('kafka_epochs.protocol', 'kafka_epochs.messages', "
-            "'kafka_epochs.codegen')) for m in sys.modules))")
+    code = (
+        "import sys, kafka_epochs; before = 'kafka_epochs.epochs' in sys.modules; import kafka_epochs.epochs; "
+        "print(before, any(m.startswith(('kafka_epochs.protocol', 'kafka_epochs.messages', "
+        "'kafka_epochs.codegen')) for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
 
@@ -51,13 +53,17 @@ def test_importing_epochs_loads_no_protocol_and_kafka_epochs_loads_no_epochs() -
 def test_the_model_answers_decoded_frames_with_frames() -> None:
     proto = Protocol.bundled()
     model = ReplicaManager(1)
-    lai = proto.decode_request(proto.encode_request(
-        leader_and_isr(5, State("orders", 0, 4, topic_id=TOPIC_A)), 5, correlation_id=1, client_id="controller"))
+    lai = proto.decode_request(
+        proto.encode_request(
+            leader_and_isr(5, State("orders", 0, 4, topic_id=TOPIC_A)), 5, correlation_id=1, client_id="controller"
+        )
+    )
     response = model.handle(lai, now_ms=0)
     assert proto.decode_response(proto.encode_response(response, 5, 1), 4, 5).body == response
 
-    stop = proto.decode_request(proto.encode_request(
-        stop_replica(3, Stop("orders", 0, 3)), 3, correlation_id=2, client_id="controller"))
+    stop = proto.decode_request(
+        proto.encode_request(stop_replica(3, Stop("orders", 0, 3)), 3, correlation_id=2, client_id="controller")
+    )
     answer = model.handle(stop, now_ms=0)
     assert answer.partition_errors[0].error_code == Errors.FENCED_LEADER_EPOCH  # KIP-570
     assert proto.decode_response(proto.encode_response(answer, 3, 2), 5, 3).body == answer

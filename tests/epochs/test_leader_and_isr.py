@@ -27,21 +27,29 @@ NOW = 1_000_000
 HOURS_4 = 4 * 60 * 60 * 1000
 
 
-@pytest.mark.parametrize(("request_epoch", "expected"), [
-    pytest.param(6, Errors.NONE, id="newer leader epoch applied"),
-    pytest.param(5, Errors.STALE_CONTROLLER_EPOCH, id="equal epoch -> STALE_CONTROLLER_EPOCH, as Apache"),
-    pytest.param(4, Errors.STALE_CONTROLLER_EPOCH, id="older epoch -> STALE_CONTROLLER_EPOCH, as Apache"),
-])
+@pytest.mark.parametrize(
+    ("request_epoch", "expected"),
+    [
+        pytest.param(6, Errors.NONE, id="newer leader epoch applied"),
+        pytest.param(5, Errors.STALE_CONTROLLER_EPOCH, id="equal epoch -> STALE_CONTROLLER_EPOCH, as Apache"),
+        pytest.param(4, Errors.STALE_CONTROLLER_EPOCH, id="older epoch -> STALE_CONTROLLER_EPOCH, as Apache"),
+    ],
+)
 def test_leader_epoch_must_be_newer(request_epoch: int, expected: Errors) -> None:
     assert leader_and_isr_epoch_error(request_epoch, 5) is expected
 
 
-@pytest.mark.parametrize(("request_id", "local_id", "expected"), [
-    pytest.param(TOPIC_A, TOPIC_A, Errors.NONE, id="KIP-516: same topic id"),
-    pytest.param(TOPIC_B, TOPIC_A, Errors.INCONSISTENT_TOPIC_ID, id="KIP-516: different id -> INCONSISTENT_TOPIC_ID"),
-    pytest.param(None, TOPIC_A, Errors.NONE, id="KIP-516: request without an id is not a conflict"),
-    pytest.param(TOPIC_B, None, Errors.NONE, id="KIP-516: a log without an id is not a conflict"),
-])
+@pytest.mark.parametrize(
+    ("request_id", "local_id", "expected"),
+    [
+        pytest.param(TOPIC_A, TOPIC_A, Errors.NONE, id="KIP-516: same topic id"),
+        pytest.param(
+            TOPIC_B, TOPIC_A, Errors.INCONSISTENT_TOPIC_ID, id="KIP-516: different id -> INCONSISTENT_TOPIC_ID"
+        ),
+        pytest.param(None, TOPIC_A, Errors.NONE, id="KIP-516: request without an id is not a conflict"),
+        pytest.param(TOPIC_B, None, Errors.NONE, id="KIP-516: a log without an id is not a conflict"),
+    ],
+)
 def test_topic_id_rule(request_id: uuid.UUID | None, local_id: uuid.UUID | None, expected: Errors) -> None:
     assert topic_id_error(request_id, local_id) is expected
 
@@ -58,22 +66,49 @@ def broker(**options: int) -> ReplicaManager:
     return model
 
 
-@pytest.mark.parametrize(("version", "state", "error", "epoch_after", "id_after"), [
-    pytest.param(5, State("orders", 0, 6, topic_id=TOPIC_A), Errors.NONE, 6, TOPIC_A, id="newer epoch applied"),
-    pytest.param(5, State("orders", 0, 5, topic_id=TOPIC_A), Errors.STALE_CONTROLLER_EPOCH, 5, TOPIC_A,
-                 id="equal epoch refused (Apache becomeLeaderOrFollower)"),
-    pytest.param(5, State("orders", 0, 3, topic_id=TOPIC_A), Errors.STALE_CONTROLLER_EPOCH, 5, TOPIC_A,
-                 id="older epoch refused"),
-    pytest.param(4, State("orders", 0, 6), Errors.NONE, 6, TOPIC_A,
-                 id="KIP-516: v4 has no topic id; the local id is kept"),
-    pytest.param(1, State("orders", 0, 6), Errors.NONE, 6, TOPIC_A, id="v1 (ungrouped states) works the same"),
-    pytest.param(5, State("orders", 0, 7, replicas=(2, 3), topic_id=TOPIC_A), Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                 5, TOPIC_A, id="broker not among the replicas -> UNKNOWN_TOPIC_OR_PARTITION (Apache)"),
-    pytest.param(7, State("orders", 0, 6, leader=2, topic_id=TOPIC_A), Errors.NONE, 6, TOPIC_A,
-                 id="v7: become a follower"),
-])
+@pytest.mark.parametrize(
+    ("version", "state", "error", "epoch_after", "id_after"),
+    [
+        pytest.param(5, State("orders", 0, 6, topic_id=TOPIC_A), Errors.NONE, 6, TOPIC_A, id="newer epoch applied"),
+        pytest.param(
+            5,
+            State("orders", 0, 5, topic_id=TOPIC_A),
+            Errors.STALE_CONTROLLER_EPOCH,
+            5,
+            TOPIC_A,
+            id="equal epoch refused (Apache becomeLeaderOrFollower)",
+        ),
+        pytest.param(
+            5,
+            State("orders", 0, 3, topic_id=TOPIC_A),
+            Errors.STALE_CONTROLLER_EPOCH,
+            5,
+            TOPIC_A,
+            id="older epoch refused",
+        ),
+        pytest.param(
+            4, State("orders", 0, 6), Errors.NONE, 6, TOPIC_A, id="KIP-516: v4 has no topic id; the local id is kept"
+        ),
+        pytest.param(1, State("orders", 0, 6), Errors.NONE, 6, TOPIC_A, id="v1 (ungrouped states) works the same"),
+        pytest.param(
+            5,
+            State("orders", 0, 7, replicas=(2, 3), topic_id=TOPIC_A),
+            Errors.UNKNOWN_TOPIC_OR_PARTITION,
+            5,
+            TOPIC_A,
+            id="broker not among the replicas -> UNKNOWN_TOPIC_OR_PARTITION (Apache)",
+        ),
+        pytest.param(
+            7, State("orders", 0, 6, leader=2, topic_id=TOPIC_A), Errors.NONE, 6, TOPIC_A, id="v7: become a follower"
+        ),
+    ],
+)
 def test_leader_and_isr_through_the_model(
-    version: int, state: State, error: Errors, epoch_after: int, id_after: uuid.UUID,
+    version: int,
+    state: State,
+    error: Errors,
+    epoch_after: int,
+    id_after: uuid.UUID,
 ) -> None:
     model = broker()
     response = model.handle_leader_and_isr(leader_and_isr(version, state), version, now_ms=NOW)
@@ -137,12 +172,18 @@ def test_kip516_a_fenced_topic_id_cannot_condemn_the_current_one() -> None:
     assert local(model, "orders", 0).topic_id == TOPIC_B
 
 
-@pytest.mark.parametrize(("request_type", "staged"), [
-    pytest.param(LeaderAndIsrType.FULL, {("orders", 1), ("audit", 0)},
-                 id="KIP-516/KIP-550: FULL -> every unlisted local partition is stray"),
-    pytest.param(LeaderAndIsrType.INCREMENTAL, set(), id="KIP-516: INCREMENTAL -> no strays"),
-    pytest.param(LeaderAndIsrType.UNKNOWN, set(), id="KIP-516: type 0 (unknown) -> no strays"),
-])
+@pytest.mark.parametrize(
+    ("request_type", "staged"),
+    [
+        pytest.param(
+            LeaderAndIsrType.FULL,
+            {("orders", 1), ("audit", 0)},
+            id="KIP-516/KIP-550: FULL -> every unlisted local partition is stray",
+        ),
+        pytest.param(LeaderAndIsrType.INCREMENTAL, set(), id="KIP-516: INCREMENTAL -> no strays"),
+        pytest.param(LeaderAndIsrType.UNKNOWN, set(), id="KIP-516: type 0 (unknown) -> no strays"),
+    ],
+)
 def test_full_request_stages_strays(request_type: LeaderAndIsrType, staged: set[tuple[str, int]]) -> None:
     model = broker()
     model.load_local_log("orders", 1, TOPIC_A)
@@ -192,20 +233,30 @@ def test_negative_delay_is_refused() -> None:
         ReplicaManager(1, delete_stale_topic_delay_ms=-1)
 
 
-@pytest.mark.parametrize(("controller_epoch", "broker_epoch", "error"), [
-    pytest.param(0, -1, Errors.STALE_CONTROLLER_EPOCH, id="stale controller epoch fails the whole request"),
-    pytest.param(1, BROKER_EPOCH - 1, Errors.STALE_BROKER_EPOCH, id="KIP-380: stale broker epoch fails it"),
-])
+@pytest.mark.parametrize(
+    ("controller_epoch", "broker_epoch", "error"),
+    [
+        pytest.param(0, -1, Errors.STALE_CONTROLLER_EPOCH, id="stale controller epoch fails the whole request"),
+        pytest.param(1, BROKER_EPOCH - 1, Errors.STALE_BROKER_EPOCH, id="KIP-380: stale broker epoch fails it"),
+    ],
+)
 @pytest.mark.parametrize("version", [2, 4, 5, 7])
 def test_request_wide_errors_mark_every_partition(
-    version: int, controller_epoch: int, broker_epoch: int, error: Errors,
+    version: int,
+    controller_epoch: int,
+    broker_epoch: int,
+    error: Errors,
 ) -> None:
     model = broker()
     model.load_local_log("orders", 1, TOPIC_A)
-    request = leader_and_isr(version, State("orders", 0, 9, topic_id=TOPIC_A),
-                             State("orders", 1, 9, topic_id=TOPIC_A),
-                             controller_epoch=controller_epoch, broker_epoch=broker_epoch,
-                             request_type=int(LeaderAndIsrType.FULL))
+    request = leader_and_isr(
+        version,
+        State("orders", 0, 9, topic_id=TOPIC_A),
+        State("orders", 1, 9, topic_id=TOPIC_A),
+        controller_epoch=controller_epoch,
+        broker_epoch=broker_epoch,
+        request_type=int(LeaderAndIsrType.FULL),
+    )
     response = model.handle_leader_and_isr(request, version, now_ms=NOW)
     key = TOPIC_A if version >= 5 else "orders"
     assert response.error_code == error
@@ -223,8 +274,12 @@ def test_offline_replica_gets_kafka_storage_error() -> None:
 
 def test_v5_response_groups_by_topic_id() -> None:
     model = broker()
-    request = leader_and_isr(5, State("orders", 0, 6, topic_id=TOPIC_A), State("audit", 0, 0, topic_id=TOPIC_B),
-                             State("orders", 1, 0, topic_id=TOPIC_A))
+    request = leader_and_isr(
+        5,
+        State("orders", 0, 6, topic_id=TOPIC_A),
+        State("audit", 0, 0, topic_id=TOPIC_B),
+        State("orders", 1, 0, topic_id=TOPIC_A),
+    )
     response = over_the_wire(model.handle_leader_and_isr(request, 5, now_ms=0), 5)
     assert [t.topic_id for t in response.topics] == [TOPIC_A, TOPIC_B]
     assert [e.partition_index for e in response.topics[0].partition_errors] == [0, 1]

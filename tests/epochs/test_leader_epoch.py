@@ -22,34 +22,57 @@ from .builders import (
 LEADER_EPOCH = 5
 
 
-@pytest.mark.parametrize(("request_epoch", "expected"), [
-    pytest.param(NO_EPOCH, Errors.NONE, id="KIP-320/359: -1 (absent, or an older version) skips the check"),
-    pytest.param(4, Errors.FENCED_LEADER_EPOCH, id="KIP-320/359: older than the leader's -> FENCED_LEADER_EPOCH"),
-    pytest.param(0, Errors.FENCED_LEADER_EPOCH, id="KIP-320/359: much older -> FENCED_LEADER_EPOCH"),
-    pytest.param(6, Errors.UNKNOWN_LEADER_EPOCH, id="KIP-320/359: newer than the leader's -> UNKNOWN_LEADER_EPOCH"),
-    pytest.param(LEADER_EPOCH, Errors.NONE, id="KIP-320/359: equal -> NONE"),
-    pytest.param(-2, Errors.FENCED_LEADER_EPOCH, id="KIP-320: only -1 means absent; other values are compared"),
-])
+@pytest.mark.parametrize(
+    ("request_epoch", "expected"),
+    [
+        pytest.param(NO_EPOCH, Errors.NONE, id="KIP-320/359: -1 (absent, or an older version) skips the check"),
+        pytest.param(4, Errors.FENCED_LEADER_EPOCH, id="KIP-320/359: older than the leader's -> FENCED_LEADER_EPOCH"),
+        pytest.param(0, Errors.FENCED_LEADER_EPOCH, id="KIP-320/359: much older -> FENCED_LEADER_EPOCH"),
+        pytest.param(6, Errors.UNKNOWN_LEADER_EPOCH, id="KIP-320/359: newer than the leader's -> UNKNOWN_LEADER_EPOCH"),
+        pytest.param(LEADER_EPOCH, Errors.NONE, id="KIP-320/359: equal -> NONE"),
+        pytest.param(-2, Errors.FENCED_LEADER_EPOCH, id="KIP-320: only -1 means absent; other values are compared"),
+    ],
+)
 def test_leader_epoch_check(request_epoch: int, expected: Errors) -> None:
     assert check_leader_epoch(request_epoch, LEADER_EPOCH) is expected
 
 
 def _fetch(version: int) -> Any:
-    req = FetchRequest(topics=[FetchRequest.FetchTopic(topic="orders", topic_id=TOPIC_A, partitions=[
-        FetchRequest.FetchPartition(partition=3, current_leader_epoch=7)])])
+    req = FetchRequest(
+        topics=[
+            FetchRequest.FetchTopic(
+                topic="orders",
+                topic_id=TOPIC_A,
+                partitions=[FetchRequest.FetchPartition(partition=3, current_leader_epoch=7)],
+            )
+        ]
+    )
     return over_the_wire(req, version)
 
 
 def _list_offsets(version: int) -> Any:
-    req = ListOffsetsRequest(topics=[ListOffsetsRequest.ListOffsetsTopic(name="orders", topic_id=TOPIC_A, partitions=[
-        ListOffsetsRequest.ListOffsetsPartition(partition_index=3, current_leader_epoch=7)])])
+    req = ListOffsetsRequest(
+        topics=[
+            ListOffsetsRequest.ListOffsetsTopic(
+                name="orders",
+                topic_id=TOPIC_A,
+                partitions=[ListOffsetsRequest.ListOffsetsPartition(partition_index=3, current_leader_epoch=7)],
+            )
+        ]
+    )
     return over_the_wire(req, version)
 
 
 def _offset_for_leader_epoch(version: int) -> Any:
-    req = OffsetForLeaderEpochRequest(topics=[OffsetForLeaderEpochRequest.OffsetForLeaderTopic(
-        topic="orders", topic_id=TOPIC_A,
-        partitions=[OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=3, current_leader_epoch=7)])])
+    req = OffsetForLeaderEpochRequest(
+        topics=[
+            OffsetForLeaderEpochRequest.OffsetForLeaderTopic(
+                topic="orders",
+                topic_id=TOPIC_A,
+                partitions=[OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=3, current_leader_epoch=7)],
+            )
+        ]
+    )
     return over_the_wire(req, version)
 
 
@@ -57,23 +80,42 @@ def _produce(version: int) -> Any:
     return produce(version, "orders", 3, current_leader_epoch=7)
 
 
-@pytest.mark.parametrize(("build", "version", "expected"), [
-    pytest.param(_produce, 11, RequestedLeaderEpoch("orders", 3, NO_EPOCH), id="KIP-359: Produce v11 has no epoch"),
-    pytest.param(_produce, 12, RequestedLeaderEpoch("orders", 3, 7), id="KIP-359: Produce v12 carries it"),
-    pytest.param(_fetch, 8, RequestedLeaderEpoch("orders", 3, NO_EPOCH), id="KIP-320: Fetch v8 has no epoch"),
-    pytest.param(_fetch, 9, RequestedLeaderEpoch("orders", 3, 7), id="KIP-320: Fetch v9 carries it"),
-    pytest.param(_fetch, 13, RequestedLeaderEpoch("", 3, 7, TOPIC_A), id="KIP-516: Fetch v13 names topics by id"),
-    pytest.param(_list_offsets, 3, RequestedLeaderEpoch("orders", 3, NO_EPOCH), id="KIP-320: ListOffsets v3 none"),
-    pytest.param(_list_offsets, 4, RequestedLeaderEpoch("orders", 3, 7), id="KIP-320: ListOffsets v4 carries it"),
-    pytest.param(_list_offsets, 6, RequestedLeaderEpoch("orders", 3, 7, TOPIC_A),
-                 id="KIP-516 draft: ListOffsets v6 adds the topic id"),
-    pytest.param(_offset_for_leader_epoch, 1, RequestedLeaderEpoch("orders", 3, NO_EPOCH),
-                 id="KIP-320: OffsetForLeaderEpoch v1 has no epoch"),
-    pytest.param(_offset_for_leader_epoch, 2, RequestedLeaderEpoch("orders", 3, 7),
-                 id="KIP-320: OffsetForLeaderEpoch v2 carries it"),
-    pytest.param(_offset_for_leader_epoch, 4, RequestedLeaderEpoch("orders", 3, 7, TOPIC_A),
-                 id="KIP-516 draft: OffsetForLeaderEpoch v4 adds the topic id"),
-])
+@pytest.mark.parametrize(
+    ("build", "version", "expected"),
+    [
+        pytest.param(_produce, 11, RequestedLeaderEpoch("orders", 3, NO_EPOCH), id="KIP-359: Produce v11 has no epoch"),
+        pytest.param(_produce, 12, RequestedLeaderEpoch("orders", 3, 7), id="KIP-359: Produce v12 carries it"),
+        pytest.param(_fetch, 8, RequestedLeaderEpoch("orders", 3, NO_EPOCH), id="KIP-320: Fetch v8 has no epoch"),
+        pytest.param(_fetch, 9, RequestedLeaderEpoch("orders", 3, 7), id="KIP-320: Fetch v9 carries it"),
+        pytest.param(_fetch, 13, RequestedLeaderEpoch("", 3, 7, TOPIC_A), id="KIP-516: Fetch v13 names topics by id"),
+        pytest.param(_list_offsets, 3, RequestedLeaderEpoch("orders", 3, NO_EPOCH), id="KIP-320: ListOffsets v3 none"),
+        pytest.param(_list_offsets, 4, RequestedLeaderEpoch("orders", 3, 7), id="KIP-320: ListOffsets v4 carries it"),
+        pytest.param(
+            _list_offsets,
+            6,
+            RequestedLeaderEpoch("orders", 3, 7, TOPIC_A),
+            id="KIP-516 draft: ListOffsets v6 adds the topic id",
+        ),
+        pytest.param(
+            _offset_for_leader_epoch,
+            1,
+            RequestedLeaderEpoch("orders", 3, NO_EPOCH),
+            id="KIP-320: OffsetForLeaderEpoch v1 has no epoch",
+        ),
+        pytest.param(
+            _offset_for_leader_epoch,
+            2,
+            RequestedLeaderEpoch("orders", 3, 7),
+            id="KIP-320: OffsetForLeaderEpoch v2 carries it",
+        ),
+        pytest.param(
+            _offset_for_leader_epoch,
+            4,
+            RequestedLeaderEpoch("orders", 3, 7, TOPIC_A),
+            id="KIP-516 draft: OffsetForLeaderEpoch v4 adds the topic id",
+        ),
+    ],
+)
 def test_requested_leader_epochs(build: Any, version: int, expected: RequestedLeaderEpoch) -> None:
     assert requested_leader_epochs(build(version), version) == [expected]
 
@@ -94,8 +136,16 @@ def test_requests_without_a_client_epoch_are_refused() -> None:
 
 
 def test_zero_topic_id_reads_as_no_topic_id() -> None:
-    req = over_the_wire(ListOffsetsRequest(topics=[ListOffsetsRequest.ListOffsetsTopic(
-        name="orders", topic_id=uuid.UUID(int=0), partitions=[ListOffsetsRequest.ListOffsetsPartition()])]), 6)
+    req = over_the_wire(
+        ListOffsetsRequest(
+            topics=[
+                ListOffsetsRequest.ListOffsetsTopic(
+                    name="orders", topic_id=uuid.UUID(int=0), partitions=[ListOffsetsRequest.ListOffsetsPartition()]
+                )
+            ]
+        ),
+        6,
+    )
     assert requested_leader_epochs(req, 6)[0].topic_id is None
 
 

@@ -31,41 +31,65 @@ def test_kip516_kafka_writes_two_lines_without_a_final_newline() -> None:
     assert format_partition_metadata(TOPIC_ID) == f"version: 0\ntopic_id: {KAFKA_TEXT}"
 
 
-@pytest.mark.parametrize("text", [
-    pytest.param(f"version: 0\ntopic_id: {KAFKA_TEXT}", id="KIP-516: as Kafka writes it"),
-    pytest.param(f"version: 0\ntopic_id: {TOPIC_ID}", id="KIP-516: canonical hyphenated uuid"),
-    pytest.param(f"version: 0\ntopic_id: {str(TOPIC_ID).upper()}", id="KIP-516: hyphenated, upper case"),
-    pytest.param(f"version: 0\ntopic_id: {KAFKA_TEXT}\n", id="KIP-516: a final newline"),
-    pytest.param(f"version: 0\r\ntopic_id: {KAFKA_TEXT}\r\n", id="KIP-516: CRLF line ends"),
-    pytest.param(f"version:   0\ntopic_id:\t{KAFKA_TEXT}", id="KIP-516: any whitespace after the colon, as Kafka"),
-    pytest.param(f"version: 0\ntopic_id: {KAFKA_TEXT}\n\n", id="KIP-516: trailing blank lines"),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(f"version: 0\ntopic_id: {KAFKA_TEXT}", id="KIP-516: as Kafka writes it"),
+        pytest.param(f"version: 0\ntopic_id: {TOPIC_ID}", id="KIP-516: canonical hyphenated uuid"),
+        pytest.param(f"version: 0\ntopic_id: {str(TOPIC_ID).upper()}", id="KIP-516: hyphenated, upper case"),
+        pytest.param(f"version: 0\ntopic_id: {KAFKA_TEXT}\n", id="KIP-516: a final newline"),
+        pytest.param(f"version: 0\r\ntopic_id: {KAFKA_TEXT}\r\n", id="KIP-516: CRLF line ends"),
+        pytest.param(f"version:   0\ntopic_id:\t{KAFKA_TEXT}", id="KIP-516: any whitespace after the colon, as Kafka"),
+        pytest.param(f"version: 0\ntopic_id: {KAFKA_TEXT}\n\n", id="KIP-516: trailing blank lines"),
+    ],
+)
 def test_kip516_accepted_content(text: str) -> None:
     assert parse_partition_metadata(text) == PartitionMetadata(TOPIC_ID, 0)
 
 
-@pytest.mark.parametrize(("text", "complaint"), [
-    pytest.param(f"version: 1\ntopic_id: {KAFKA_TEXT}", "unsupported partition.metadata version 1",
-                 id="KIP-516: unknown version"),
-    pytest.param(f"version: -1\ntopic_id: {KAFKA_TEXT}", "unsupported partition.metadata version -1",
-                 id="KIP-516: negative version"),
-    pytest.param(f"version: zero\ntopic_id: {KAFKA_TEXT}", "version is not an integer", id="KIP-516: bad version"),
-    pytest.param(f"version: 0_0\ntopic_id: {KAFKA_TEXT}", "version is not an integer",
-                 id="KIP-516: Python-only integer syntax"),
-    pytest.param(f"version:0\ntopic_id: {KAFKA_TEXT}", "malformed line", id="KIP-516: no space after the colon"),
-    pytest.param(f"Metadata schema version: 0\nTopic ID: {TOPIC_ID}", "malformed line",
-                 id="KIP-516 draft page labels are not the file format"),
-    pytest.param("version: 0", "missing the 'topic_id", id="KIP-516: no topic id line"),
-    pytest.param("", "empty", id="KIP-516: empty"),
-    pytest.param(f"version: 0\ntopicid: {KAFKA_TEXT}", "malformed line", id="KIP-516: wrong key"),
-    pytest.param("version: 0\ntopic_id: not-a-uuid", "not a uuid", id="KIP-516: bad uuid"),
-    pytest.param("version: 0\ntopic_id: RlrGd25wRjmW0jTlkbFptR", "not the canonical base64url",
-                 id="KIP-516: base64 with stray low bits"),
-    pytest.param(f"version: 0\ntopic_id: {{{TOPIC_ID}}}", "not a uuid", id="KIP-516: braces are not Kafka's forms"),
-    pytest.param("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", "zero uuid", id="KIP-516: the zero uuid"),
-    pytest.param(f"version: 0\ntopic_id: {KAFKA_TEXT}\nleader_epoch: 3", "unexpected content",
-                 id="KIP-516: more lines than version 0 has"),
-])
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        pytest.param(
+            f"version: 1\ntopic_id: {KAFKA_TEXT}",
+            "unsupported partition.metadata version 1",
+            id="KIP-516: unknown version",
+        ),
+        pytest.param(
+            f"version: -1\ntopic_id: {KAFKA_TEXT}",
+            "unsupported partition.metadata version -1",
+            id="KIP-516: negative version",
+        ),
+        pytest.param(f"version: zero\ntopic_id: {KAFKA_TEXT}", "version is not an integer", id="KIP-516: bad version"),
+        pytest.param(
+            f"version: 0_0\ntopic_id: {KAFKA_TEXT}",
+            "version is not an integer",
+            id="KIP-516: Python-only integer syntax",
+        ),
+        pytest.param(f"version:0\ntopic_id: {KAFKA_TEXT}", "malformed line", id="KIP-516: no space after the colon"),
+        pytest.param(
+            f"Metadata schema version: 0\nTopic ID: {TOPIC_ID}",
+            "malformed line",
+            id="KIP-516 draft page labels are not the file format",
+        ),
+        pytest.param("version: 0", "missing the 'topic_id", id="KIP-516: no topic id line"),
+        pytest.param("", "empty", id="KIP-516: empty"),
+        pytest.param(f"version: 0\ntopicid: {KAFKA_TEXT}", "malformed line", id="KIP-516: wrong key"),
+        pytest.param("version: 0\ntopic_id: not-a-uuid", "not a uuid", id="KIP-516: bad uuid"),
+        pytest.param(
+            "version: 0\ntopic_id: RlrGd25wRjmW0jTlkbFptR",
+            "not the canonical base64url",
+            id="KIP-516: base64 with stray low bits",
+        ),
+        pytest.param(f"version: 0\ntopic_id: {{{TOPIC_ID}}}", "not a uuid", id="KIP-516: braces are not Kafka's forms"),
+        pytest.param("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", "zero uuid", id="KIP-516: the zero uuid"),
+        pytest.param(
+            f"version: 0\ntopic_id: {KAFKA_TEXT}\nleader_epoch: 3",
+            "unexpected content",
+            id="KIP-516: more lines than version 0 has",
+        ),
+    ],
+)
 def test_kip516_rejected_content(text: str, complaint: str) -> None:
     with pytest.raises(PartitionMetadataError, match=complaint):
         parse_partition_metadata(text, "orders-0/partition.metadata")

@@ -36,8 +36,9 @@ from .controller_history import (
 
 LAI_VERSIONS = (5, 6, 7)  # topic ids on every LeaderAndIsr, as in a KIP-516 cluster
 PROPERTY_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SEARCH_SETTINGS = settings(max_examples=3000, deadline=None, database=None, derandomize=True,
-                           suppress_health_check=list(HealthCheck))
+SEARCH_SETTINGS = settings(
+    max_examples=3000, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 
 
 @st.composite
@@ -92,8 +93,7 @@ def _counterexample(stop_versions: tuple[int, ...], recreate: bool, older_kind: 
         violation = first_violation(delivered)
         return violation is not None and (violation.older.kind, violation.newer.kind) == (older_kind, newer_kind)
 
-    found = find(deliveries(stop_versions=stop_versions, recreate=recreate), breaks_property,
-                 settings=SEARCH_SETTINGS)
+    found = find(deliveries(stop_versions=stop_versions, recreate=recreate), breaks_property, settings=SEARCH_SETTINGS)
     violation = first_violation(found)
     assert violation is not None
     older = violation.older.stamps[violation.older.partitions.index(violation.partition)]

@@ -56,17 +56,21 @@ def test_oversized_or_negative_frame_is_refused_without_allocating(size: int) ->
 
 def test_request_response_pairing_out_of_order() -> None:
     conn = Connection(PROTO)
-    requests = (PROTO.encode_request(MetadataRequest(topics=None), 12, correlation_id=1, client_id="c")
-                + PROTO.encode_request(ApiVersionsRequest(), 3, correlation_id=2, client_id="c"))
+    requests = PROTO.encode_request(
+        MetadataRequest(topics=None), 12, correlation_id=1, client_id="c"
+    ) + PROTO.encode_request(ApiVersionsRequest(), 3, correlation_id=2, client_id="c")
     events = conn.client_bytes(requests, timestamp_ns=5)
     assert [e.correlation_id for e in events if isinstance(e, RequestEvent)] == [1, 2]
     assert set(conn.pending) == {1, 2}
-    responses = (PROTO.encode_response(ApiVersionsResponse(error_code=0), 3, correlation_id=2)
-                 + PROTO.encode_response(MetadataResponse(cluster_id="k"), 12, correlation_id=1))
+    responses = PROTO.encode_response(ApiVersionsResponse(error_code=0), 3, correlation_id=2) + PROTO.encode_response(
+        MetadataResponse(cluster_id="k"), 12, correlation_id=1
+    )
     got = conn.broker_bytes(responses)
     assert all(isinstance(e, ResponseEvent) and e.error is None for e in got)
     assert [(e.request.correlation_id, type(e.decoded.body).__name__) for e in got] == [  # type: ignore[union-attr]
-        (2, "ApiVersionsResponse"), (1, "MetadataResponse")]
+        (2, "ApiVersionsResponse"),
+        (1, "MetadataResponse"),
+    ]
     assert got[1].decoded.body.cluster_id == "k"  # type: ignore[union-attr]
     assert conn.pending == {}
 
@@ -90,7 +94,7 @@ def test_api_versions_answered_in_v0_with_unsupported_version() -> None:
     conn = Connection(PROTO)
     conn.client_bytes(PROTO.encode_request(ApiVersionsRequest(client_software_name="x"), 4, correlation_id=9))
     # What a broker without v4 sends back, written by hand in the v0 layout:
-    body = bytes.fromhex("0023" "00000001" "0012" "0000" "0003")  # UNSUPPORTED_VERSION; ApiVersions 0-3
+    body = bytes.fromhex("002300000001001200000003")  # UNSUPPORTED_VERSION; ApiVersions 0-3
     (event,) = conn.broker_bytes(frame(bytes.fromhex("00000009") + body))
     assert isinstance(event, ResponseEvent) and event.error is None
     assert event.decoded is not None and event.decoded.api_version == 0

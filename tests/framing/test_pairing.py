@@ -54,12 +54,17 @@ def response(name: str, version: int, correlation_id: int) -> bytes:
 
 def test_pairs_by_correlation_id_in_any_order_without_decoding() -> None:
     pairer: Pairer[FrameHead, tuple[FrameHead, FrameHead | None]] = Pairer(Heads(unanswered=frozenset({0})))
-    sent = pairer.feed(C2B, request("MetadataRequest", 12, 1) + request("ApiVersionsRequest", 3, 2)
-                       + request("ProduceRequest", 9, 3))
+    sent = pairer.feed(
+        C2B, request("MetadataRequest", 12, 1) + request("ApiVersionsRequest", 3, 2) + request("ProduceRequest", 9, 3)
+    )
     assert [(h.api_key, h.api_version, h.correlation_id) for h in sent] == [(3, 12, 1), (18, 3, 2), (0, 9, 3)]
     assert list(pairer.pending) == [1, 2]  # the reader said Produce (here) is never answered
-    answers = pairer.feed(B2C, response("ApiVersionsResponse", 3, 2) + response("MetadataResponse", 12, 1)
-                          + response("MetadataResponse", 12, 99))
+    answers = pairer.feed(
+        B2C,
+        response("ApiVersionsResponse", 3, 2)
+        + response("MetadataResponse", 12, 1)
+        + response("MetadataResponse", 12, 99),
+    )
     assert [(r.correlation_id, q.api_key if q else None) for r, q in answers] == [(2, 18), (1, 3), (99, None)]
     assert pairer.unanswered() == []
 

@@ -23,8 +23,16 @@ def refit(frame: bytes, extra: bytes) -> bytes:
 
 def kip_produce(epoch: int) -> bytes:
     cls = KIP.message("ProduceRequest")
-    body = cls(acks=-1, timeout_ms=500, topic_data=[cls.TopicProduceData(name="orders", partition_data=[
-        cls.PartitionProduceData(index=2, current_leader_epoch=epoch, records=BATCH)])])
+    body = cls(
+        acks=-1,
+        timeout_ms=500,
+        topic_data=[
+            cls.TopicProduceData(
+                name="orders",
+                partition_data=[cls.PartitionProduceData(index=2, current_leader_epoch=epoch, records=BATCH)],
+            )
+        ],
+    )
     return KIP.encode_request(body, 12, correlation_id=5, client_id="kip-producer")
 
 
@@ -70,9 +78,12 @@ def test_kip_profile_layers_the_seed_versions_over_apache() -> None:
 def test_auto_knows_exactly_which_version_numbers_conflict() -> None:
     assert AUTO.conflicts() == [
         (0, "request", 12),  # Produce v12: KIP-359's epoch vs Kafka 4's v11 bytes; the responses agree
-        (2, "request", 6), (2, "response", 6),  # ListOffsets v6: the KIP-516 draft's topic id
-        (5, "request", 4), (5, "response", 4),  # StopReplica v4
-        (23, "request", 4), (23, "response", 4),  # OffsetForLeaderEpoch v4
+        (2, "request", 6),
+        (2, "response", 6),  # ListOffsets v6: the KIP-516 draft's topic id
+        (5, "request", 4),
+        (5, "response", 4),  # StopReplica v4
+        (23, "request", 4),
+        (23, "response", 4),  # OffsetForLeaderEpoch v4
     ]
 
 
@@ -96,14 +107,17 @@ def test_auto_takes_apache_when_both_layouts_read_the_same_values() -> None:
 
 def test_auto_response_follows_the_request_layout() -> None:
     cls = KIP.message("StopReplicaResponse")
-    body = cls(error_code=0, topics=[cls.StopReplicaTopicError(topic_name="t", topic_id=uuid.UUID(int=3),
-                                                               partition_errors=[])])
+    body = cls(
+        error_code=0, topics=[cls.StopReplicaTopicError(topic_name="t", topic_id=uuid.UUID(int=3), partition_errors=[])]
+    )
     frame = KIP.encode_response(body, 4, correlation_id=8)
     decoded = AUTO.decode_response(frame, 5, 4, prefer="kip")
     assert decoded.profile == "kip" and decoded.body == body
     apache_cls = APACHE.message("StopReplicaResponse")
-    apache_body = apache_cls(error_code=0, partition_errors=[apache_cls.StopReplicaPartitionError(
-        topic_name="t", partition_index=1, error_code=0)])
+    apache_body = apache_cls(
+        error_code=0,
+        partition_errors=[apache_cls.StopReplicaPartitionError(topic_name="t", partition_index=1, error_code=0)],
+    )
     decoded = AUTO.decode_response(APACHE.encode_response(apache_body, 4, correlation_id=9), 5, 4, prefer="kip")
     assert decoded.profile == "apache" and decoded.body == apache_body
 

@@ -9,16 +9,33 @@ import pytest
 from kafka_epochs import DecodeError, EncodeError, Protocol, UnsupportedVersionError
 
 
-@pytest.mark.parametrize(("api", "version", "request_header", "response_header"), [
-    (18, 0, 1, 0), (18, 3, 2, 0), (18, 4, 2, 0),  # ApiVersions: response header always v0
-    (3, 8, 1, 0), (3, 9, 2, 1), (3, 12, 2, 1),  # Metadata: flexible from v9
-    (0, 8, 1, 0), (0, 9, 2, 1),  # Produce: flexible from v9
-    (1, 11, 1, 0), (1, 12, 2, 1),  # Fetch: flexible from v12
-    (7, 0, 0, 0), (7, 1, 1, 0), (7, 3, 2, 1),  # ControlledShutdown v0 is the only header v0 request
-    (5, 1, 1, 0), (5, 2, 2, 1),  # StopReplica: flexible from v2
-])
-def test_header_versions(reference_protocol, api: int, version: int, request_header: int,  # type: ignore[no-untyped-def]
-                         response_header: int) -> None:
+@pytest.mark.parametrize(
+    ("api", "version", "request_header", "response_header"),
+    [
+        (18, 0, 1, 0),
+        (18, 3, 2, 0),
+        (18, 4, 2, 0),  # ApiVersions: response header always v0
+        (3, 8, 1, 0),
+        (3, 9, 2, 1),
+        (3, 12, 2, 1),  # Metadata: flexible from v9
+        (0, 8, 1, 0),
+        (0, 9, 2, 1),  # Produce: flexible from v9
+        (1, 11, 1, 0),
+        (1, 12, 2, 1),  # Fetch: flexible from v12
+        (7, 0, 0, 0),
+        (7, 1, 1, 0),
+        (7, 3, 2, 1),  # ControlledShutdown v0 is the only header v0 request
+        (5, 1, 1, 0),
+        (5, 2, 2, 1),  # StopReplica: flexible from v2
+    ],
+)
+def test_header_versions(
+    reference_protocol,
+    api: int,
+    version: int,
+    request_header: int,  # type: ignore[no-untyped-def]
+    response_header: int,
+) -> None:
     assert reference_protocol.request_header_version(api, version) == request_header
     assert reference_protocol.response_header_version(api, version) == response_header
 
@@ -41,7 +58,7 @@ def test_request_frame_header_v1_bytes(reference_protocol) -> None:  # type: ign
     req = reference_protocol.message("MetadataRequest")(topics=None)
     frame = reference_protocol.encode_request(req, 1, correlation_id=258, client_id="ab")
     body = bytes.fromhex("ffffffff")  # v1: topics = null (all topics)
-    header = bytes.fromhex("0003" "0001" "00000102" "0002" "6162")  # key, version, correlation, client id
+    header = bytes.fromhex("000300010000010200026162")  # key, version, correlation, client id
     assert frame == struct.pack(">i", len(header) + len(body)) + header + body
 
 
@@ -49,10 +66,17 @@ def test_request_frame_header_v2_keeps_client_id_non_compact(reference_protocol)
     req = reference_protocol.message("ApiVersionsRequest")(client_software_name="x", client_software_version="1")
     frame = reference_protocol.encode_request(req, 3, correlation_id=1, client_id="cli")
     expected = bytes.fromhex(
-        "0012" "0003" "00000001"  # api key 18, version 3, correlation id 1
-        "0003" "636c69"  # client id: int16 length even in header v2
+        "0012"
+        "0003"
+        "00000001"  # api key 18, version 3, correlation id 1
+        "0003"
+        "636c69"  # client id: int16 length even in header v2
         "00"  # header tag section
-        "02" "78" "02" "31" "00"  # body: compact "x", compact "1", tags
+        "02"
+        "78"
+        "02"
+        "31"
+        "00"  # body: compact "x", compact "1", tags
     )
     assert frame == struct.pack(">i", len(expected)) + expected
     decoded = reference_protocol.decode_request(frame)
@@ -64,7 +88,7 @@ def test_request_frame_header_v2_keeps_client_id_non_compact(reference_protocol)
 def test_null_client_id(reference_protocol) -> None:  # type: ignore[no-untyped-def]
     req = reference_protocol.message("ApiVersionsRequest")()
     frame = reference_protocol.encode_request(req, 0, correlation_id=0, client_id=None)
-    assert frame[4:] == bytes.fromhex("0012" "0000" "00000000" "ffff")
+    assert frame[4:] == bytes.fromhex("0012000000000000ffff")
     assert reference_protocol.decode_request(frame).header.client_id is None
 
 
@@ -72,13 +96,13 @@ def test_response_frames(reference_protocol) -> None:  # type: ignore[no-untyped
     resp = reference_protocol.message("ApiVersionsResponse")(error_code=35)
     frame = reference_protocol.encode_response(resp, 3, correlation_id=9)
     # Header v0 (correlation id only, no tag section), although v3 bodies are flexible.
-    assert frame[4:11] == bytes.fromhex("00000009" "0023" "01")
+    assert frame[4:11] == bytes.fromhex("00000009002301")
     decoded = reference_protocol.decode_response(frame, 18, 3)
     assert decoded.header_version == 0 and decoded.body.error_code == 35
 
     meta = reference_protocol.message("MetadataResponse")(throttle_time_ms=1)
     frame = reference_protocol.encode_response(meta, 12, correlation_id=9)
-    assert frame[4:9] == bytes.fromhex("00000009" "00")  # header v1: correlation id + tag section
+    assert frame[4:9] == bytes.fromhex("0000000900")  # header v1: correlation id + tag section
     assert reference_protocol.decode_response(frame, 3, 12).body == meta
 
 

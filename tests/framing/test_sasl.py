@@ -67,8 +67,11 @@ def test_a_sasl_v0_capture_decodes_whole_and_hides_the_password(tmp_path: Path) 
 def test_sasl_authenticate_auth_bytes_are_hidden_too(tmp_path: Path) -> None:
     request = P.message("SaslAuthenticateRequest")(auth_bytes=PLAIN_TOKEN)
     response = P.message("SaslAuthenticateResponse")(error_code=0, auth_bytes=b"")
-    chunks = [*handshake(1), ("client", P.encode_request(request, 1, correlation_id=2)),
-              ("broker", P.encode_response(response, 1, correlation_id=2))]
+    chunks = [
+        *handshake(1),
+        ("client", P.encode_request(request, 1, correlation_id=2)),
+        ("broker", P.encode_response(response, 1, correlation_id=2)),
+    ]
     code, out = run("decode", str(capture(tmp_path, chunks)))
     assert code == 0 and "AGFsaWNl" not in out
     authenticate = json.loads(out.splitlines()[1])

@@ -87,7 +87,13 @@ UNKNOWN_TOPIC_ID = 100
 
 #: Lowest versions served: record batches (magic 2) only, so Produce from v3 and Fetch from v4.
 MIN_VERSIONS = {
-    PRODUCE: 3, FETCH: 4, LIST_OFFSETS: 0, METADATA: 0, FIND_COORDINATOR: 0, API_VERSIONS: 0, INIT_PRODUCER_ID: 0,
+    PRODUCE: 3,
+    FETCH: 4,
+    LIST_OFFSETS: 0,
+    METADATA: 0,
+    FIND_COORDINATOR: 0,
+    API_VERSIONS: 0,
+    INIT_PRODUCER_ID: 0,
     OFFSET_FOR_LEADER_EPOCH: 0,
 }
 #: Upper bounds whatever the spec directory holds: Produce v12 is Apache Kafka 4.0's in its specs
@@ -453,8 +459,10 @@ class LoopbackBroker:
 
     def _api_versions_body(self, error_code: int) -> Any:
         cls = self._msg("ApiVersionsResponse")
-        keys = [cls.ApiVersion(api_key=key, min_version=low, max_version=high)
-                for key, (low, high) in sorted(self.versions.items())]
+        keys = [
+            cls.ApiVersion(api_key=key, min_version=low, max_version=high)
+            for key, (low, high) in sorted(self.versions.items())
+        ]
         return cls(error_code=error_code, api_keys=keys, throttle_time_ms=0)
 
     def _api_versions(self, request: Any, version: int) -> Any:
@@ -475,13 +483,16 @@ class LoopbackBroker:
         if ok and version == 0:
             self._raw_token_next.add(index)
         return self._msg("SaslHandshakeResponse")(
-            error_code=NONE if ok else UNSUPPORTED_SASL_MECHANISM, mechanisms=["PLAIN"])
+            error_code=NONE if ok else UNSUPPORTED_SASL_MECHANISM, mechanisms=["PLAIN"]
+        )
 
     def _sasl_authenticate(self, request: Any, version: int) -> Any:
         ok = self._plain_ok(request.auth_bytes)
         return self._msg("SaslAuthenticateResponse")(
             error_code=NONE if ok else SASL_AUTHENTICATION_FAILED,
-            error_message=None if ok else "bad user or password", auth_bytes=b"")
+            error_message=None if ok else "bad user or password",
+            auth_bytes=b"",
+        )
 
     # Metadata ----------------------------------------------------------------------------------
 
@@ -500,21 +511,47 @@ class LoopbackBroker:
                     topic = self._create(name)
                 if topic is None:
                     code = UNKNOWN_TOPIC_OR_PARTITION if name is not None else UNKNOWN_TOPIC_ID
-                    topics.append(cls.MetadataResponseTopic(
-                        error_code=code, name=name, topic_id=topic_id or uuid.UUID(int=0), partitions=[],
-                        topic_authorized_operations=OPERATIONS_NOT_REQUESTED))
+                    topics.append(
+                        cls.MetadataResponseTopic(
+                            error_code=code,
+                            name=name,
+                            topic_id=topic_id or uuid.UUID(int=0),
+                            partitions=[],
+                            topic_authorized_operations=OPERATIONS_NOT_REQUESTED,
+                        )
+                    )
                     continue
                 partitions = [
                     cls.MetadataResponsePartition(
-                        error_code=NONE, partition_index=i, leader_id=self.node_id, leader_epoch=self.leader_epoch,
-                        replica_nodes=[self.node_id], isr_nodes=[self.node_id], offline_replicas=[])
-                    for i in range(len(topic.partitions))]
-                topics.append(cls.MetadataResponseTopic(
-                    error_code=NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,
-                    partitions=partitions, topic_authorized_operations=OPERATIONS_NOT_REQUESTED))
+                        error_code=NONE,
+                        partition_index=i,
+                        leader_id=self.node_id,
+                        leader_epoch=self.leader_epoch,
+                        replica_nodes=[self.node_id],
+                        isr_nodes=[self.node_id],
+                        offline_replicas=[],
+                    )
+                    for i in range(len(topic.partitions))
+                ]
+                topics.append(
+                    cls.MetadataResponseTopic(
+                        error_code=NONE,
+                        name=topic.name,
+                        topic_id=topic.topic_id,
+                        is_internal=False,
+                        partitions=partitions,
+                        topic_authorized_operations=OPERATIONS_NOT_REQUESTED,
+                    )
+                )
         broker = cls.MetadataResponseBroker(node_id=self.node_id, host=self.host, port=self.port, rack=None)
-        return cls(throttle_time_ms=0, brokers=[broker], cluster_id=self.cluster_id, controller_id=self.node_id,
-                   topics=topics, cluster_authorized_operations=OPERATIONS_NOT_REQUESTED)
+        return cls(
+            throttle_time_ms=0,
+            brokers=[broker],
+            cluster_id=self.cluster_id,
+            controller_id=self.node_id,
+            topics=topics,
+            cluster_authorized_operations=OPERATIONS_NOT_REQUESTED,
+        )
 
     def _lookup(self, name: str | None, topic_id: uuid.UUID | None) -> Topic | None:
         if name is not None:
@@ -537,9 +574,17 @@ class LoopbackBroker:
                 partitions = []
                 for part in topic_data.partition_data:
                     code, base = self._append(topic, part.index, part.records)
-                    partitions.append(cls.PartitionProduceResponse(
-                        index=part.index, error_code=code, base_offset=base, log_append_time_ms=-1,
-                        log_start_offset=0 if code == NONE else -1, record_errors=[], error_message=None))
+                    partitions.append(
+                        cls.PartitionProduceResponse(
+                            index=part.index,
+                            error_code=code,
+                            base_offset=base,
+                            log_append_time_ms=-1,
+                            log_start_offset=0 if code == NONE else -1,
+                            record_errors=[],
+                            error_message=None,
+                        )
+                    )
                 responses.append(cls.TopicProduceResponse(name=topic_data.name, partition_responses=partitions))
             self._data.notify_all()
         if request.acks == 0:
@@ -635,8 +680,15 @@ class LoopbackBroker:
             partitions = []
             for p in wanted.partitions:
                 data = cls.PartitionData(
-                    partition_index=p.partition, error_code=NONE, high_watermark=-1, last_stable_offset=-1,
-                    log_start_offset=-1, aborted_transactions=None, preferred_read_replica=-1, records=b"")
+                    partition_index=p.partition,
+                    error_code=NONE,
+                    high_watermark=-1,
+                    last_stable_offset=-1,
+                    log_start_offset=-1,
+                    aborted_transactions=None,
+                    preferred_read_replica=-1,
+                    records=b"",
+                )
                 partitions.append(data)
                 if topic is None or not 0 <= p.partition < len(topic.partitions):
                     data.error_code = UNKNOWN_TOPIC_ID if by_id else UNKNOWN_TOPIC_OR_PARTITION
@@ -650,8 +702,9 @@ class LoopbackBroker:
                 data.log_start_offset = 0
                 if code != NONE:
                     continue
-                chosen = self._batches_from(partition, p.fetch_offset, min(p.partition_max_bytes, budget - total),
-                                            first=total == 0)
+                chosen = self._batches_from(
+                    partition, p.fetch_offset, min(p.partition_max_bytes, budget - total), first=total == 0
+                )
                 data.records = b"".join(chosen)
                 total += len(data.records)
             if by_id:
@@ -687,17 +740,26 @@ class LoopbackBroker:
                 if request.transactional_id:
                     self._txn_producers[request.transactional_id] = producer_id
         return self._msg("InitProducerIdResponse")(
-            throttle_time_ms=0, error_code=NONE, producer_id=producer_id, producer_epoch=0)
+            throttle_time_ms=0, error_code=NONE, producer_id=producer_id, producer_epoch=0
+        )
 
     # Transactions: accepted as asked; stored batches stay as they are (no markers are written,
     # so the tests read transactional records back with read_uncommitted, or not at all) ---------
 
     def _add_partitions_to_txn(self, request: Any, version: int) -> Any:
         cls = self._msg("AddPartitionsToTxnResponse")
-        return cls(results_by_topic_v3_and_below=[cls.AddPartitionsToTxnTopicResult(
-            name=topic.name, results_by_partition=[
-                cls.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=NONE)
-                for p in topic.partitions]) for topic in request.v3_and_below_topics])
+        return cls(
+            results_by_topic_v3_and_below=[
+                cls.AddPartitionsToTxnTopicResult(
+                    name=topic.name,
+                    results_by_partition=[
+                        cls.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=NONE)
+                        for p in topic.partitions
+                    ],
+                )
+                for topic in request.v3_and_below_topics
+            ]
+        )
 
     def _add_offsets_to_txn(self, request: Any, version: int) -> Any:
         return self._msg("AddOffsetsToTxnResponse")(error_code=NONE)
@@ -708,15 +770,25 @@ class LoopbackBroker:
             for topic in request.topics:
                 for p in topic.partitions:
                     self.committed[(request.group_id, topic.name, p.partition_index)] = p.committed_offset
-        return cls(topics=[cls.TxnOffsetCommitResponseTopic(name=t.name, partitions=[
-            cls.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=NONE)
-            for p in t.partitions]) for t in request.topics])
+        return cls(
+            topics=[
+                cls.TxnOffsetCommitResponseTopic(
+                    name=t.name,
+                    partitions=[
+                        cls.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=NONE)
+                        for p in t.partitions
+                    ],
+                )
+                for t in request.topics
+            ]
+        )
 
     def _end_txn(self, request: Any, version: int) -> Any:
         with self._lock:
             self.ended_transactions.append((request.transactional_id, request.producer_id, request.committed))
-        return self._msg("EndTxnResponse")(error_code=NONE, producer_id=request.producer_id,
-                                           producer_epoch=request.producer_epoch)
+        return self._msg("EndTxnResponse")(
+            error_code=NONE, producer_id=request.producer_id, producer_epoch=request.producer_epoch
+        )
 
     def _find_coordinator(self, request: Any, version: int) -> Any:
         """With ``groups``, this node coordinates every group; otherwise none is available."""
@@ -724,16 +796,36 @@ class LoopbackBroker:
         if self.groups and version < 4:
             return cls(throttle_time_ms=0, error_code=NONE, node_id=self.node_id, host=self.host, port=self.port)
         if self.groups:
-            return cls(throttle_time_ms=0, coordinators=[
-                cls.Coordinator(key=key, node_id=self.node_id, host=self.host, port=self.port, error_code=NONE)
-                for key in request.coordinator_keys])
+            return cls(
+                throttle_time_ms=0,
+                coordinators=[
+                    cls.Coordinator(key=key, node_id=self.node_id, host=self.host, port=self.port, error_code=NONE)
+                    for key in request.coordinator_keys
+                ],
+            )
         if version < 4:
-            return cls(throttle_time_ms=0, error_code=COORDINATOR_NOT_AVAILABLE, error_message="no coordinators here",
-                       node_id=-1, host="", port=-1)
-        return cls(throttle_time_ms=0, coordinators=[
-            cls.Coordinator(key=key, node_id=-1, host="", port=-1, error_code=COORDINATOR_NOT_AVAILABLE,
-                            error_message="no coordinators here")
-            for key in request.coordinator_keys])
+            return cls(
+                throttle_time_ms=0,
+                error_code=COORDINATOR_NOT_AVAILABLE,
+                error_message="no coordinators here",
+                node_id=-1,
+                host="",
+                port=-1,
+            )
+        return cls(
+            throttle_time_ms=0,
+            coordinators=[
+                cls.Coordinator(
+                    key=key,
+                    node_id=-1,
+                    host="",
+                    port=-1,
+                    error_code=COORDINATOR_NOT_AVAILABLE,
+                    error_message="no coordinators here",
+                )
+                for key in request.coordinator_keys
+            ],
+        )
 
     # Admin -------------------------------------------------------------------------------------
 
@@ -747,11 +839,16 @@ class LoopbackBroker:
                     count = wanted.num_partitions if wanted.num_partitions > 0 else None
                     self._create(wanted.name, count)
                 topic = self.topics.get(wanted.name)
-                results.append(cls.CreatableTopicResult(
-                    name=wanted.name, topic_id=topic.topic_id if topic is not None else uuid.UUID(int=0),
-                    error_code=TOPIC_ALREADY_EXISTS if exists else NONE,
-                    num_partitions=len(topic.partitions) if topic is not None else wanted.num_partitions,
-                    replication_factor=1, configs=[]))
+                results.append(
+                    cls.CreatableTopicResult(
+                        name=wanted.name,
+                        topic_id=topic.topic_id if topic is not None else uuid.UUID(int=0),
+                        error_code=TOPIC_ALREADY_EXISTS if exists else NONE,
+                        num_partitions=len(topic.partitions) if topic is not None else wanted.num_partitions,
+                        replication_factor=1,
+                        configs=[],
+                    )
+                )
         return cls(topics=results)
 
     def _delete_topics(self, request: Any, version: int) -> Any:
@@ -759,8 +856,12 @@ class LoopbackBroker:
         names = list(request.topic_names) if version < 6 else [t.name for t in request.topics]
         with self._lock:
             gone = {name: self.topics.pop(name, None) is not None for name in names}
-        return cls(responses=[cls.DeletableTopicResult(
-            name=name, error_code=NONE if found else UNKNOWN_TOPIC_OR_PARTITION) for name, found in gone.items()])
+        return cls(
+            responses=[
+                cls.DeletableTopicResult(name=name, error_code=NONE if found else UNKNOWN_TOPIC_OR_PARTITION)
+                for name, found in gone.items()
+            ]
+        )
 
     def _describe_configs(self, request: Any, version: int) -> Any:
         cls = self._msg("DescribeConfigsResponse")
@@ -768,12 +869,31 @@ class LoopbackBroker:
         for resource in request.resources:
             known = resource.resource_type == TOPIC_RESOURCE and resource.resource_name in self.topics
             keys = resource.configuration_keys or list(TOPIC_CONFIGS)
-            configs = [cls.DescribeConfigsResourceResult(
-                name=key, value=TOPIC_CONFIGS.get(key), read_only=False, config_source=1, is_default=False,
-                is_sensitive=False, synonyms=[]) for key in keys if key in TOPIC_CONFIGS] if known else []
-            results.append(cls.DescribeConfigsResult(
-                error_code=NONE if known else UNKNOWN_TOPIC_OR_PARTITION, resource_type=resource.resource_type,
-                resource_name=resource.resource_name, configs=configs))
+            configs = (
+                [
+                    cls.DescribeConfigsResourceResult(
+                        name=key,
+                        value=TOPIC_CONFIGS.get(key),
+                        read_only=False,
+                        config_source=1,
+                        is_default=False,
+                        is_sensitive=False,
+                        synonyms=[],
+                    )
+                    for key in keys
+                    if key in TOPIC_CONFIGS
+                ]
+                if known
+                else []
+            )
+            results.append(
+                cls.DescribeConfigsResult(
+                    error_code=NONE if known else UNKNOWN_TOPIC_OR_PARTITION,
+                    resource_type=resource.resource_type,
+                    resource_name=resource.resource_name,
+                    configs=configs,
+                )
+            )
         return cls(results=results)
 
     # Groups: one node, members joining one at a time (every join completes at once) -------------
@@ -786,16 +906,35 @@ class LoopbackBroker:
             if not member_id:
                 member_id = f"{request.group_id}-member-{uuid.uuid4().hex[:8]}"
                 if version >= 4:  # KIP-394: the client must join again with the id it was given
-                    return cls(error_code=MEMBER_ID_REQUIRED, generation_id=-1, member_id=member_id, leader="",
-                               protocol_name="", members=[])
+                    return cls(
+                        error_code=MEMBER_ID_REQUIRED,
+                        generation_id=-1,
+                        member_id=member_id,
+                        leader="",
+                        protocol_name="",
+                        members=[],
+                    )
             group.members[member_id] = {p.name: p.metadata for p in request.protocols}
             group.generation += 1
             group.leader = group.leader if group.leader in group.members else member_id
             group.protocol = request.protocols[0].name
-            members = [cls.JoinGroupResponseMember(member_id=m, metadata=protocols.get(group.protocol, b""))
-                       for m, protocols in group.members.items()] if member_id == group.leader else []
-            return cls(error_code=NONE, generation_id=group.generation, protocol_type=request.protocol_type,
-                       protocol_name=group.protocol, leader=group.leader, member_id=member_id, members=members)
+            members = (
+                [
+                    cls.JoinGroupResponseMember(member_id=m, metadata=protocols.get(group.protocol, b""))
+                    for m, protocols in group.members.items()
+                ]
+                if member_id == group.leader
+                else []
+            )
+            return cls(
+                error_code=NONE,
+                generation_id=group.generation,
+                protocol_type=request.protocol_type,
+                protocol_name=group.protocol,
+                leader=group.leader,
+                member_id=member_id,
+                members=members,
+            )
 
     def _sync_group(self, request: Any, version: int) -> Any:
         cls = self._msg("SyncGroupResponse")
@@ -805,8 +944,12 @@ class LoopbackBroker:
                 return cls(error_code=UNKNOWN_MEMBER_ID, assignment=b"")
             if request.member_id == group.leader:
                 group.assignments = {a.member_id: a.assignment for a in request.assignments}
-            return cls(error_code=NONE, protocol_type=request.protocol_type, protocol_name=group.protocol,
-                       assignment=group.assignments.get(request.member_id, b""))
+            return cls(
+                error_code=NONE,
+                protocol_type=request.protocol_type,
+                protocol_name=group.protocol,
+                assignment=group.assignments.get(request.member_id, b""),
+            )
 
     def _heartbeat(self, request: Any, version: int) -> Any:
         with self._lock:
@@ -822,8 +965,10 @@ class LoopbackBroker:
             for member_id in leaving:
                 if group is not None:
                     group.members.pop(member_id, None)
-        return cls(error_code=NONE, members=[cls.MemberResponse(member_id=m, error_code=NONE) for m in leaving]
-                   if version >= 3 else [])
+        return cls(
+            error_code=NONE,
+            members=[cls.MemberResponse(member_id=m, error_code=NONE) for m in leaving] if version >= 3 else [],
+        )
 
     def _offset_commit(self, request: Any, version: int) -> Any:
         cls = self._msg("OffsetCommitResponse")
@@ -833,23 +978,49 @@ class LoopbackBroker:
                 partitions = []
                 for p in topic.partitions:
                     self.committed[(request.group_id, topic.name, p.partition_index)] = p.committed_offset
-                    partitions.append(cls.OffsetCommitResponsePartition(partition_index=p.partition_index,
-                                                                        error_code=NONE))
+                    partitions.append(
+                        cls.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=NONE)
+                    )
                 topics.append(cls.OffsetCommitResponseTopic(name=topic.name, partitions=partitions))
         return cls(topics=topics)
 
     def _offset_fetch(self, request: Any, version: int) -> Any:
         cls = self._msg("OffsetFetchResponse")
         if version >= 8:  # KIP-709: several groups per request
-            return cls(groups=[cls.OffsetFetchResponseGroup(
-                group_id=g.group_id, error_code=NONE,
-                topics=[cls.OffsetFetchResponseTopics(name=name, partitions=[
-                    cls.OffsetFetchResponsePartitions(partition_index=i, committed_offset=offset, metadata="")
-                    for i, offset in parts]) for name, parts in self._committed(g.group_id, g.topics)])
-                for g in request.groups])
-        return cls(error_code=NONE, topics=[cls.OffsetFetchResponseTopic(name=name, partitions=[
-            cls.OffsetFetchResponsePartition(partition_index=i, committed_offset=offset, metadata="")
-            for i, offset in parts]) for name, parts in self._committed(request.group_id, request.topics)])
+            return cls(
+                groups=[
+                    cls.OffsetFetchResponseGroup(
+                        group_id=g.group_id,
+                        error_code=NONE,
+                        topics=[
+                            cls.OffsetFetchResponseTopics(
+                                name=name,
+                                partitions=[
+                                    cls.OffsetFetchResponsePartitions(
+                                        partition_index=i, committed_offset=offset, metadata=""
+                                    )
+                                    for i, offset in parts
+                                ],
+                            )
+                            for name, parts in self._committed(g.group_id, g.topics)
+                        ],
+                    )
+                    for g in request.groups
+                ]
+            )
+        return cls(
+            error_code=NONE,
+            topics=[
+                cls.OffsetFetchResponseTopic(
+                    name=name,
+                    partitions=[
+                        cls.OffsetFetchResponsePartition(partition_index=i, committed_offset=offset, metadata="")
+                        for i, offset in parts
+                    ],
+                )
+                for name, parts in self._committed(request.group_id, request.topics)
+            ],
+        )
 
     def _committed(self, group_id: str, wanted: Any) -> list[tuple[str, list[tuple[int, int]]]]:
         """(topic, [(partition, offset or -1)]) for the topics asked (all committed ones for None)."""

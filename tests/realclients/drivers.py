@@ -94,18 +94,19 @@ class Driver:
         """Each codec, with None when the client supports it here, else why not."""
         raise NotImplementedError
 
-    def produce(self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float,
-                idempotent: bool = False) -> None:
+    def produce(
+        self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float, idempotent: bool = False
+    ) -> None:
         """Send ``records`` with ``codec``; ``idempotent`` turns on the client's idempotent producer
         (InitProducerId, producer ids and sequences in the batches; it needs ``acks=-1``)."""
         raise NotImplementedError
 
-    def consume(self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int,
-                timeout: float) -> list[Sent]:
+    def consume(self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int, timeout: float) -> list[Sent]:
         raise NotImplementedError
 
 
 # -- kafka-python -------------------------------------------------------------------------------
+
 
 class KafkaPythonDriver(Driver):
     name = "kafka-python"
@@ -114,39 +115,59 @@ class KafkaPythonDriver(Driver):
     def codecs(self) -> dict[str, str | None]:
         from kafka import codec
 
-        have = {"none": True, "gzip": codec.has_gzip(), "snappy": codec.has_snappy(), "lz4": codec.has_lz4(),
-                "zstd": codec.has_zstd()}
+        have = {
+            "none": True,
+            "gzip": codec.has_gzip(),
+            "snappy": codec.has_snappy(),
+            "lz4": codec.has_lz4(),
+            "zstd": codec.has_zstd(),
+        }
         return {name: None if ok else f"kafka-python finds no {name} library here" for name, ok in have.items()}
 
-    def produce(self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float,
-                idempotent: bool = False) -> None:
+    def produce(
+        self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float, idempotent: bool = False
+    ) -> None:
         from kafka import KafkaProducer
 
         reason = self.codecs().get(codec)
         if reason:
             raise CodecUnsupported(reason)
         producer = KafkaProducer(
-            bootstrap_servers=bootstrap, client_id="kafka-epochs-kafka-python", acks=acks,
-            enable_idempotence=idempotent, retries=1 if idempotent else 0, linger_ms=LINGER_MS,
-            compression_type=None if codec == "none" else codec, request_timeout_ms=int(timeout * 1000),
-            max_block_ms=int(timeout * 1000), bootstrap_timeout_ms=int(timeout * 1000))
+            bootstrap_servers=bootstrap,
+            client_id="kafka-epochs-kafka-python",
+            acks=acks,
+            enable_idempotence=idempotent,
+            retries=1 if idempotent else 0,
+            linger_ms=LINGER_MS,
+            compression_type=None if codec == "none" else codec,
+            request_timeout_ms=int(timeout * 1000),
+            max_block_ms=int(timeout * 1000),
+            bootstrap_timeout_ms=int(timeout * 1000),
+        )
         try:
-            futures = [producer.send(r.topic, key=r.key, value=r.value, partition=r.partition,
-                                     headers=list(r.headers)) for r in records]
+            futures = [
+                producer.send(r.topic, key=r.key, value=r.value, partition=r.partition, headers=list(r.headers))
+                for r in records
+            ]
             producer.flush(timeout)
             for future in futures:
                 future.get(timeout)  # raises the send's error, if any
         finally:
             producer.close(timeout=5)
 
-    def consume(self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int,
-                timeout: float) -> list[Sent]:
+    def consume(self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int, timeout: float) -> list[Sent]:
         from kafka import KafkaConsumer, TopicPartition
 
         consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap, client_id="kafka-epochs-kafka-python", group_id=None,
-            enable_auto_commit=False, auto_offset_reset="earliest", fetch_max_wait_ms=100,
-            request_timeout_ms=int(timeout * 1000), bootstrap_timeout_ms=int(timeout * 1000))
+            bootstrap_servers=bootstrap,
+            client_id="kafka-epochs-kafka-python",
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=100,
+            request_timeout_ms=int(timeout * 1000),
+            bootstrap_timeout_ms=int(timeout * 1000),
+        )
         got: list[Sent] = []
 
         def poll(seconds: float) -> None:
@@ -164,6 +185,7 @@ class KafkaPythonDriver(Driver):
 
 # -- aiokafka -----------------------------------------------------------------------------------
 
+
 class AiokafkaDriver(Driver):
     name = "aiokafka"
     null_header_values = True
@@ -171,44 +193,64 @@ class AiokafkaDriver(Driver):
     def codecs(self) -> dict[str, str | None]:
         from aiokafka import codec
 
-        have = {"none": True, "gzip": codec.has_gzip(), "snappy": codec.has_snappy(), "lz4": codec.has_lz4(),
-                "zstd": codec.has_zstd()}
+        have = {
+            "none": True,
+            "gzip": codec.has_gzip(),
+            "snappy": codec.has_snappy(),
+            "lz4": codec.has_lz4(),
+            "zstd": codec.has_zstd(),
+        }
         return {name: None if ok else f"aiokafka finds no {name} support (cramjam) here" for name, ok in have.items()}
 
-    def produce(self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float,
-                idempotent: bool = False) -> None:
+    def produce(
+        self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float, idempotent: bool = False
+    ) -> None:
         reason = self.codecs().get(codec)
         if reason:
             raise CodecUnsupported(reason)
         asyncio.run(asyncio.wait_for(self._produce(bootstrap, records, codec, acks, timeout, idempotent), timeout))
 
-    async def _produce(self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float,
-                       idempotent: bool) -> None:
+    async def _produce(
+        self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float, idempotent: bool
+    ) -> None:
         from aiokafka import AIOKafkaProducer
 
         producer = AIOKafkaProducer(
-            bootstrap_servers=bootstrap, client_id="kafka-epochs-aiokafka", acks=acks, enable_idempotence=idempotent,
-            linger_ms=LINGER_MS, compression_type=None if codec == "none" else codec,
-            request_timeout_ms=int(timeout * 1000))
+            bootstrap_servers=bootstrap,
+            client_id="kafka-epochs-aiokafka",
+            acks=acks,
+            enable_idempotence=idempotent,
+            linger_ms=LINGER_MS,
+            compression_type=None if codec == "none" else codec,
+            request_timeout_ms=int(timeout * 1000),
+        )
         await producer.start()
         try:
-            futures = [await producer.send(r.topic, key=r.key, value=r.value, partition=r.partition,
-                                           headers=list(r.headers)) for r in records]
+            futures = [
+                await producer.send(r.topic, key=r.key, value=r.value, partition=r.partition, headers=list(r.headers))
+                for r in records
+            ]
             await asyncio.gather(*futures)
         finally:
             await producer.stop()
 
-    def consume(self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int,
-                timeout: float) -> list[Sent]:
+    def consume(self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int, timeout: float) -> list[Sent]:
         return asyncio.run(asyncio.wait_for(self._consume(bootstrap, partitions, count, timeout), timeout + 5))
 
-    async def _consume(self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int,
-                       timeout: float) -> list[Sent]:
+    async def _consume(
+        self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int, timeout: float
+    ) -> list[Sent]:
         from aiokafka import AIOKafkaConsumer, TopicPartition
 
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=bootstrap, client_id="kafka-epochs-aiokafka", group_id=None, enable_auto_commit=False,
-            auto_offset_reset="earliest", fetch_max_wait_ms=100, request_timeout_ms=int(timeout * 1000))
+            bootstrap_servers=bootstrap,
+            client_id="kafka-epochs-aiokafka",
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=100,
+            request_timeout_ms=int(timeout * 1000),
+        )
         got: list[Sent] = []
         await consumer.start()
         try:
@@ -231,6 +273,7 @@ class AiokafkaDriver(Driver):
 
 # -- confluent-kafka (librdkafka) ---------------------------------------------------------------
 
+
 class ConfluentDriver(Driver):
     name = "confluent-kafka"
     null_header_values = True
@@ -251,8 +294,9 @@ class ConfluentDriver(Driver):
                 out[name] = f"librdkafka in this wheel refuses compression.type={name}: {e}"
         return out
 
-    def produce(self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float,
-                idempotent: bool = False) -> None:
+    def produce(
+        self, bootstrap: str, records: Sequence[Sent], codec: str, acks: int, timeout: float, idempotent: bool = False
+    ) -> None:
         from confluent_kafka import KafkaException, Producer
 
         failures: list[str] = []
@@ -262,17 +306,31 @@ class ConfluentDriver(Driver):
                 failures.append(f"{msg.topic()}[{msg.partition()}]: {err}")
 
         try:
-            producer = Producer({
-                "bootstrap.servers": bootstrap, "client.id": "kafka-epochs-confluent", "acks": acks,
-                "enable.idempotence": idempotent, "retries": 1 if idempotent else 0, "linger.ms": LINGER_MS,
-                "compression.type": codec,
-                "message.timeout.ms": int(timeout * 1000), "logger": self._logger()})
+            producer = Producer(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "client.id": "kafka-epochs-confluent",
+                    "acks": acks,
+                    "enable.idempotence": idempotent,
+                    "retries": 1 if idempotent else 0,
+                    "linger.ms": LINGER_MS,
+                    "compression.type": codec,
+                    "message.timeout.ms": int(timeout * 1000),
+                    "logger": self._logger(),
+                }
+            )
         except KafkaException as e:
             raise CodecUnsupported(str(e)) from e
         try:
             for r in records:
-                producer.produce(r.topic, value=r.value, key=r.key, partition=r.partition,
-                                 headers=list(r.headers), on_delivery=delivered)
+                producer.produce(
+                    r.topic,
+                    value=r.value,
+                    key=r.key,
+                    partition=r.partition,
+                    headers=list(r.headers),
+                    on_delivery=delivered,
+                )
                 producer.poll(0)
             left = producer.flush(timeout)
             if left or failures:
@@ -280,16 +338,23 @@ class ConfluentDriver(Driver):
         finally:
             producer.close()
 
-    def consume(self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int,
-                timeout: float) -> list[Sent]:
+    def consume(self, bootstrap: str, partitions: Sequence[tuple[str, int]], count: int, timeout: float) -> list[Sent]:
         from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
         # librdkafka insists on a group.id even for manual assignment; the broker does not
         # advertise FindCoordinator, so the group never finds a coordinator and stays idle.
-        consumer = Consumer({
-            "bootstrap.servers": bootstrap, "client.id": "kafka-epochs-confluent", "group.id": "kafka-epochs",
-            "enable.auto.commit": False, "enable.auto.offset.store": False, "auto.offset.reset": "earliest",
-            "fetch.wait.max.ms": 100, "logger": self._logger()})
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "client.id": "kafka-epochs-confluent",
+                "group.id": "kafka-epochs",
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 100,
+                "logger": self._logger(),
+            }
+        )
         got: list[Sent] = []
 
         def poll(seconds: float) -> None:
@@ -300,8 +365,11 @@ class ConfluentDriver(Driver):
                 if message.error().code() == KafkaError._PARTITION_EOF:
                     return
                 raise KafkaException(message.error())
-            got.append(Sent(message.topic(), message.partition(), message.key(), message.value(),
-                            tuple(message.headers() or ())))
+            got.append(
+                Sent(
+                    message.topic(), message.partition(), message.key(), message.value(), tuple(message.headers() or ())
+                )
+            )
 
         try:
             consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in partitions])
@@ -326,8 +394,14 @@ def _poll_until(poll: Callable[[float], None], got: list[Sent], count: int, time
 DRIVERS: dict[str, Driver] = {d.name: d for d in (KafkaPythonDriver(), AiokafkaDriver(), ConfluentDriver())}
 
 
-def record_session(protocol: Any, client: str = "kafka-python", codec: str = "gzip", count: int = 6,
-                   timeout: float = 20.0, max_versions: dict[int, int] | None = None) -> list[ConnectionRecording]:
+def record_session(
+    protocol: Any,
+    client: str = "kafka-python",
+    codec: str = "gzip",
+    count: int = 6,
+    timeout: float = 20.0,
+    max_versions: dict[int, int] | None = None,
+) -> list[ConnectionRecording]:
     """One small session, returned as the raw bytes of each connection.
 
     Starts a :class:`LoopbackBroker` (``protocol`` should be Apache Kafka's, e.g. the

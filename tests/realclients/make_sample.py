@@ -40,44 +40,94 @@ def controller_and_producer(start_ns: int) -> list[RecordedConnection]:
     model = ReplicaManager(1, broker_epoch=100, controller_epoch=3)
 
     def partition_state(index: int, epoch: int) -> object:
-        return lai.LeaderAndIsrPartitionState(partition_index=index, controller_epoch=3, leader=1,
-                                              leader_epoch=epoch, isr=[1, 2], partition_epoch=epoch,
-                                              replicas=[1, 2])
+        return lai.LeaderAndIsrPartitionState(
+            partition_index=index,
+            controller_epoch=3,
+            leader=1,
+            leader_epoch=epoch,
+            isr=[1, 2],
+            partition_epoch=epoch,
+            replicas=[1, 2],
+        )
 
-    full = lai(controller_id=2, controller_epoch=3, broker_epoch=100, type=2, topic_states=[
-        lai.LeaderAndIsrTopicState(topic_name="orders", topic_id=TOPIC_ID,
-                                   partition_states=[partition_state(i, 8) for i in range(3)])],
-        live_leaders=[lai.LeaderAndIsrLiveLeader(broker_id=1, host_name=BROKER[0], port=BROKER[1])])
+    full = lai(
+        controller_id=2,
+        controller_epoch=3,
+        broker_epoch=100,
+        type=2,
+        topic_states=[
+            lai.LeaderAndIsrTopicState(
+                topic_name="orders", topic_id=TOPIC_ID, partition_states=[partition_state(i, 8) for i in range(3)]
+            )
+        ],
+        live_leaders=[lai.LeaderAndIsrLiveLeader(broker_id=1, host_name=BROKER[0], port=BROKER[1])],
+    )
     stops = [
-        stop(controller_id=2, controller_epoch=3, broker_epoch=100, topic_states=[stop.StopReplicaTopicState(
-            topic_name="orders",
-            partition_states=[stop.StopReplicaPartitionState(partition_index=0, leader_epoch=6)])]),
-        stop(controller_id=2, controller_epoch=3, broker_epoch=100, topic_states=[stop.StopReplicaTopicState(
-            topic_name="orders", partition_states=[stop.StopReplicaPartitionState(partition_index=2, leader_epoch=9,
-                                                                                  delete_partition=True)])]),
+        stop(
+            controller_id=2,
+            controller_epoch=3,
+            broker_epoch=100,
+            topic_states=[
+                stop.StopReplicaTopicState(
+                    topic_name="orders",
+                    partition_states=[stop.StopReplicaPartitionState(partition_index=0, leader_epoch=6)],
+                )
+            ],
+        ),
+        stop(
+            controller_id=2,
+            controller_epoch=3,
+            broker_epoch=100,
+            topic_states=[
+                stop.StopReplicaTopicState(
+                    topic_name="orders",
+                    partition_states=[
+                        stop.StopReplicaPartitionState(partition_index=2, leader_epoch=9, delete_partition=True)
+                    ],
+                )
+            ],
+        ),
     ]
-    batch = encode_batch([Record(key=b"order-1", value=b'{"qty": 3}', headers=[("trace", b"abc")])],
-                         compression=Compression.GZIP)
-    fenced_produce = produce(acks=1, timeout_ms=1000, topic_data=[produce.TopicProduceData(
-        name="orders", partition_data=[produce.PartitionProduceData(index=1, current_leader_epoch=6, records=batch)])])
+    batch = encode_batch(
+        [Record(key=b"order-1", value=b'{"qty": 3}', headers=[("trace", b"abc")])], compression=Compression.GZIP
+    )
+    fenced_produce = produce(
+        acks=1,
+        timeout_ms=1000,
+        topic_data=[
+            produce.TopicProduceData(
+                name="orders",
+                partition_data=[produce.PartitionProduceData(index=1, current_leader_epoch=6, records=batch)],
+            )
+        ],
+    )
 
     t = start_ns
     controller = RecordedConnection(("10.20.0.2", 51000), BROKER)
     controller.chunks.append((t, "client", proto.encode_request(full, 5, correlation_id=1, client_id="controller-2")))
-    controller.chunks.append((t + 2_000_000, "broker", proto.encode_response(
-        model.handle_leader_and_isr(full, 5, now_ms=t // 1_000_000), 5, correlation_id=1)))
+    controller.chunks.append(
+        (
+            t + 2_000_000,
+            "broker",
+            proto.encode_response(model.handle_leader_and_isr(full, 5, now_ms=t // 1_000_000), 5, correlation_id=1),
+        )
+    )
     for n, request in enumerate(stops, start=2):
         t += 50_000_000
-        controller.chunks.append((t, "client", proto.encode_request(request, 3, correlation_id=n,
-                                                                    client_id="controller-2")))
-        controller.chunks.append((t + 1_000_000, "broker", proto.encode_response(
-            model.handle_stop_replica(request, 3), 3, correlation_id=n)))
+        controller.chunks.append(
+            (t, "client", proto.encode_request(request, 3, correlation_id=n, client_id="controller-2"))
+        )
+        controller.chunks.append(
+            (t + 1_000_000, "broker", proto.encode_response(model.handle_stop_replica(request, 3), 3, correlation_id=n))
+        )
     producer = RecordedConnection(("10.20.0.3", 52000), BROKER)
     t += 50_000_000
-    producer.chunks.append((t, "client", proto.encode_request(fenced_produce, 12, correlation_id=1,
-                                                              client_id="kip359-producer")))
-    producer.chunks.append((t + 1_000_000, "broker", proto.encode_response(
-        model.handle_produce(fenced_produce, 12), 12, correlation_id=1)))
+    producer.chunks.append(
+        (t, "client", proto.encode_request(fenced_produce, 12, correlation_id=1, client_id="kip359-producer"))
+    )
+    producer.chunks.append(
+        (t + 1_000_000, "broker", proto.encode_response(model.handle_produce(fenced_produce, 12), 12, correlation_id=1))
+    )
     return [controller, producer]
 
 

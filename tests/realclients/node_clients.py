@@ -55,6 +55,7 @@ class KafkaJSFailed(Exception):
 
 # -- install -------------------------------------------------------------------------------------
 
+
 def _installed_version(modules: Path, package: str) -> str | None:
     try:
         return str(json.loads((modules / package / "package.json").read_text())["version"])
@@ -82,17 +83,29 @@ def _check_node() -> None:
 
 
 def _npm_install(staging: Path, timeout: float) -> None:
-    cmd = ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(staging),
-           *(f"{name}@{version}" for name, version in PINNED.items())]
+    cmd = [
+        "npm",
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+        "--prefix",
+        str(staging),
+        *(f"{name}@{version}" for name, version in PINNED.items()),
+    ]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+        )
     except subprocess.TimeoutExpired as e:
         raise NodeUnavailable(f"`{' '.join(cmd)}` did not finish within {timeout:.0f} s") from e
     if done.returncode != 0:
         # npm's warnings (about the user's .npmrc, say) and stack frames are noise next to its error.
-        lines = [line for line in done.stderr.splitlines()
-                 if not line.startswith("npm warn") and not line.removeprefix("npm error").lstrip().startswith("at ")]
+        lines = [
+            line
+            for line in done.stderr.splitlines()
+            if not line.startswith("npm warn") and not line.removeprefix("npm error").lstrip().startswith("at ")
+        ]
         said = " | ".join(lines) or done.stdout.strip()
         raise NodeUnavailable(f"`{' '.join(cmd)}` exited {done.returncode}: {said[:2000]}")
     if not installed(staging):
@@ -146,6 +159,7 @@ def kafkajs_or_skip() -> KafkaJS:
 
 # -- running produce.js --------------------------------------------------------------------------
 
+
 @dataclass
 class ProduceResult:
     """What produce.js reported: kafkajs's version, its RecordMetadata list (one entry per
@@ -162,8 +176,13 @@ def _b64(data: bytes | None) -> str | None:
 
 
 def _record_json(record: Sent) -> dict[str, Any]:
-    return {"topic": record.topic, "partition": record.partition, "key": _b64(record.key),
-            "value": _b64(record.value), "headers": [[name, _b64(value)] for name, value in record.headers]}
+    return {
+        "topic": record.topic,
+        "partition": record.partition,
+        "key": _b64(record.key),
+        "value": _b64(record.value),
+        "headers": [[name, _b64(value)] for name, value in record.headers],
+    }
 
 
 @dataclass(frozen=True)
@@ -172,23 +191,48 @@ class KafkaJS:
 
     modules: Path
 
-    def produce(self, bootstrap: str, records: Sequence[Sent], *, compression: str = "none", acks: int = -1,
-                rounds: int = 1, idempotent: bool = False, auto_create: bool = False, offsets: bool = False,
-                timeout: float = 10.0) -> ProduceResult:
+    def produce(
+        self,
+        bootstrap: str,
+        records: Sequence[Sent],
+        *,
+        compression: str = "none",
+        acks: int = -1,
+        rounds: int = 1,
+        idempotent: bool = False,
+        auto_create: bool = False,
+        offsets: bool = False,
+        timeout: float = 10.0,
+    ) -> ProduceResult:
         """Send ``records`` in ``rounds`` consecutive sendBatch calls; raises :class:`KafkaJSFailed`.
 
         ``timeout`` bounds each request inside node; the process gets three times that, plus
         node's start-up, before it is killed.
         """
-        payload = {"bootstrap": bootstrap, "records": [_record_json(r) for r in records], "compression": compression,
-                   "acks": acks, "rounds": rounds, "idempotent": idempotent, "autoCreate": auto_create,
-                   "offsets": offsets, "timeoutMs": int(timeout * 1000)}
+        payload = {
+            "bootstrap": bootstrap,
+            "records": [_record_json(r) for r in records],
+            "compression": compression,
+            "acks": acks,
+            "rounds": rounds,
+            "idempotent": idempotent,
+            "autoCreate": auto_create,
+            "offsets": offsets,
+            "timeoutMs": int(timeout * 1000),
+        }
         # NODE_PATH: the script lives in the tests, its packages in the cache.
         env = {**os.environ, "NODE_PATH": str(self.modules), "KAFKAJS_NO_PARTITIONER_WARNING": "1"}
         start = time.monotonic()
         try:
-            done = subprocess.run(["node", str(PRODUCE_JS)], input=json.dumps(payload), capture_output=True, text=True,
-                                  env=env, timeout=3 * timeout + 10, check=False)
+            done = subprocess.run(
+                ["node", str(PRODUCE_JS)],
+                input=json.dumps(payload),
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=3 * timeout + 10,
+                check=False,
+            )
         except subprocess.TimeoutExpired as e:
             raise KafkaJSFailed(f"produce.js was still running after {3 * timeout + 10:.0f} s") from e
         seconds = time.monotonic() - start
@@ -196,8 +240,10 @@ class KafkaJS:
         try:
             result = json.loads(lines[-1])
         except (IndexError, ValueError):
-            raise KafkaJSFailed(f"produce.js exited {done.returncode} with no JSON result; stdout {done.stdout!r}, "
-                                f"stderr {done.stderr!r}") from None
+            raise KafkaJSFailed(
+                f"produce.js exited {done.returncode} with no JSON result; stdout {done.stdout!r}, "
+                f"stderr {done.stderr!r}"
+            ) from None
         if done.returncode != 0 or not result.get("ok"):
             raise KafkaJSFailed(f"produce.js exited {done.returncode}: {result.get('error')}; stderr {done.stderr!r}")
         return ProduceResult(result["kafkajs"], result["results"], result["offsets"], seconds)

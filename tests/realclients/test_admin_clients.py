@@ -46,7 +46,9 @@ def admin_confluent(bootstrap: str) -> dict[str, str]:
 
 
 ADMINS: dict[str, tuple[str, Callable[[str], dict[str, str]]]] = {
-    "kafka-python": ("kafka", admin_kafka_python), "confluent-kafka": ("confluent_kafka", admin_confluent)}
+    "kafka-python": ("kafka", admin_kafka_python),
+    "confluent-kafka": ("confluent_kafka", admin_confluent),
+}
 
 
 @pytest.mark.parametrize("client", list(ADMINS))

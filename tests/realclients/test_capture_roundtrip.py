@@ -31,8 +31,9 @@ SPARK = importlib.util.find_spec("pyarrow") is not None and importlib.util.find_
 
 
 def to_capture(recordings: list[Any], path: Path) -> None:
-    write_capture(path, [RecordedConnection(r.client_addr, r.broker_addr, list(r.chunks)) for r in recordings],
-                  mss=536)  # small segments: frames cross packet boundaries
+    write_capture(
+        path, [RecordedConnection(r.client_addr, r.broker_addr, list(r.chunks)) for r in recordings], mss=536
+    )  # small segments: frames cross packet boundaries
 
 
 def expected_pairs(recordings: list[Any]) -> set[tuple[int, int, bytes, bytes | None]]:
@@ -51,7 +52,8 @@ def expected_pairs(recordings: list[Any]) -> set[tuple[int, int, bytes, bytes | 
 
 @pytest.mark.parametrize("client", CLIENTS)
 def test_pcap_of_real_client_traffic_decodes_to_the_same_pairs(
-        apache_protocol: Any, client: str, tmp_path: Path) -> None:
+    apache_protocol: Any, client: str, tmp_path: Path
+) -> None:
     recordings = record_session(apache_protocol, client, codec="lz4")
     path = tmp_path / f"{client}.pcap"
     to_capture(recordings, path)
@@ -63,8 +65,14 @@ def test_pcap_of_real_client_traffic_decodes_to_the_same_pairs(
         assert request is not None and request.error is None, request
         assert response is None or response.error is None, response
         assert exchange.flow is not None
-        got.add((exchange.flow.client.port, request.correlation_id, request.frame,
-                 response.frame if response is not None else None))
+        got.add(
+            (
+                exchange.flow.client.port,
+                request.correlation_id,
+                request.frame,
+                response.frame if response is not None else None,
+            )
+        )
     assert got == expected_pairs(recordings)
     assert any(frame[4:6] == b"\x00\x00" for _, _, frame, _ in got)  # Produce requests are in there
     # and Protocol.apache() alone reads every recorded frame, request and response
@@ -85,12 +93,18 @@ def test_decode_command_on_a_real_client_capture(apache_protocol: Any, tmp_path:
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     expected = expected_pairs(recordings)
     assert {(int(r["client"].rsplit(":", 1)[1]), r["correlation_id"]) for r in rows} == {
-        (port, cid) for port, cid, _, _ in expected}
+        (port, cid) for port, cid, _, _ in expected
+    }
     produced = [r for r in rows if r["api"] == "Produce"]
     assert produced and code in (0, 1)  # 1 only for a consumer's last, unanswered Fetch
     assert all(r["kind"] == "pair" or r["api"] == "Fetch" for r in rows)
-    batches = [b for r in produced for t in r["request"]["topic_data"] for p in t["partition_data"]
-               for b in p["records"]["batches"]]
+    batches = [
+        b
+        for r in produced
+        for t in r["request"]["topic_data"]
+        for p in t["partition_data"]
+        for b in p["records"]["batches"]
+    ]
     assert batches and {b["compression"] for b in batches} == {"ZSTD"}
     assert {r["request_profile"] for r in rows} == {"apache"}
 
@@ -105,10 +119,13 @@ def spark_rows_without_errors(path: Path) -> int:
         return 0
     rows = 0
     for batch in to_batches(capture_frames(path)):
-        decoded = decode_batch(batch.column("frame"), direction=batch.column("direction"),
-                               request_api_key=batch.column("request_api_key"),
-                               request_api_version=batch.column("request_api_version"),
-                               sasl_mechanism=batch.column("sasl_mechanism")).to_pylist()
+        decoded = decode_batch(
+            batch.column("frame"),
+            direction=batch.column("direction"),
+            request_api_key=batch.column("request_api_key"),
+            request_api_version=batch.column("request_api_version"),
+            sasl_mechanism=batch.column("sasl_mechanism"),
+        ).to_pylist()
         assert [(d["api_name"], d["error"]) for d in decoded if d["error"]] == []
         rows += len(decoded)
     return rows
@@ -116,7 +133,8 @@ def spark_rows_without_errors(path: Path) -> int:
 
 @pytest.mark.parametrize("client", CLIENTS)
 def test_spark_batch_decoder_reads_every_frame_of_a_real_client_capture(
-        apache_protocol: Any, client: str, tmp_path: Path) -> None:
+    apache_protocol: Any, client: str, tmp_path: Path
+) -> None:
     pytest.importorskip("pyspark")
     path = tmp_path / f"{client}.pcap"
     to_capture(record_session(apache_protocol, client, codec="gzip"), path)

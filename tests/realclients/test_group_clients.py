@@ -28,9 +28,17 @@ TOPIC, GROUP, COUNT, TIMEOUT = "grouped", "kafka-epochs-group", 12, 20.0
 def consume_kafka_python(bootstrap: str) -> int:
     from kafka import KafkaConsumer
 
-    consumer = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=GROUP, auto_offset_reset="earliest",
-                             enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=500,
-                             fetch_max_wait_ms=100, request_timeout_ms=int(TIMEOUT * 1000))
+    consumer = KafkaConsumer(
+        TOPIC,
+        bootstrap_servers=bootstrap,
+        group_id=GROUP,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=500,
+        fetch_max_wait_ms=100,
+        request_timeout_ms=int(TIMEOUT * 1000),
+    )
     seen = 0
     try:
         deadline = time.monotonic() + TIMEOUT
@@ -45,9 +53,18 @@ def consume_kafka_python(bootstrap: str) -> int:
 def consume_confluent(bootstrap: str) -> int:
     from confluent_kafka import Consumer
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP, "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
-                         "fetch.wait.max.ms": 100, "log_level": 0})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": GROUP,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 500,
+            "fetch.wait.max.ms": 100,
+            "log_level": 0,
+        }
+    )
     seen = 0
     try:
         consumer.subscribe([TOPIC])
@@ -66,9 +83,16 @@ def consume_aiokafka(bootstrap: str) -> int:
     from aiokafka import AIOKafkaConsumer
 
     async def run() -> int:
-        consumer = AIOKafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=GROUP,
-                                    auto_offset_reset="earliest", enable_auto_commit=False,
-                                    session_timeout_ms=6000, heartbeat_interval_ms=500, fetch_max_wait_ms=100)
+        consumer = AIOKafkaConsumer(
+            TOPIC,
+            bootstrap_servers=bootstrap,
+            group_id=GROUP,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+            fetch_max_wait_ms=100,
+        )
         await consumer.start()
         seen = 0
         try:
@@ -85,8 +109,10 @@ def consume_aiokafka(bootstrap: str) -> int:
 
 
 CONSUMERS: dict[str, tuple[str, Callable[[str], int]]] = {
-    "kafka-python": ("kafka", consume_kafka_python), "confluent-kafka": ("confluent_kafka", consume_confluent),
-    "aiokafka": ("aiokafka", consume_aiokafka)}
+    "kafka-python": ("kafka", consume_kafka_python),
+    "confluent-kafka": ("confluent_kafka", consume_confluent),
+    "aiokafka": ("aiokafka", consume_aiokafka),
+}
 
 
 @pytest.mark.parametrize("client", list(CONSUMERS))

@@ -81,8 +81,18 @@ class Session:
     ended_ms: int
 
 
-def run(kafkajs: KafkaJS, protocol: Protocol, label: str, *, compression: str, acks: int, precreate: bool = True,
-        idempotent: bool = False, offsets: bool = True, advertise: tuple[int, ...] = DEFAULT_APIS) -> Session:
+def run(
+    kafkajs: KafkaJS,
+    protocol: Protocol,
+    label: str,
+    *,
+    compression: str,
+    acks: int,
+    precreate: bool = True,
+    idempotent: bool = False,
+    offsets: bool = True,
+    advertise: tuple[int, ...] = DEFAULT_APIS,
+) -> Session:
     """kafkajs produces COUNT records to two topics of a fresh broker, which is stopped on return."""
     topics = (f"kafkajs.{label}.a", f"kafkajs.{label}.b")
     records = make_records(topics, COUNT, null_header_values=False)  # kafkajs cannot send null header values
@@ -91,8 +101,17 @@ def run(kafkajs: KafkaJS, protocol: Protocol, label: str, *, compression: str, a
         if precreate:
             for topic in topics:
                 broker.create_topic(topic)
-        result = kafkajs.produce(broker.bootstrap, records, compression=compression, acks=acks, rounds=ROUNDS,
-                                 idempotent=idempotent, auto_create=not precreate, offsets=offsets, timeout=TIMEOUT)
+        result = kafkajs.produce(
+            broker.bootstrap,
+            records,
+            compression=compression,
+            acks=acks,
+            rounds=ROUNDS,
+            idempotent=idempotent,
+            auto_create=not precreate,
+            offsets=offsets,
+            timeout=TIMEOUT,
+        )
         # acks=0: kafkajs may be gone before the broker has read its last request.
         wait_for_records(broker, len(records), TIMEOUT)
     return Session(broker, records, result, started_ms, time.time_ns() // 1_000_000)
@@ -107,6 +126,7 @@ def wait_for_records(broker: LoopbackBroker, count: int, timeout: float) -> None
 
 
 # -- what the broker stored ----------------------------------------------------------------------
+
 
 @dataclass
 class Stored:
@@ -161,8 +181,11 @@ def check_offsets_read_back(session: Session) -> None:
     """kafkajs's admin (ListOffsets) sees each partition run from 0 to its record count."""
     counts = Counter((r.topic, r.partition) for r in session.records)
     assert session.result.offsets is not None
-    seen = {(topic, int(p["partition"])): (int(p["low"]), int(p["high"]))
-            for topic, partitions in session.result.offsets.items() for p in partitions}
+    seen = {
+        (topic, int(p["partition"])): (int(p["low"]), int(p["high"]))
+        for topic, partitions in session.result.offsets.items()
+        for p in partitions
+    }
     assert seen == {key: (0, count) for key, count in counts.items()}
 
 
@@ -177,6 +200,7 @@ def versions_used(broker: LoopbackBroker) -> dict[int, int]:
 
 # -- the capture ---------------------------------------------------------------------------------
 
+
 @dataclass
 class CaptureCheck:
     exchanges: int = 0
@@ -188,8 +212,7 @@ class CaptureCheck:
 
 def write_pcap(recordings: Sequence[ConnectionRecording], path: Path) -> None:
     # small segments, so that frames cross packet boundaries as they would on a real network
-    write_capture(path, [RecordedConnection(r.client_addr, r.broker_addr, list(r.chunks)) for r in recordings],
-                  mss=536)
+    write_capture(path, [RecordedConnection(r.client_addr, r.broker_addr, list(r.chunks)) for r in recordings], mss=536)
 
 
 def check_capture(session: Session, path: Path) -> CaptureCheck:
@@ -212,7 +235,8 @@ def check_capture(session: Session, path: Path) -> CaptureCheck:
                         assert isinstance(entry, RecordBatch)
                         out.codecs.add(entry.compression)
                         out.produced.extend(
-                            Sent(topic.name, part.index, r.key, r.value, tuple(r.headers)) for r in entry.records)
+                            Sent(topic.name, part.index, r.key, r.value, tuple(r.headers)) for r in entry.records
+                        )
     assert by_partition(out.produced) == by_partition(session.records)
     assert len(out.produced) == len(session.records)
     assert out.exchanges == len(session.broker.exchanges)  # the capture lost none, added none
@@ -232,9 +256,9 @@ def check_cli(path: Path) -> int:
 
 # -- tests ---------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("compression", KAFKAJS_CODECS)
-def test_kafkajs_produces_every_codec(kafkajs: KafkaJS, protocol: Protocol, compression: str,
-                                      tmp_path: Path) -> None:
+def test_kafkajs_produces_every_codec(kafkajs: KafkaJS, protocol: Protocol, compression: str, tmp_path: Path) -> None:
     """acks=1, topics created beforehand. kafkajs 2.2.4 uses ApiVersions v2, Metadata v6,
     Produce v7 and (its admin) ListOffsets v3, and writes magic 2 batches with the codec asked."""
     session = run(kafkajs, protocol, compression, compression=compression, acks=1)
@@ -245,8 +269,11 @@ def test_kafkajs_produces_every_codec(kafkajs: KafkaJS, protocol: Protocol, comp
     assert versions_used(session.broker) == KAFKAJS_VERSIONS
     # every partition of every round was acknowledged, at the offset where its batch went
     assert sorted((r["topicName"], r["partition"], int(r["baseOffset"])) for r in session.result.results) == sorted(
-        (t, p, base) for t, topic in session.broker.topics.items()
-        for p, partition in enumerate(topic.partitions) for base in partition.base_offsets)
+        (t, p, base)
+        for t, topic in session.broker.topics.items()
+        for p, partition in enumerate(topic.partitions)
+        for base in partition.base_offsets
+    )
     assert {r["errorCode"] for r in session.result.results} == {0}
     wire = check_capture(session, tmp_path / f"kafkajs-{compression}.pcap")
     assert wire.codecs == {Compression[compression.upper()]}
@@ -259,8 +286,9 @@ def test_kafkajs_acks_all_with_auto_created_topics(kafkajs: KafkaJS, protocol: P
     session = run(kafkajs, protocol, "auto", compression="gzip", acks=-1, precreate=False)
     assert session.broker.errors == []
     assert set(session.broker.topics) == {r.topic for r in session.records}
-    assert any(x.request is not None and x.request.body.allow_auto_topic_creation
-               for x in session.broker.requests(METADATA))
+    assert any(
+        x.request is not None and x.request.body.allow_auto_topic_creation for x in session.broker.requests(METADATA)
+    )
     check_stored(session, "gzip")
     check_offsets_read_back(session)
     assert check_capture(session, tmp_path / "kafkajs-acks-all.pcap").acks == {-1}
@@ -283,8 +311,16 @@ def test_kafkajs_idempotent_producer(kafkajs: KafkaJS, protocol: Protocol, tmp_p
     """With InitProducerId advertised, kafkajs's idempotent producer asks for a producer id
     (InitProducerId v1, no transactional id) and stamps it, with per-partition sequences that
     run on from 0 across its batches, into every batch."""
-    session = run(kafkajs, protocol, "idem", compression="snappy", acks=-1, idempotent=True, offsets=False,
-                  advertise=(*DEFAULT_APIS, INIT_PRODUCER_ID))
+    session = run(
+        kafkajs,
+        protocol,
+        "idem",
+        compression="snappy",
+        acks=-1,
+        idempotent=True,
+        offsets=False,
+        advertise=(*DEFAULT_APIS, INIT_PRODUCER_ID),
+    )
     assert session.broker.errors == []
     assert versions_used(session.broker) == KAFKAJS_IDEMPOTENT_VERSIONS
     init = session.broker.requests(INIT_PRODUCER_ID)

@@ -54,9 +54,17 @@ def topic_names(client: str, label: str) -> tuple[str, str]:
     return f"{slug}.{label}.a", f"{slug}.{label}.b"
 
 
-def run_session(protocol: object, driver: Driver, codec: str, *, acks: int = 1, label: str | None = None,
-                broker_options: dict | None = None, precreate: bool = False,
-                idempotent: bool = False) -> tuple[LoopbackBroker, list, list]:
+def run_session(
+    protocol: object,
+    driver: Driver,
+    codec: str,
+    *,
+    acks: int = 1,
+    label: str | None = None,
+    broker_options: dict | None = None,
+    precreate: bool = False,
+    idempotent: bool = False,
+) -> tuple[LoopbackBroker, list, list]:
     """Produce COUNT records with ``driver`` and consume them back; returns the stopped broker,
     the records sent and the records consumed."""
     topics = topic_names(driver.name, label or codec)
@@ -70,8 +78,9 @@ def run_session(protocol: object, driver: Driver, codec: str, *, acks: int = 1, 
     return broker, records, got
 
 
-def check_wire(protocol: object, broker: LoopbackBroker, records: list, codec: str, acks: int,
-               producers: set | None = None) -> WireProduce:
+def check_wire(
+    protocol: object, broker: LoopbackBroker, records: list, codec: str, acks: int, producers: set | None = None
+) -> WireProduce:
     """The Produce requests in the raw recordings carry exactly ``records`` with ``codec``."""
     wire = produced_on_the_wire(protocol, broker.recordings)
     assert wire.requests > 0
@@ -144,8 +153,9 @@ OLD_BROKER = {API_VERSIONS: 2, PRODUCE: 7, FETCH: 10, METADATA: 7, LIST_OFFSETS:
 def test_older_broker_versions(reference_protocol, client: str) -> None:
     driver = driver_for(client)
     codec = "zstd" if driver.codecs()["zstd"] is None else "gzip"  # zstd needs Produce v7 and Fetch v10
-    broker, records, got = run_session(reference_protocol, driver, codec, label="old",
-                                       broker_options={"max_versions": OLD_BROKER})
+    broker, records, got = run_session(
+        reference_protocol, driver, codec, label="old", broker_options={"max_versions": OLD_BROKER}
+    )
     assert broker.errors == []
     assert by_partition(got) == by_partition(records)
     check_wire(reference_protocol, broker, records, codec, acks=1)
@@ -157,7 +167,7 @@ def test_older_broker_versions(reference_protocol, client: str) -> None:
     for n, x in enumerate(exchanges):
         if x.request is None:
             assert x.response_version == 0 and x.response.error_code == UNSUPPORTED_VERSION
-            retry = next(y for y in exchanges[n + 1:] if y.connection == x.connection)
+            retry = next(y for y in exchanges[n + 1 :] if y.connection == x.connection)
             assert retry.request is not None and retry.request.api_version <= OLD_BROKER[API_VERSIONS]
     if client != "aiokafka":  # aiokafka asks in v0 anyway
         assert any(x.request is None for x in exchanges)
@@ -168,9 +178,15 @@ def test_idempotent_producer(reference_protocol, client: str) -> None:
     """With InitProducerId advertised, each client's idempotent producer gets a producer id and
     stamps it, with per-partition sequences from 0, into every batch."""
     driver = driver_for(client)
-    broker, records, got = run_session(reference_protocol, driver, "snappy", acks=-1, label="idem",
-                                       broker_options={"advertise": (*DEFAULT_APIS, INIT_PRODUCER_ID)},
-                                       idempotent=True)
+    broker, records, got = run_session(
+        reference_protocol,
+        driver,
+        "snappy",
+        acks=-1,
+        label="idem",
+        broker_options={"advertise": (*DEFAULT_APIS, INIT_PRODUCER_ID)},
+        idempotent=True,
+    )
     assert broker.errors == []
     assert by_partition(got) == by_partition(records)
     init = broker.requests(INIT_PRODUCER_ID)
@@ -207,6 +223,7 @@ def test_record_session_returns_both_directions(reference_protocol) -> None:
 
 
 # -- the broker on its own ----------------------------------------------------------------------
+
 
 def _exchange(broker: LoopbackBroker, frame: bytes, timeout: float = 5.0) -> bytes:
     """Send one request frame on a fresh connection; the response frame, or b"" on close."""
@@ -255,11 +272,25 @@ def test_broker_serves_produce_and_fetch_with_offsets(reference_protocol) -> Non
     produce = proto.message("ProduceRequest")
     batch = RecordBatch(records=[Record(offset_delta=i, value=b"v%d" % i) for i in range(3)], last_offset_delta=2)
     data = encode_records([batch])
-    body = produce(acks=1, timeout_ms=1000, topic_data=[produce.TopicProduceData(
-        name="t", partition_data=[produce.PartitionProduceData(index=1, records=data)])])
+    body = produce(
+        acks=1,
+        timeout_ms=1000,
+        topic_data=[
+            produce.TopicProduceData(name="t", partition_data=[produce.PartitionProduceData(index=1, records=data)])
+        ],
+    )
     fetch = proto.message("FetchRequest")
-    fetch_body = fetch(replica_id=-1, max_wait_ms=10, min_bytes=1, max_bytes=1 << 20, topics=[fetch.FetchTopic(
-        topic="t", partitions=[fetch.FetchPartition(partition=1, fetch_offset=4, partition_max_bytes=1 << 20)])])
+    fetch_body = fetch(
+        replica_id=-1,
+        max_wait_ms=10,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        topics=[
+            fetch.FetchTopic(
+                topic="t", partitions=[fetch.FetchPartition(partition=1, fetch_offset=4, partition_max_bytes=1 << 20)]
+            )
+        ],
+    )
     with LoopbackBroker(proto) as broker:
         for n in range(2):
             answer = proto.decode_response(_exchange(broker, proto.encode_request(body, 9, n)), PRODUCE, 9)

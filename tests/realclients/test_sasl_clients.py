@@ -31,10 +31,17 @@ def produce_kafka_python(bootstrap: str, password: str, timeout: float = TIMEOUT
     from kafka import KafkaProducer
 
     producer = KafkaProducer(
-        bootstrap_servers=bootstrap, client_id="kafka-epochs-sasl", security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="PLAIN", sasl_plain_username=USER, sasl_plain_password=password, acks=1,
-        request_timeout_ms=int(timeout * 1000), max_block_ms=int(timeout * 1000),
-        bootstrap_timeout_ms=int(timeout * 1000))
+        bootstrap_servers=bootstrap,
+        client_id="kafka-epochs-sasl",
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_plain_username=USER,
+        sasl_plain_password=password,
+        acks=1,
+        request_timeout_ms=int(timeout * 1000),
+        max_block_ms=int(timeout * 1000),
+        bootstrap_timeout_ms=int(timeout * 1000),
+    )
     try:
         producer.send("secured", key=b"k", value=b"v", partition=0).get(timeout)
     finally:
@@ -45,13 +52,23 @@ def produce_confluent(bootstrap: str, password: str) -> None:
     from confluent_kafka import KafkaException, Producer
 
     errors: list[str] = []
-    producer = Producer({"bootstrap.servers": bootstrap, "client.id": "kafka-epochs-sasl",
-                         "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-                         "sasl.username": USER, "sasl.password": password, "acks": 1,
-                         "message.timeout.ms": int(TIMEOUT * 1000), "log_level": 0,
-                         "error_cb": lambda e: errors.append(str(e))})
-    producer.produce("secured", key=b"k", value=b"v", partition=0,
-                     on_delivery=lambda e, m: errors.append(str(e)) if e else None)
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "client.id": "kafka-epochs-sasl",
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": USER,
+            "sasl.password": password,
+            "acks": 1,
+            "message.timeout.ms": int(TIMEOUT * 1000),
+            "log_level": 0,
+            "error_cb": lambda e: errors.append(str(e)),
+        }
+    )
+    producer.produce(
+        "secured", key=b"k", value=b"v", partition=0, on_delivery=lambda e, m: errors.append(str(e)) if e else None
+    )
     if producer.flush(TIMEOUT) or errors:
         raise KafkaException(f"not delivered: {errors}")
 

@@ -22,8 +22,12 @@ TOPIC, TXN_ID, TIMEOUT = "transacted", "kafka-epochs-txn", 15.0
 def transact_kafka_python(bootstrap: str) -> None:
     from kafka import KafkaProducer
 
-    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=TXN_ID,
-                             request_timeout_ms=int(TIMEOUT * 1000), max_block_ms=int(TIMEOUT * 1000))
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap,
+        transactional_id=TXN_ID,
+        request_timeout_ms=int(TIMEOUT * 1000),
+        max_block_ms=int(TIMEOUT * 1000),
+    )
     try:
         producer.init_transactions()
         for commit in (True, False):
@@ -55,7 +59,9 @@ def transact_confluent(bootstrap: str) -> None:
 
 
 PRODUCERS: dict[str, tuple[str, Callable[[str], None]]] = {
-    "kafka-python": ("kafka", transact_kafka_python), "confluent-kafka": ("confluent_kafka", transact_confluent)}
+    "kafka-python": ("kafka", transact_kafka_python),
+    "confluent-kafka": ("confluent_kafka", transact_confluent),
+}
 
 
 @pytest.mark.parametrize("client", list(PRODUCERS))

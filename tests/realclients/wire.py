@@ -61,7 +61,8 @@ def produced_on_the_wire(protocol: Any, recordings: Sequence[ConnectionRecording
                         out.producers.add((entry.producer_id, entry.producer_epoch))
                         out.sequences.setdefault((topic.name, part.index), []).append(entry.base_sequence)
                         out.records.extend(
-                            Sent(topic.name, part.index, r.key, r.value, tuple(r.headers)) for r in entry.records)
+                            Sent(topic.name, part.index, r.key, r.value, tuple(r.headers)) for r in entry.records
+                        )
     return out
 
 

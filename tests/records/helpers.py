@@ -29,14 +29,16 @@ def record_lists(draw: st.DrawFn, max_size: int = 6) -> list[Record]:
     count = draw(st.integers(0, max_size))
     records = []
     for i in range(count):
-        records.append(Record(
-            attributes=draw(st.integers(-128, 127)) if draw(st.booleans()) else 0,
-            timestamp_delta=draw(INT32 | st.integers(0, 5000)),
-            offset_delta=draw(st.just(i) | INT32),
-            key=draw(maybe_bytes),
-            value=draw(maybe_bytes | st.binary(min_size=200, max_size=2000)),
-            headers=draw(headers),
-        ))
+        records.append(
+            Record(
+                attributes=draw(st.integers(-128, 127)) if draw(st.booleans()) else 0,
+                timestamp_delta=draw(INT32 | st.integers(0, 5000)),
+                offset_delta=draw(st.just(i) | INT32),
+                key=draw(maybe_bytes),
+                value=draw(maybe_bytes | st.binary(min_size=200, max_size=2000)),
+                headers=draw(headers),
+            )
+        )
     return records
 
 
@@ -45,21 +47,35 @@ def legacy_lists(draw: st.DrawFn, *, min_size: int = 0, max_size: int = 5) -> li
     """Messages for ``encode_legacy``; offsets start at 0 or above, as logs do."""
     count = draw(st.integers(min_size, max_size))
     first = draw(st.integers(0, 1 << 40))
-    return [LegacyMessage(offset=first + i * draw(st.integers(1, 3)), key=draw(maybe_bytes), value=draw(maybe_bytes),
-                          timestamp=draw(st.integers(-1, 1 << 42)))
-            for i in range(count)]
+    return [
+        LegacyMessage(
+            offset=first + i * draw(st.integers(1, 3)),
+            key=draw(maybe_bytes),
+            value=draw(maybe_bytes),
+            timestamp=draw(st.integers(-1, 1 << 42)),
+        )
+        for i in range(count)
+    ]
 
 
-def raw_batch(payload: bytes, *, attributes: int = 0, count: int = 1, base_offset: int = 0,
-              last_offset_delta: int = 0) -> bytes:
+def raw_batch(
+    payload: bytes, *, attributes: int = 0, count: int = 1, base_offset: int = 0, last_offset_delta: int = 0
+) -> bytes:
     """A v2 batch whose records section is ``payload`` as given, with a correct CRC32C."""
     covered = struct.pack(">hiqqqhii", attributes, last_offset_delta, 0, 0, -1, -1, -1, count) + payload
     head = struct.pack(">qiib", base_offset, 9 + len(covered), -1, 2)
     return head + struct.pack(">I", crc32c.crc32c(covered)) + covered
 
 
-def raw_legacy(value: bytes | None, *, magic: int = 1, attributes: int = 0, offset: int = 0,
-               key: bytes | None = None, timestamp: int = 0) -> bytes:
+def raw_legacy(
+    value: bytes | None,
+    *,
+    magic: int = 1,
+    attributes: int = 0,
+    offset: int = 0,
+    key: bytes | None = None,
+    timestamp: int = 0,
+) -> bytes:
     """One legacy message with ``value`` as given (a compressed set, for a wrapper), with a correct CRC32."""
     body = bytes((magic, attributes))
     if magic == 1:

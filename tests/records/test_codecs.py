@@ -39,7 +39,7 @@ def test_snappy_is_written_in_xerial_framing_with_32k_chunks() -> None:
     pos, chunks = 16, []
     while pos < len(packed):
         (size,) = struct.unpack_from(">i", packed, pos)
-        chunks.append(bytes(cramjam.snappy.decompress_raw(packed[pos + 4:pos + 4 + size])))
+        chunks.append(bytes(cramjam.snappy.decompress_raw(packed[pos + 4 : pos + 4 + size])))
         pos += 4 + size
     assert b"".join(chunks) == BODY
     assert [len(c) for c in chunks[:-1]] == [XERIAL_CHUNK_INPUT] * (len(chunks) - 1)
@@ -62,12 +62,15 @@ def test_xerial_version_fields_are_not_checked() -> None:
     assert decoded_records(raw_batch(swapped, attributes=2, count=len(RECORDS))) == RECORDS
 
 
-@pytest.mark.parametrize(("tail", "words"), [
-    (struct.pack(">i", -5) + b"xxxx", "overruns"),
-    (struct.pack(">i", 100) + b"xxxx", "overruns"),
-    (b"\x00\x00", "cut off"),
-    (struct.pack(">i", 4) + b"\xff\xff\xff\xff", "corrupt"),
-])
+@pytest.mark.parametrize(
+    ("tail", "words"),
+    [
+        (struct.pack(">i", -5) + b"xxxx", "overruns"),
+        (struct.pack(">i", 100) + b"xxxx", "overruns"),
+        (b"\x00\x00", "cut off"),
+        (struct.pack(">i", 4) + b"\xff\xff\xff\xff", "corrupt"),
+    ],
+)
 def test_broken_xerial_chunks(tail: bytes, words: str) -> None:
     with pytest.raises(DecodeError) as info:
         decode_records(raw_batch(XERIAL_MAGIC + bytes(8) + tail, attributes=2, count=0))
@@ -123,7 +126,7 @@ def test_lz4_magic_0_reads_either_header_checksum(which: str) -> None:
     frame = bytes(lz4.frame.compress(inner, block_linked=False))
     if which == "broken":
         at = hc_at(frame)
-        frame = frame[:at] + bytes([header_checksum(frame)[2]]) + frame[at + 1:]
+        frame = frame[:at] + bytes([header_checksum(frame)[2]]) + frame[at + 1 :]
     [wrapper] = decode_records(raw_legacy(frame, magic=0, attributes=3, offset=2)).entries
     assert [(m.offset, m.value) for m in wrapper.inner] == [(0, b"v0"), (1, b"v1"), (2, b"v2")]  # type: ignore[union-attr]
 
@@ -156,11 +159,14 @@ def test_gzip_members_are_concatenated() -> None:
     assert decoded_records(data) == RECORDS
 
 
-@pytest.mark.parametrize(("payload", "words"), [
-    (gzip(BODY)[:-9], "ends before"),
-    (gzip(BODY) + b"trailing", "corrupt"),
-    (zlib.compress(BODY), "corrupt"),  # zlib, not gzip
-])
+@pytest.mark.parametrize(
+    ("payload", "words"),
+    [
+        (gzip(BODY)[:-9], "ends before"),
+        (gzip(BODY) + b"trailing", "corrupt"),
+        (zlib.compress(BODY), "corrupt"),  # zlib, not gzip
+    ],
+)
 def test_broken_gzip(payload: bytes, words: str) -> None:
     with pytest.raises(DecodeError) as info:
         decode_records(raw_batch(payload, attributes=1, count=len(RECORDS)))

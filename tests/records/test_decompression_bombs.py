@@ -130,8 +130,9 @@ print(json.dumps(report))
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's /proc peak-RSS reset")
 def test_bombs_never_hold_much_more_than_the_limit(bombs: dict[str, Path]) -> None:
     paths = {kind: str(path) for kind, path in bombs.items()}
-    done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps(paths)], capture_output=True, text=True,
-                          timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, json.dumps(paths)], capture_output=True, text=True, timeout=120, check=True
+    )
     report = json.loads(done.stdout)
     print(report)
     limit_mib = DEFAULT_MAX_DECOMPRESSED / MiB

@@ -29,8 +29,7 @@ def test_fast_and_checked_readers_agree(records, data, log_append: bool) -> None
     trailing = data.draw(st.binary(max_size=12))
     buffer = bytes(payload) + trailing
     count = data.draw(st.just(len(records)) | st.integers(0, len(records) + 1))
-    batch = RecordBatch(base_offset=1000, base_timestamp=5000, max_timestamp=9000,
-                        attributes=0x08 if log_append else 0)
+    batch = RecordBatch(base_offset=1000, base_timestamp=5000, max_timestamp=9000, attributes=0x08 if log_append else 0)
     assert batch.timestamp_type is (TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME)
     try:
         fast = read_records_fast(buffer, 0, len(payload), count, 1000, 5000, 9000 if log_append else None)

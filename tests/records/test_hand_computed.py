@@ -20,34 +20,40 @@ from kafka_epochs.records import (
 
 # One record: key "k", value "hello", one header ("h", b"v"), at offset delta 1 and 5 ms after
 # the base timestamp. Zig-zag varints: 0 -> 00, 1 -> 02, 5 -> 0a, 7 -> 0e, -1 -> 01.
-RECORD_BODY = bytes([
-    0x00,                  # attributes int8
-    0x0a,                  # timestampDelta varlong: 5
-    0x02,                  # offsetDelta varint: 1
-    0x02, *b"k",           # keyLength varint 1, key
-    0x0a, *b"hello",       # valueLength varint 5, value
-    0x02,                  # header count varint: 1
-    0x02, *b"h",           # header key length 1, key
-    0x02, *b"v",           # header value length 1, value
-])
+RECORD_BODY = bytes(
+    [
+        0x00,  # attributes int8
+        0x0A,  # timestampDelta varlong: 5
+        0x02,  # offsetDelta varint: 1
+        0x02,
+        *b"k",  # keyLength varint 1, key
+        0x0A,
+        *b"hello",  # valueLength varint 5, value
+        0x02,  # header count varint: 1
+        0x02,
+        *b"h",  # header key length 1, key
+        0x02,
+        *b"v",  # header value length 1, value
+    ]
+)
 RECORD = bytes([len(RECORD_BODY) * 2]) + RECORD_BODY  # length varint (16 -> 0x20), then the body
 
 AFTER_CRC = (
-    struct.pack(">h", 0x0010)              # attributes: transactional, no codec, create time
-    + struct.pack(">i", 1)                 # lastOffsetDelta
+    struct.pack(">h", 0x0010)  # attributes: transactional, no codec, create time
+    + struct.pack(">i", 1)  # lastOffsetDelta
     + struct.pack(">q", 1_700_000_000_000)  # baseTimestamp
     + struct.pack(">q", 1_700_000_000_005)  # maxTimestamp
-    + struct.pack(">q", 4242)              # producerId
-    + struct.pack(">h", 3)                 # producerEpoch
-    + struct.pack(">i", 17)                # baseSequence
-    + struct.pack(">i", 1)                 # records count
+    + struct.pack(">q", 4242)  # producerId
+    + struct.pack(">h", 3)  # producerEpoch
+    + struct.pack(">i", 17)  # baseSequence
+    + struct.pack(">i", 1)  # records count
     + RECORD
 )
 BATCH = (
-    struct.pack(">q", 100)                  # baseOffset
+    struct.pack(">q", 100)  # baseOffset
     + struct.pack(">i", 4 + 1 + 4 + len(AFTER_CRC))  # batchLength: from partitionLeaderEpoch on
-    + struct.pack(">i", 7)                  # partitionLeaderEpoch
-    + struct.pack(">b", 2)                  # magic
+    + struct.pack(">i", 7)  # partitionLeaderEpoch
+    + struct.pack(">b", 2)  # magic
     + struct.pack(">I", crc32c.crc32c(AFTER_CRC))
     + AFTER_CRC
 )
@@ -60,8 +66,16 @@ def test_record_body_is_what_the_layout_says() -> None:
 
 def test_encoder_writes_the_hand_computed_batch() -> None:
     record = Record(timestamp_delta=5, offset_delta=1, key=b"k", value=b"hello", headers=[("h", b"v")])
-    data = encode_batch([record], base_offset=100, partition_leader_epoch=7, is_transactional=True,
-                        base_timestamp=1_700_000_000_000, producer_id=4242, producer_epoch=3, base_sequence=17)
+    data = encode_batch(
+        [record],
+        base_offset=100,
+        partition_leader_epoch=7,
+        is_transactional=True,
+        base_timestamp=1_700_000_000_000,
+        producer_id=4242,
+        producer_epoch=3,
+        base_sequence=17,
+    )
     assert data.hex() == BATCH.hex()
 
 
@@ -92,8 +106,9 @@ def test_legacy_v1_message_by_hand() -> None:
     message = struct.pack(">qiI", 9, 4 + len(after_crc), zlib.crc32(after_crc)) + after_crc
     assert encode_legacy([LegacyMessage(offset=9, value=b"hi", timestamp=1234)], magic=1) == message
     [decoded] = decode_records(message).entries
-    assert decoded == LegacyMessage(offset=9, crc=zlib.crc32(after_crc), magic=1, attributes=0, timestamp=1234,
-                                    key=None, value=b"hi")
+    assert decoded == LegacyMessage(
+        offset=9, crc=zlib.crc32(after_crc), magic=1, attributes=0, timestamp=1234, key=None, value=b"hi"
+    )
 
 
 def test_legacy_v0_message_by_hand() -> None:

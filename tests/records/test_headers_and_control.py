@@ -39,8 +39,15 @@ def test_duplicate_header_keys_are_kept_in_order(codec: Compression) -> None:
 
 
 def batch_of(*records: Record, transactional: bool = True) -> RecordBatch:
-    data = encode_batch(list(records), is_control=True, is_transactional=transactional, producer_id=1000,
-                        producer_epoch=4, base_offset=300, base_timestamp=1_700_000_000_000)
+    data = encode_batch(
+        list(records),
+        is_control=True,
+        is_transactional=transactional,
+        producer_id=1000,
+        producer_epoch=4,
+        base_offset=300,
+        base_timestamp=1_700_000_000_000,
+    )
     [batch] = decode_records(data).entries
     assert isinstance(batch, RecordBatch)
     assert encode_records([batch]) == data
@@ -51,8 +58,9 @@ def test_transaction_commit_marker() -> None:
     batch = batch_of(end_transaction_marker(ControlRecordType.COMMIT, coordinator_epoch=17))
     assert batch.is_control and batch.is_transactional
     assert batch.producer_id == 1000 and batch.producer_epoch == 4
-    assert batch.control_records == [ControlRecord(offset=300, version=0, type=ControlRecordType.COMMIT,
-                                                   marker_version=0, coordinator_epoch=17)]
+    assert batch.control_records == [
+        ControlRecord(offset=300, version=0, type=ControlRecordType.COMMIT, marker_version=0, coordinator_epoch=17)
+    ]
     record = batch.records[0]
     assert record.key == struct.pack(">hh", 0, 1)  # key version 0, type 1 = COMMIT
     assert record.value == struct.pack(">hi", 0, 17)  # value version 0, coordinator epoch
@@ -84,14 +92,17 @@ def test_data_batches_have_no_control_records() -> None:
     assert isinstance(batch, RecordBatch) and not batch.is_control and batch.control_records == []
 
 
-@pytest.mark.parametrize(("key", "value", "path", "words"), [
-    (b"\x00\x00", b"", "key", "needs 4 bytes, got 2"),
-    (None, b"", "key", "got null"),
-    (struct.pack(">hh", -1, 0), b"", "key", "negative"),
-    (struct.pack(">hh", 0, 1), b"\x00\x00\x00", "value", "needs 6 bytes, got 3"),
-    (struct.pack(">hh", 0, 0), None, "value", "got null"),
-    (struct.pack(">hh", 0, 0), struct.pack(">hi", -2, 0), "value", "negative"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "path", "words"),
+    [
+        (b"\x00\x00", b"", "key", "needs 4 bytes, got 2"),
+        (None, b"", "key", "got null"),
+        (struct.pack(">hh", -1, 0), b"", "key", "negative"),
+        (struct.pack(">hh", 0, 1), b"\x00\x00\x00", "value", "needs 6 bytes, got 3"),
+        (struct.pack(">hh", 0, 0), None, "value", "got null"),
+        (struct.pack(">hh", 0, 0), struct.pack(">hi", -2, 0), "value", "negative"),
+    ],
+)
 def test_malformed_control_records(key: bytes | None, value: bytes | None, path: str, words: str) -> None:
     from kafka_epochs.records.record_encoder import record_bytes
 

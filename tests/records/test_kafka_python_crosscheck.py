@@ -58,16 +58,20 @@ def ours(data: bytes) -> list[Row]:
     return rows
 
 
-appends = st.lists(st.tuples(st.integers(0, 1 << 42), maybe_bytes | st.binary(min_size=100, max_size=3000),
-                             maybe_bytes, headers), min_size=1, max_size=6)
+appends = st.lists(
+    st.tuples(st.integers(0, 1 << 42), maybe_bytes | st.binary(min_size=100, max_size=3000), maybe_bytes, headers),
+    min_size=1,
+    max_size=6,
+)
 
 
 @pytest.mark.parametrize(("magic", "codec"), CASES, ids=IDS)
 @CHECK
 # kafka-python writes v2 offsets as deltas from 0 (the broker assigns the base), so int32 ones.
 @given(rows=appends, base_offset=st.integers(0, 1 << 30), producer=st.booleans())
-def test_what_kafka_python_builds_we_decode(magic: int, codec: Compression, rows: list[Any], base_offset: int,
-                                           producer: bool) -> None:
+def test_what_kafka_python_builds_we_decode(
+    magic: int, codec: Compression, rows: list[Any], base_offset: int, producer: bool
+) -> None:
     builder = MemoryRecordsBuilder(magic, int(codec), batch_size=1 << 22, offset=base_offset)
     if producer and magic == 2:
         builder.set_producer_state(producer_id=77, producer_epoch=3, base_sequence=12, is_transactional=True)
@@ -97,15 +101,24 @@ def test_what_kafka_python_builds_we_decode(magic: int, codec: Compression, rows
 @pytest.mark.parametrize(("magic", "codec"), CASES, ids=IDS)
 @CHECK
 @given(records=record_lists(), messages=legacy_lists(min_size=1), base_offset=st.integers(0, 1 << 40))
-def test_what_we_build_kafka_python_decodes(magic: int, codec: Compression, records: list[Record],
-                                            messages: list[LegacyMessage], base_offset: int) -> None:
+def test_what_we_build_kafka_python_decodes(
+    magic: int, codec: Compression, records: list[Record], messages: list[LegacyMessage], base_offset: int
+) -> None:
     if magic == 2:
         for record in records:
             # Record attributes are unused (always 0) in Kafka; kafka-python reads the int8 as a
             # varint, so a byte of 0x80 or more would derail it.
             record.attributes = 0
-        data = encode_batch(records, compression=codec, base_offset=base_offset, base_timestamp=1 << 40,
-                            producer_id=9, producer_epoch=1, base_sequence=0, is_transactional=True)
+        data = encode_batch(
+            records,
+            compression=codec,
+            base_offset=base_offset,
+            base_timestamp=1 << 40,
+            producer_id=9,
+            producer_epoch=1,
+            base_sequence=0,
+            is_transactional=True,
+        )
         if not records:
             assert theirs(data) == []
             return
@@ -119,8 +132,9 @@ def test_what_we_build_kafka_python_decodes(magic: int, codec: Compression, reco
 
 def test_kafka_python_reads_our_commit_marker() -> None:
     marker = end_transaction_marker(ControlRecordType.COMMIT, coordinator_epoch=12)
-    data = encode_batch([marker], is_control=True, is_transactional=True, producer_id=5, producer_epoch=2,
-                        base_offset=40)
+    data = encode_batch(
+        [marker], is_control=True, is_transactional=True, producer_id=5, producer_epoch=2, base_offset=40
+    )
     [their_batch] = list(MemoryRecords(data))
     assert their_batch.is_control_batch and their_batch.is_transactional
     [their_record] = list(their_batch)

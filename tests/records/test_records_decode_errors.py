@@ -37,7 +37,7 @@ def sample_legacy(magic: int, codec: Compression = Compression.NONE) -> bytes:
 
 
 def flip(data: bytes, at: int) -> bytes:
-    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:]
+    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :]
 
 
 # --- CRCs -------------------------------------------------------------------------------------
@@ -57,7 +57,7 @@ def test_one_flipped_byte_under_the_batch_crc_is_a_crc_error(codec: Compression,
     assert "crc mismatch" in err.reason and "CRC32C" in err.reason
     says = stored ^ 0x01000000 >> 8 * (at - 17) if at < 21 else stored
     assert f"{says:#010x}" in err.reason  # the CRC the batch carries...
-    assert err.reason.count("0x") == 2     # ...and the one its bytes give
+    assert err.reason.count("0x") == 2  # ...and the one its bytes give
 
 
 @pytest.mark.parametrize("codec", LEGACY_CODECS, ids=lambda c: c.name)
@@ -81,8 +81,15 @@ def test_crc_check_can_be_skipped() -> None:
 # --- truncation -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", [sample_batch, lambda: encode_legacy([LegacyMessage(key=b"k", value=b"v")], magic=0),
-                                  lambda: sample_legacy(1, Compression.GZIP)], ids=["v2", "v0", "v1-gzip"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        sample_batch,
+        lambda: encode_legacy([LegacyMessage(key=b"k", value=b"v")], magic=0),
+        lambda: sample_legacy(1, Compression.GZIP),
+    ],
+    ids=["v2", "v0", "v1-gzip"],
+)
 def test_every_cut_of_the_last_entry_is_a_truncated_tail(make) -> None:  # type: ignore[no-untyped-def]
     whole = make()
     first = sample_batch()
@@ -148,29 +155,50 @@ def one_record(body: bytes) -> bytes:
 GOOD_RECORD = one_record(bytes([0, 0, 0, 0x02]) + b"k" + bytes([0x02]) + b"v" + bytes([0]))
 
 
-@pytest.mark.parametrize(("payload", "count", "path", "words"), [
-    (GOOD_RECORD, 2, "batches[0].record_count", "cannot fit"),
-    (GOOD_RECORD, (1 << 31) - 1, "batches[0].record_count", "cannot fit"),
-    (GOOD_RECORD, -1, "batches[0].record_count", "negative"),
-    (GOOD_RECORD + b"\x00", 1, "batches[0].records", "follow the last"),
-    (GOOD_RECORD * 2, 1, "batches[0].records", "follow the last"),
-    (bytes([0x7E]) + GOOD_RECORD[1:], 1, "batches[0].records[0].length", "does not fit"),
-    (bytes([0x03]) + GOOD_RECORD[1:], 1, "batches[0].records[0].length", "does not fit"),
-    (one_record(GOOD_RECORD[1:] + b"\x00"), 1, "batches[0].records[0].length", "fields take"),
-    (one_record(bytes([0, 0, 0, 0x09, 0, 0, 0])), 1, "batches[0].records[0].key", "invalid length -5"),
-    (one_record(bytes([0, 0, 0, 0x7E, 0, 0, 0])), 1, "batches[0].records[0].key", "needs 63 bytes"),
-    (one_record(bytes([0, 0, 0, 1, 0x03, 0])), 1, "batches[0].records[0].value", "invalid length -2"),
-    (one_record(bytes([0, 0, 0, 1, 1, 0x7E])), 1, "batches[0].records[0].header_count", "cannot fit"),
-    (one_record(bytes([0, 0, 0, 1, 1, 0x01])), 1, "batches[0].records[0].header_count", "cannot fit"),
-    (one_record(bytes([0, 0, 0, 1, 1, 2, 0x01, 0x00])), 1, "batches[0].records[0].headers[0].key", "cannot be null"),
-    (one_record(bytes([0, 0, 0, 1, 1, 2, 0x02, 0xFF, 0x00])), 1, "batches[0].records[0].headers[0].key", "UTF-8"),
-    (one_record(bytes([0, 0, 0, 1, 1, 2, 0x00, 0x05])), 1, "batches[0].records[0].headers[0].value", "invalid length"),
-    (one_record(bytes([0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])), 1,
-     "batches[0].records[0].timestamp_delta", "varlong"),
-    (one_record(bytes([0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 1, 1, 0])), 1, "batches[0].records[0].offset_delta",
-     "32 bits"),
-    (one_record(bytes([0, 0, 0x80])) + bytes(4), 1, "batches[0].records[0].offset_delta", "past the end"),
-])
+@pytest.mark.parametrize(
+    ("payload", "count", "path", "words"),
+    [
+        (GOOD_RECORD, 2, "batches[0].record_count", "cannot fit"),
+        (GOOD_RECORD, (1 << 31) - 1, "batches[0].record_count", "cannot fit"),
+        (GOOD_RECORD, -1, "batches[0].record_count", "negative"),
+        (GOOD_RECORD + b"\x00", 1, "batches[0].records", "follow the last"),
+        (GOOD_RECORD * 2, 1, "batches[0].records", "follow the last"),
+        (bytes([0x7E]) + GOOD_RECORD[1:], 1, "batches[0].records[0].length", "does not fit"),
+        (bytes([0x03]) + GOOD_RECORD[1:], 1, "batches[0].records[0].length", "does not fit"),
+        (one_record(GOOD_RECORD[1:] + b"\x00"), 1, "batches[0].records[0].length", "fields take"),
+        (one_record(bytes([0, 0, 0, 0x09, 0, 0, 0])), 1, "batches[0].records[0].key", "invalid length -5"),
+        (one_record(bytes([0, 0, 0, 0x7E, 0, 0, 0])), 1, "batches[0].records[0].key", "needs 63 bytes"),
+        (one_record(bytes([0, 0, 0, 1, 0x03, 0])), 1, "batches[0].records[0].value", "invalid length -2"),
+        (one_record(bytes([0, 0, 0, 1, 1, 0x7E])), 1, "batches[0].records[0].header_count", "cannot fit"),
+        (one_record(bytes([0, 0, 0, 1, 1, 0x01])), 1, "batches[0].records[0].header_count", "cannot fit"),
+        (
+            one_record(bytes([0, 0, 0, 1, 1, 2, 0x01, 0x00])),
+            1,
+            "batches[0].records[0].headers[0].key",
+            "cannot be null",
+        ),
+        (one_record(bytes([0, 0, 0, 1, 1, 2, 0x02, 0xFF, 0x00])), 1, "batches[0].records[0].headers[0].key", "UTF-8"),
+        (
+            one_record(bytes([0, 0, 0, 1, 1, 2, 0x00, 0x05])),
+            1,
+            "batches[0].records[0].headers[0].value",
+            "invalid length",
+        ),
+        (
+            one_record(bytes([0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])),
+            1,
+            "batches[0].records[0].timestamp_delta",
+            "varlong",
+        ),
+        (
+            one_record(bytes([0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 1, 1, 0])),
+            1,
+            "batches[0].records[0].offset_delta",
+            "32 bits",
+        ),
+        (one_record(bytes([0, 0, 0x80])) + bytes(4), 1, "batches[0].records[0].offset_delta", "past the end"),
+    ],
+)
 def test_bad_record_fields(payload: bytes, count: int, path: str, words: str) -> None:
     with pytest.raises(DecodeError) as info:
         decode_records(raw_batch(payload, count=count))
@@ -215,13 +243,15 @@ def test_zstd_in_a_legacy_wrapper_decodes_with_a_warning(magic: int) -> None:
     import zstandard
 
     inner = raw_legacy(b"one", magic=magic, offset=0) + raw_legacy(b"two", magic=magic, offset=1)
-    wrapper = raw_legacy(zstandard.ZstdCompressor().compress(inner), magic=magic,
-                         attributes=int(Compression.ZSTD), offset=1)
+    wrapper = raw_legacy(
+        zstandard.ZstdCompressor().compress(inner), magic=magic, attributes=int(Compression.ZSTD), offset=1
+    )
     decoded = decode_records(wrapper + raw_legacy(b"plain", magic=magic, offset=2))
     assert [m.value for m in decoded[0].inner] == [b"one", b"two"]
     assert decoded[1].value == b"plain"
-    assert decoded.warnings == [f"batches[0]: zstd compression is not valid with magic {magic}; "
-                                "decoded anyway, as a broker may have stored it"]
+    assert decoded.warnings == [
+        f"batches[0]: zstd compression is not valid with magic {magic}; decoded anyway, as a broker may have stored it"
+    ]
     with pytest.raises(DecodeError, match="unknown compression codec 6"):  # unknown codecs stay errors
         decode_records(raw_legacy(b"anything", magic=magic, attributes=6))
 
@@ -243,10 +273,12 @@ def test_legacy_wrapper_problems() -> None:
         "a wrapper message needs a value": raw_legacy(None, attributes=gzip),
         "inside a magic 1 wrapper": raw_legacy(compress(gzip, raw_legacy(b"x", magic=0), 1), attributes=gzip),
         "a compressed message inside a compressed message": raw_legacy(
-            compress(gzip, raw_legacy(compress(gzip, inner_v1, 1), attributes=gzip), 1), attributes=gzip),
+            compress(gzip, raw_legacy(compress(gzip, inner_v1, 1), attributes=gzip), 1), attributes=gzip
+        ),
         "no inner messages": raw_legacy(compress(gzip, b"", 1), attributes=gzip),
-        "runs past the end of the decompressed message set": raw_legacy(compress(gzip, inner_v1[:-1], 1),
-                                                                        attributes=gzip),
+        "runs past the end of the decompressed message set": raw_legacy(
+            compress(gzip, inner_v1[:-1], 1), attributes=gzip
+        ),
         "needs 12 bytes": raw_legacy(compress(gzip, inner_v1 + b"\x00" * 5, 1), attributes=gzip),
     }
     for words, data in cases.items():
@@ -297,8 +329,11 @@ def decodes_and_round_trips(data: bytes, **options: bool) -> None:
 
 
 @FUZZ
-@given(seed=st.sampled_from(SEEDS), edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)),
-                                                   min_size=1, max_size=4), verify=st.booleans())
+@given(
+    seed=st.sampled_from(SEEDS),
+    edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=4),
+    verify=st.booleans(),
+)
 def test_mutated_entries_never_raise_anything_but_decode_error(seed: bytes, edits, verify: bool) -> None:  # type: ignore[no-untyped-def]
     data = bytearray(seed)
     for at, value in edits:

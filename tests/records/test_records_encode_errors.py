@@ -21,31 +21,37 @@ from kafka_epochs.records import (
 )
 
 
-@pytest.mark.parametrize(("record", "words"), [
-    (Record(key="text"), "records[0].key: expected bytes"),  # type: ignore[arg-type]
-    (Record(value=5), "records[0].value: expected bytes"),  # type: ignore[arg-type]
-    (Record(offset_delta=1 << 31), "records[0].offset_delta: 2147483648 does not fit in int32"),
-    (Record(timestamp_delta=1 << 63), "records[0].timestamp_delta"),
-    (Record(attributes=200), "records[0].attributes"),
-    (Record(headers=[(b"k", b"v")]), "records[0].headers[0].key: expected str"),  # type: ignore[list-item]
-    (Record(headers=[("k", "v")]), "records[0].headers[0].value: expected bytes"),  # type: ignore[list-item]
-    (Record(headers=[("k",)]), "records[0].headers[0]: expected a (str, bytes | None) pair"),  # type: ignore[list-item]
-    (Record(headers=[("\ud800", None)]), "records[0].headers[0].key: not encodable"),
-])
+@pytest.mark.parametrize(
+    ("record", "words"),
+    [
+        (Record(key="text"), "records[0].key: expected bytes"),  # type: ignore[arg-type]
+        (Record(value=5), "records[0].value: expected bytes"),  # type: ignore[arg-type]
+        (Record(offset_delta=1 << 31), "records[0].offset_delta: 2147483648 does not fit in int32"),
+        (Record(timestamp_delta=1 << 63), "records[0].timestamp_delta"),
+        (Record(attributes=200), "records[0].attributes"),
+        (Record(headers=[(b"k", b"v")]), "records[0].headers[0].key: expected str"),  # type: ignore[list-item]
+        (Record(headers=[("k", "v")]), "records[0].headers[0].value: expected bytes"),  # type: ignore[list-item]
+        (Record(headers=[("k",)]), "records[0].headers[0]: expected a (str, bytes | None) pair"),  # type: ignore[list-item]
+        (Record(headers=[("\ud800", None)]), "records[0].headers[0].key: not encodable"),
+    ],
+)
 def test_bad_record_values(record: Record, words: str) -> None:
     with pytest.raises(EncodeError, match=re.escape(words)):
         encode_batch([record])
 
 
-@pytest.mark.parametrize(("kwargs", "words"), [
-    ({"base_offset": 1 << 63}, "base_offset"),
-    ({"producer_epoch": 1 << 15}, "producer_epoch"),
-    ({"partition_leader_epoch": -(1 << 31) - 1}, "partition_leader_epoch"),
-    ({"compression": 9}, "compression: unknown codec"),
-    ({"timestamp_type": TimestampType.NO_TIMESTAMP}, "timestamp_type"),
-    ({"base_sequence": "0"}, "base_sequence: expected an int"),
-    ({"base_timestamp": None}, "base_timestamp: expected an int"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"base_offset": 1 << 63}, "base_offset"),
+        ({"producer_epoch": 1 << 15}, "producer_epoch"),
+        ({"partition_leader_epoch": -(1 << 31) - 1}, "partition_leader_epoch"),
+        ({"compression": 9}, "compression: unknown codec"),
+        ({"timestamp_type": TimestampType.NO_TIMESTAMP}, "timestamp_type"),
+        ({"base_sequence": "0"}, "base_sequence: expected an int"),
+        ({"base_timestamp": None}, "base_timestamp: expected an int"),
+    ],
+)
 def test_bad_batch_settings(kwargs: dict[str, object], words: str) -> None:
     with pytest.raises(EncodeError, match=words):
         encode_batch([Record()], **kwargs)  # type: ignore[arg-type]

@@ -29,16 +29,42 @@ FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 
 @pytest.mark.parametrize("codec", ALL_CODECS, ids=lambda c: c.name)
 @FAST
-@given(records=record_lists(), base_offset=INT64, leader_epoch=INT32, base_timestamp=st.integers(0, 1 << 50),
-       producer_id=INT64, producer_epoch=INT16, base_sequence=INT32, flags=st.integers(0, 15),
-       log_append=st.booleans())
-def test_v2_batches_round_trip(codec: Compression, records, base_offset, leader_epoch, base_timestamp,  # type: ignore[no-untyped-def]
-                               producer_id, producer_epoch, base_sequence, flags, log_append) -> None:
+@given(
+    records=record_lists(),
+    base_offset=INT64,
+    leader_epoch=INT32,
+    base_timestamp=st.integers(0, 1 << 50),
+    producer_id=INT64,
+    producer_epoch=INT16,
+    base_sequence=INT32,
+    flags=st.integers(0, 15),
+    log_append=st.booleans(),
+)
+def test_v2_batches_round_trip(
+    codec: Compression,
+    records,
+    base_offset,
+    leader_epoch,
+    base_timestamp,  # type: ignore[no-untyped-def]
+    producer_id,
+    producer_epoch,
+    base_sequence,
+    flags,
+    log_append,
+) -> None:
     data = encode_batch(
-        records, compression=codec, base_offset=base_offset, partition_leader_epoch=leader_epoch,
+        records,
+        compression=codec,
+        base_offset=base_offset,
+        partition_leader_epoch=leader_epoch,
         timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
-        is_transactional=bool(flags & 1), has_delete_horizon=bool(flags & 2), base_timestamp=base_timestamp,
-        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence)
+        is_transactional=bool(flags & 1),
+        has_delete_horizon=bool(flags & 2),
+        base_timestamp=base_timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+    )
     decoded = decode_records(data)
     assert decoded.truncated_tail == 0
     [batch] = decoded.entries
@@ -46,7 +72,10 @@ def test_v2_batches_round_trip(codec: Compression, records, base_offset, leader_
     assert batch.records == records
     assert batch.compression is codec
     assert (batch.base_offset, batch.partition_leader_epoch, batch.base_timestamp) == (
-        base_offset, leader_epoch, base_timestamp)
+        base_offset,
+        leader_epoch,
+        base_timestamp,
+    )
     assert (batch.producer_id, batch.producer_epoch) == (producer_id, producer_epoch)
     assert batch.base_sequence == base_sequence
     assert batch.is_transactional == bool(flags & 1)
@@ -63,8 +92,9 @@ def test_v2_batches_round_trip(codec: Compression, records, base_offset, leader_
 @pytest.mark.parametrize("magic", [0, 1])
 @FAST
 @given(messages=legacy_lists(min_size=1), log_append=st.booleans())
-def test_legacy_message_sets_round_trip(magic: int, codec: Compression, messages: list[LegacyMessage],
-                                        log_append: bool) -> None:
+def test_legacy_message_sets_round_trip(
+    magic: int, codec: Compression, messages: list[LegacyMessage], log_append: bool
+) -> None:
     timestamp_type = TimestampType.LOG_APPEND_TIME if log_append and magic == 1 else TimestampType.CREATE_TIME
     data = encode_legacy(messages, magic=magic, compression=codec, timestamp_type=timestamp_type)
     decoded = decode_records(data)
@@ -86,8 +116,18 @@ def test_legacy_message_sets_round_trip(magic: int, codec: Compression, messages
 
 
 @FAST
-@given(parts=st.lists(st.tuples(st.sampled_from([0, 1, 2]), st.sampled_from(ALL_CODECS), record_lists(3),
-                                legacy_lists(min_size=1, max_size=3)), min_size=1, max_size=4))
+@given(
+    parts=st.lists(
+        st.tuples(
+            st.sampled_from([0, 1, 2]),
+            st.sampled_from(ALL_CODECS),
+            record_lists(3),
+            legacy_lists(min_size=1, max_size=3),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_mixed_formats_in_one_records_field(parts) -> None:  # type: ignore[no-untyped-def]
     """A log upgraded across formats hands out v0, v1 and v2 entries side by side."""
     chunks = []
@@ -95,8 +135,11 @@ def test_mixed_formats_in_one_records_field(parts) -> None:  # type: ignore[no-u
         if magic == 2:
             chunks.append(encode_batch(records, compression=codec))
         else:
-            chunks.append(encode_legacy(messages, magic=magic,
-                                        compression=codec if codec is not Compression.ZSTD else Compression.NONE))
+            chunks.append(
+                encode_legacy(
+                    messages, magic=magic, compression=codec if codec is not Compression.ZSTD else Compression.NONE
+                )
+            )
     data = b"".join(chunks)
     decoded = decode_records(data)
     assert encode_records(decoded) == data

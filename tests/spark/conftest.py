@@ -32,11 +32,15 @@ def spark() -> Iterator[Any]:
     pytest.importorskip("pyarrow", reason=MISSING)
     from kafka_epochs.spark.session import local_session
 
-    session = local_session("local[2]", "kafka-epochs-tests", **{
-        # small tables: a few partitions keep tests quick on 2 cores
-        "spark.sql.shuffle.partitions": "2",
-        "spark.default.parallelism": "2",
-    })
+    session = local_session(
+        "local[2]",
+        "kafka-epochs-tests",
+        **{
+            # small tables: a few partitions keep tests quick on 2 cores
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+        },
+    )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
@@ -47,8 +51,12 @@ def spark() -> Iterator[Any]:
 #: Rows per (message, version): enough to vary values, few enough to keep Spark tests quick.
 PER_VERSION = 2
 _INT_RANGES = {
-    "int8": (-(1 << 7), (1 << 7) - 1), "int16": (-(1 << 15), (1 << 15) - 1), "uint16": (0, (1 << 16) - 1),
-    "int32": (-(1 << 31), (1 << 31) - 1), "uint32": (0, (1 << 32) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
+    "int8": (-(1 << 7), (1 << 7) - 1),
+    "int16": (-(1 << 15), (1 << 15) - 1),
+    "uint16": (0, (1 << 16) - 1),
+    "int32": (-(1 << 31), (1 << 31) - 1),
+    "uint32": (0, (1 << 32) - 1),
+    "int64": (-(1 << 63), (1 << 63) - 1),
 }
 _WORDS = ["", "a", "orders", "topic-é", "client_1", "ümlaut"]
 
@@ -111,9 +119,15 @@ def generated_rows(protocol: Any, seed: int = 5) -> list[dict[str, Any]]:
                         frame = protocol.encode_request(body, version, correlation_id, rng.choice([*_WORDS, None]))
                     else:
                         frame = protocol.encode_response(body, version, correlation_id)
-                    rows.append({"id": len(rows), "direction": kind, "frame": frame,
-                                 "request_api_key": api_key if kind == "response" else None,
-                                 "request_api_version": version if kind == "response" else None})
+                    rows.append(
+                        {
+                            "id": len(rows),
+                            "direction": kind,
+                            "frame": frame,
+                            "request_api_key": api_key if kind == "response" else None,
+                            "request_api_version": version if kind == "response" else None,
+                        }
+                    )
     return rows
 
 
@@ -126,7 +140,9 @@ def frame_rows() -> list[dict[str, Any]]:
 
 
 def mixed_bad_rows(
-    good: list[dict[str, Any]], pool: list[dict[str, Any]], seed: int = 11,
+    good: list[dict[str, Any]],
+    pool: list[dict[str, Any]],
+    seed: int = 11,
 ) -> list[dict[str, Any]]:
     """``good`` with broken frames (made from ``pool``'s) mixed in: each kind of damage a capture
     can hold, in random places."""
@@ -140,7 +156,7 @@ def mixed_bad_rows(
         return struct.pack(">i", len(frame) - 4) + frame[4:]
 
     bad = [
-        {"frame": some[:len(some) // 2], "why": "truncated (size prefix too large)"},
+        {"frame": some[: len(some) // 2], "why": "truncated (size prefix too large)"},
         {"frame": resized(produce_v12[:-3]), "why": "truncated body, consistent size"},
         {"frame": rng.randbytes(40), "why": "garbage"},
         {"frame": resized(b"\0\0\0\0" + struct.pack(">hhih", 999, 0, 1, 0)), "why": "unknown api key"},
@@ -151,8 +167,13 @@ def mixed_bad_rows(
         {"frame": resized(b"\0\0\0\0" + struct.pack(">hhih", 18, 0, 1, 2) + b"\xff\xfe"), "why": "client id not UTF-8"},
         {"frame": rng.choice(responses)["frame"], "why": "response without its request", "direction": "response"},
         {"frame": some, "why": "unknown direction", "direction": "sideways"},
-        {"frame": rng.choice(responses)["frame"][:7], "why": "truncated response", "direction": "response",
-         "request_api_key": 3, "request_api_version": 12},
+        {
+            "frame": rng.choice(responses)["frame"][:7],
+            "why": "truncated response",
+            "direction": "response",
+            "request_api_key": 3,
+            "request_api_version": 12,
+        },
     ]
     rows = [dict(r) for r in good]
     for damage in bad:
@@ -191,19 +212,23 @@ def reference_row(row: dict[str, Any], protocol: Any = None) -> dict[str, Any]:
         elif row["request_api_key"] is None:
             raise ValueError(NOT_DECODABLE)
         else:
-            decoded = protocol.decode_response(
-                frame, row["request_api_key"], row["request_api_version"])
+            decoded = protocol.decode_response(frame, row["request_api_key"], row["request_api_version"])
     except (KafkaEpochsError, ValueError) as e:
         return {"error": str(e), "body": None}
     body = decoded.to_dict()["body"]  # the fields of the version read, as body_json holds
     return {
-        "direction": direction, "api_key": decoded.api_key, "api_version": decoded.api_version,
+        "direction": direction,
+        "api_key": decoded.api_key,
+        "api_version": decoded.api_version,
         "api_name": type(decoded.body).__name__.removesuffix(direction.capitalize()),
-        "correlation_id": decoded.correlation_id, "header_version": decoded.header_version,
+        "correlation_id": decoded.correlation_id,
+        "header_version": decoded.header_version,
         "client_id": decoded.header.client_id if direction == "request" else None,
-        "body": body, "error": None,
+        "body": body,
+        "error": None,
         "error_codes": error_codes(body) if direction == "response" else None,
-        "warnings": decoded.warnings, "profile": decoded.profile,
+        "warnings": decoded.warnings,
+        "profile": decoded.profile,
     }
 
 

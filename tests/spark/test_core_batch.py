@@ -113,7 +113,8 @@ def test_tagged_header_fields_take_the_full_decoder() -> None:
     """A request header v2 with tagged fields: the vectorized pass leaves it to decode_request."""
     protocol = Protocol.bundled()
     header = protocol.message("RequestHeader")(
-        request_api_key=3, request_api_version=12, correlation_id=8, client_id="c")
+        request_api_key=3, request_api_version=12, correlation_id=8, client_id="c"
+    )
     header._unknown_tags = {7: b"xy"}  # type: ignore[attr-defined]
     body = protocol.message("MetadataRequest")(allow_auto_topic_creation=False)
     out: list[bytes] = []
@@ -130,8 +131,12 @@ def test_apiversions_answered_in_v0_reads_again_as_v0() -> None:
     protocol = Protocol.bundled()
     answer = protocol.message("ApiVersionsResponse")(error_code=35)
     frame = protocol.encode_response(answer, 0, correlation_id=4)
-    batch = decode_batch(pa.array([frame]), direction=pa.array(["response"]),
-                         request_api_key=pa.array([18]), request_api_version=pa.array([3]))
+    batch = decode_batch(
+        pa.array([frame]),
+        direction=pa.array(["response"]),
+        request_api_key=pa.array([18]),
+        request_api_version=pa.array([3]),
+    )
     (got,) = batch.to_pylist()
     assert got["error"] is None and got["api_version"] == 3
     assert got["warnings"] == ["ApiVersions v3 answered in v0 (UNSUPPORTED_VERSION)"]
@@ -143,10 +148,15 @@ def test_response_error_codes_are_listed(frame_rows: list[dict[str, Any]]) -> No
     partition = protocol.message("ProduceResponse").PartitionProduceResponse(index=0, error_code=6)
     topic = protocol.message("ProduceResponse").TopicProduceResponse(name="t", partition_responses=[partition])
     frame = protocol.encode_response(protocol.message("ProduceResponse")(responses=[topic]), 9, correlation_id=1)
-    batch = decode_batch(pa.array([frame]), direction=pa.array(["response"]),
-                         request_api_key=pa.array([0]), request_api_version=pa.array([9]))
-    assert batch.column("error_codes").to_pylist() == [[{
-        "path": "responses[0].partition_responses[0].error_code", "code": 6, "name": "NOT_LEADER_OR_FOLLOWER"}]]
+    batch = decode_batch(
+        pa.array([frame]),
+        direction=pa.array(["response"]),
+        request_api_key=pa.array([0]),
+        request_api_version=pa.array([9]),
+    )
+    assert batch.column("error_codes").to_pylist() == [
+        [{"path": "responses[0].partition_responses[0].error_code", "code": 6, "name": "NOT_LEADER_OR_FOLLOWER"}]
+    ]
 
 
 def test_protocols_by_object_chain_or_spec_directory(frame_rows: list[dict[str, Any]], tmp_path: Any) -> None:
@@ -171,8 +181,9 @@ def test_the_fast_path_matches_decoded_objects(frame_rows: list[dict[str, Any]])
     from kafka_epochs.spark.batch import DecodedRows
 
     requests = [r for r in frame_rows if r["direction"] == "request"]
-    rows = DecodedRows.of(pa.array([r["frame"] for r in requests]), None, None, None, None,
-                          lambda body, version, is_response: body)
+    rows = DecodedRows.of(
+        pa.array([r["frame"] for r in requests]), None, None, None, None, lambda body, version, is_response: body
+    )
     protocol = Protocol.auto()
     for row, body in zip(requests, rows.bodies.values, strict=True):
         expected: Decoded = protocol.decode_request(row["frame"])

@@ -18,8 +18,11 @@ def test_two_captures_of_one_loopback_endpoint_stay_apart_without_ids() -> None:
 
 
 def test_cluster_ids_name_clusters_and_join_captures() -> None:
-    infos = [ClusterInfo(A, LOOP, "id-1", (LOOP,)), ClusterInfo(B, LOOP, "id-2", (LOOP,)),
-             ClusterInfo(B, "10.0.0.9:9092", "id-1", ("10.0.0.9:9092",))]
+    infos = [
+        ClusterInfo(A, LOOP, "id-1", (LOOP,)),
+        ClusterInfo(B, LOOP, "id-2", (LOOP,)),
+        ClusterInfo(B, "10.0.0.9:9092", "id-1", ("10.0.0.9:9092",)),
+    ]
     brokers = [(A, LOOP), (B, LOOP), (B, "10.0.0.9:9092")]
     names = assign_clusters(brokers, infos, [])
     assert names == {(A, LOOP): "cluster id-1", (B, LOOP): "cluster id-2", (B, "10.0.0.9:9092"): "cluster id-1"}

@@ -52,16 +52,26 @@ def test_mapping_rules_on_a_spec_with_every_type(features_protocol: Any) -> None
 def test_a_never_flexible_message_has_no_unknown_tags(features_protocol: Any) -> None:
     # every bundled message is flexible in its newer versions; the headers' specs are too, so
     # build the negative case from a class that never is
-    cls = type("Plain", (), {"_FIELDS": BUNDLED.message("StopReplicaRequest").StopReplicaPartitionV0._FIELDS,
-                             "FLEXIBLE_VERSIONS": range(0)})
+    cls = type(
+        "Plain",
+        (),
+        {
+            "_FIELDS": BUNDLED.message("StopReplicaRequest").StopReplicaPartitionV0._FIELDS,
+            "FLEXIBLE_VERSIONS": range(0),
+        },
+    )
     assert UNKNOWN_TAGS not in arrow_type_for(cls).names
 
 
 def typed_rows(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     kind = "response" if name.endswith("Response") else "request"
     key = BUNDLED.message(name).API_KEY
-    mine = [r for r in rows if r["direction"] == kind and (
-        r["request_api_key"] == key if kind == "response" else int.from_bytes(r["frame"][4:6], "big") == key)]
+    mine = [
+        r
+        for r in rows
+        if r["direction"] == kind
+        and (r["request_api_key"] == key if kind == "response" else int.from_bytes(r["frame"][4:6], "big") == key)
+    ]
     assert mine
     return mine
 
@@ -70,9 +80,12 @@ def typed_rows(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
 def test_the_typed_struct_takes_every_version(name: str, frame_rows: list[dict[str, Any]]) -> None:
     rows = typed_rows(frame_rows, name)
     batch = decode_typed_batch(
-        pa.array([r["frame"] for r in rows]), name, direction=pa.array([r["direction"] for r in rows]),
+        pa.array([r["frame"] for r in rows]),
+        name,
+        direction=pa.array([r["direction"] for r in rows]),
         request_api_key=pa.array([r["request_api_key"] for r in rows], pa.int16()),
-        request_api_version=pa.array([r["request_api_version"] for r in rows], pa.int16()))
+        request_api_version=pa.array([r["request_api_version"] for r in rows], pa.int16()),
+    )
     assert batch.column("body").type.equals(arrow_type_for(name))
     cls = BUNDLED.message(name)
     assert set(batch.column("api_version").to_pylist()) == set(cls.VALID_VERSIONS)

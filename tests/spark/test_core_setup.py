@@ -25,8 +25,13 @@ HIDE_PYSPARK = textwrap.dedent("""
 
 
 def run_without_pyspark(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", HIDE_PYSPARK + textwrap.dedent(code)],
-                          capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", HIDE_PYSPARK + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
 
 
 def test_kafka_epochs_imports_without_pyspark() -> None:

@@ -40,12 +40,16 @@ def check_against_reference(rows: list[dict[str, Any]], decoded: dict[int, dict[
         assert reference.same(expected, got), (row["id"], row.get("why"), expected["error"], got["error"])
 
 
-PAIRING = {"direction_col": "direction", "request_api_key_col": "request_api_key",
-           "request_api_version_col": "request_api_version"}
+PAIRING = {
+    "direction_col": "direction",
+    "request_api_key_col": "request_api_key",
+    "request_api_version_col": "request_api_version",
+}
 
 
 def test_decode_frames_equals_the_single_process_decoder(
-        spark: Any, frame_rows: list[dict[str, Any]], reference: Any) -> None:
+    spark: Any, frame_rows: list[dict[str, Any]], reference: Any
+) -> None:
     decoded = decode_frames(frames_df(spark, frame_rows), keep=["id"], **PAIRING)
     assert decoded.columns == ["id", *DECODED]
     check_against_reference(frame_rows, as_dicts(decoded), reference)
@@ -66,7 +70,8 @@ def test_decode_frame_column_expression(spark: Any, bad_rows: list[dict[str, Any
 
 
 def test_the_pandas_udf_fallback_gives_the_same_rows(
-        spark: Any, bad_rows: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, reference: Any) -> None:
+    spark: Any, bad_rows: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, reference: Any
+) -> None:
     """Where PySpark predates @arrow_udf (4.0), decode_frame runs as a @pandas_udf over the same decoder."""
     monkeypatch.delattr(api.F, "arrow_udf", raising=False)
     df = frames_df(spark, bad_rows)
@@ -93,8 +98,7 @@ def test_decode_api_gives_columns_plain_sql_can_explode(spark: Any, frame_rows: 
     stop = decode_api(df, "StopReplicaRequest", keep=["id"])
     assert stop.schema["body"].dataType == spark_type_for("StopReplicaRequest")
     stop.createOrReplaceTempView("stop_replica")
-    per_version = dict(spark.sql(
-        "select api_version, count(*) from stop_replica group by api_version").collect())
+    per_version = dict(spark.sql("select api_version, count(*) from stop_replica group by api_version").collect())
     assert per_version == {v: 2 for v in range(5)}  # only StopReplica rows, every version
     # KIP-570 leader epochs (v3+): explode the topic states, then their partitions
     exploded = spark.sql("""
@@ -103,10 +107,13 @@ def test_decode_api_gives_columns_plain_sql_can_explode(spark: Any, frame_rows: 
         where api_version >= 3""").collect()
     protocol = Protocol.bundled()
     frames = {r["id"]: r["frame"] for r in frame_rows if r["direction"] == "request"}
-    expected = [(row_id, d.api_version, t.topic_name, p.partition_index, p.leader_epoch)
-                for row_id, d in ((i, protocol.decode_request(f)) for i, f in frames.items())
-                if type(d.body).__name__ == "StopReplicaRequest" and d.api_version >= 3
-                for t in d.body.topic_states for p in t.partition_states]
+    expected = [
+        (row_id, d.api_version, t.topic_name, p.partition_index, p.leader_epoch)
+        for row_id, d in ((i, protocol.decode_request(f)) for i, f in frames.items())
+        if type(d.body).__name__ == "StopReplicaRequest" and d.api_version >= 3
+        for t in d.body.topic_states
+        for p in t.partition_states
+    ]
     got = [(r["id"], r["api_version"], r["topic_name"], r["partition_index"], r["leader_epoch"]) for r in exploded]
     assert sorted(got) == sorted(expected)
     # topic ids exist from v4 only: null before, Kafka's base64url text after
@@ -116,8 +123,12 @@ def test_decode_api_gives_columns_plain_sql_can_explode(spark: Any, frame_rows: 
         select count(*) from stop_replica
         where body._unknown_tags is not null or exists(body.topic_states, t -> t._unknown_tags is not null)""")
     bodies = [protocol.decode_request(f).body for f in frames.values()]
-    expected_tagged = sum(1 for b in bodies if type(b).__name__ == "StopReplicaRequest" and (
-        b._unknown_tags or any(t._unknown_tags for t in b.topic_states)))
+    expected_tagged = sum(
+        1
+        for b in bodies
+        if type(b).__name__ == "StopReplicaRequest"
+        and (b._unknown_tags or any(t._unknown_tags for t in b.topic_states))
+    )
     assert expected_tagged > 0 and tagged.first()[0] == expected_tagged
 
 
@@ -127,7 +138,8 @@ API_MESSAGES = [n for n in BUNDLED.names() if BUNDLED.message(n).API_KEY is not 
 
 @pytest.mark.parametrize("name", API_MESSAGES)
 def test_every_version_of_every_api_fits_its_spark_type(
-        spark: Any, frames_by_api: Any, frame_rows: list[dict[str, Any]], name: str) -> None:
+    spark: Any, frames_by_api: Any, frame_rows: list[dict[str, Any]], name: str
+) -> None:
     """decode_api end to end: Spark takes every version's typed body (all of it, collected)."""
     typed = decode_api(frames_by_api, name, keep=["id"], **PAIRING)
     assert typed.schema["body"].dataType == spark_type_for(name)
@@ -136,9 +148,17 @@ def test_every_version_of_every_api_fits_its_spark_type(
     assert {r["api_version"] for r in rows} == set(cls.VALID_VERSIONS)
     assert all(r["error"] is None and r["body"] is not None for r in rows)
     kind = cls.MESSAGE_TYPE
-    expected = sum(1 for r in frame_rows if r["direction"] == kind and type(
-        BUNDLED.decode_request(r["frame"]).body if kind == "request" else
-        BUNDLED.decode_response(r["frame"], r["request_api_key"], r["request_api_version"]).body) is cls)
+    expected = sum(
+        1
+        for r in frame_rows
+        if r["direction"] == kind
+        and type(
+            BUNDLED.decode_request(r["frame"]).body
+            if kind == "request"
+            else BUNDLED.decode_response(r["frame"], r["request_api_key"], r["request_api_version"]).body
+        )
+        is cls
+    )
     assert len(rows) == expected
 
 
@@ -165,8 +185,11 @@ def test_decode_api_of_a_response(spark: Any, frame_rows: list[dict[str, Any]]) 
 
 def test_with_variant_queries_any_api(spark: Any, frame_rows: list[dict[str, Any]]) -> None:
     df = with_variant(decode_frames(frames_df(spark, frame_rows), keep=["id"], **PAIRING))
-    got = dict(df.where("api_name = 'Metadata' and direction = 'request' and api_version >= 1")
-               .selectExpr("id", "to_json(body:topics)").collect())
+    got = dict(
+        df.where("api_name = 'Metadata' and direction = 'request' and api_version >= 1")
+        .selectExpr("id", "to_json(body:topics)")
+        .collect()
+    )
     frames = {r["id"]: r["frame"] for r in frame_rows}
     for row_id, topics_json in got.items():
         expected = Protocol.bundled().decode_request(frames[row_id]).to_dict()["body"]["topics"]

@@ -16,8 +16,12 @@ APACHE = Protocol.apache()
 
 def fetch_frame(version: int) -> bytes:
     fetch = APACHE.message("FetchRequest")
-    request = fetch(replica_id=-1, max_wait_ms=500, min_bytes=1, topics=[
-        fetch.FetchTopic(topic="orders", partitions=[fetch.FetchPartition(partition=0, fetch_offset=7)])])
+    request = fetch(
+        replica_id=-1,
+        max_wait_ms=500,
+        min_bytes=1,
+        topics=[fetch.FetchTopic(topic="orders", partitions=[fetch.FetchPartition(partition=0, fetch_offset=7)])],
+    )
     return APACHE.encode_request(request, version, correlation_id=1, client_id="c")
 
 

@@ -52,15 +52,26 @@ def test_timeline_per_partition(result: Any) -> None:
 def test_requests_older_or_newer_than_the_leader(result: Any) -> None:
     controller = f"{CONTROLLER[0]}:{CONTROLLER[1]}"
     assert all(r.client != controller for r in result.stale_requests.collect())
-    assert rows(result.stale_requests, "api", "api_version", "correlation_id", "partition", "requested_epoch",
-                "leader_epoch", "error") == [
+    assert rows(
+        result.stale_requests,
+        "api",
+        "api_version",
+        "correlation_id",
+        "partition",
+        "requested_epoch",
+        "leader_epoch",
+        "error",
+    ) == [
         ("Produce", 12, 4, 0, 4, 5, "FENCED_LEADER_EPOCH"),
         ("Fetch", 12, 5, 1, 4, 3, "UNKNOWN_LEADER_EPOCH"),
         ("Fetch", 12, 9, 0, 6, 7, "FENCED_LEADER_EPOCH"),  # after LeaderAndIsr moved orders-0 to 7
     ]
     # each verdict says which layout read its frame: the KIP-359 Produce v12 is not Apache 4.0's v12
     assert rows(result.stale_requests, "api", "profile", "warnings") == [
-        ("Produce", "kip", None), ("Fetch", "apache", None), ("Fetch", "apache", None)]
+        ("Produce", "kip", None),
+        ("Fetch", "apache", None),
+        ("Fetch", "apache", None),
+    ]
 
 
 def test_epoch_error_responses(result: Any) -> None:
@@ -78,12 +89,27 @@ def test_epoch_error_responses(result: Any) -> None:
 @pytest.mark.parametrize("policy", [EqualEpochPolicy.ACCEPT, EqualEpochPolicy.FENCE])
 def test_stop_replica_that_kip_570_fences(story: Any, policy: EqualEpochPolicy) -> None:
     result = audit(story, equal_epoch=policy)
-    assert rows(result.stop_replica_fenced, "partition", "requested_epoch", "delete", "leader_epoch", "broker_error",
-                "agreement") == [(1, 2, True, 3, "FENCED_LEADER_EPOCH", "agrees")]
+    assert rows(
+        result.stop_replica_fenced,
+        "partition",
+        "requested_epoch",
+        "delete",
+        "leader_epoch",
+        "broker_error",
+        "agreement",
+    ) == [(1, 2, True, 3, "FENCED_LEADER_EPOCH", "agrees")]
     # judged by the rule before KAFKA-13972, the equal epoch is fenced: the story's broker (a newer
     # one) accepted it, so the verdict is reported as one the broker disagrees with, not as fenced
-    disagreements = rows(result.disagreements, "kind", "partition", "requested_epoch", "leader_epoch", "error",
-                         "broker_error", "agreement")
+    disagreements = rows(
+        result.disagreements,
+        "kind",
+        "partition",
+        "requested_epoch",
+        "leader_epoch",
+        "error",
+        "broker_error",
+        "agreement",
+    )
     if policy is EqualEpochPolicy.FENCE:
         assert disagreements == [("stop_replica", 0, 7, 7, "FENCED_LEADER_EPOCH", None, "disagrees with the broker")]
     else:
@@ -93,18 +119,26 @@ def test_stop_replica_that_kip_570_fences(story: Any, policy: EqualEpochPolicy) 
 def test_a_frame_table_without_times_is_audited_in_table_order(spark: Any, tmp_path: Path) -> None:
     table = frame_table_rows()
     path = tmp_path / "frames.parquet"
-    pq.write_table(pa.table({
-        "frame": pa.array([r["frame"] for r in table], pa.binary()),
-        "direction": [r["direction"] for r in table],
-        "request_api_key": pa.array([r["key"] for r in table], pa.int32()),
-        "request_api_version": pa.array([r["version"] for r in table], pa.int32()),
-    }), path)
+    pq.write_table(
+        pa.table(
+            {
+                "frame": pa.array([r["frame"] for r in table], pa.binary()),
+                "direction": [r["direction"] for r in table],
+                "request_api_key": pa.array([r["key"] for r in table], pa.int32()),
+                "request_api_version": pa.array([r["version"] for r in table], pa.int32()),
+            }
+        ),
+        path,
+    )
     result = audit(spark.read.parquet(str(path)))
     assert rows(result.fenced_responses, "api", "error")[0] == ("Produce", "FENCED_LEADER_EPOCH")
     assert result.timeline.count() == 4
     # without times, the table's row order is the order (the story's rows are in capture order per connection)
     assert [r.error for r in result.stale_requests.collect()] == [
-        "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "FENCED_LEADER_EPOCH"]
+        "FENCED_LEADER_EPOCH",
+        "UNKNOWN_LEADER_EPOCH",
+        "FENCED_LEADER_EPOCH",
+    ]
 
 
 def test_the_package_attribute_is_callable(story: Any) -> None:
@@ -120,7 +154,8 @@ def test_error_context_without_spark() -> None:
     events = EventExtractor(P).events(frame, "response", 1, 12)
     assert [(e[0], e[3], e[4], e[5], e[9], e[10]) for e in events] == [
         (ANSWER, None, None, None, None, None),  # a Fetch was answered: verdicts can be checked against it
-        (ERROR_RESPONSE, "orders", None, 3, 74, "FENCED_LEADER_EPOCH")]  # v12 has no topic id: the zero id is none
+        (ERROR_RESPONSE, "orders", None, 3, 74, "FENCED_LEADER_EPOCH"),
+    ]  # v12 has no topic id: the zero id is none
     v13 = EventExtractor(P).events(P.encode_response(fetch_response(3, 75), 13, correlation_id=1), "response", 1, 13)
     assert [(e[4], e[5], e[10]) for e in v13 if e[0] == ERROR_RESPONSE] == [(ORDERS_ID_TEXT, 3, "UNKNOWN_LEADER_EPOCH")]
     clean = EventExtractor(P).events(P.encode_response(fetch_response(3, 0), 12, correlation_id=1), "response", 1, 12)

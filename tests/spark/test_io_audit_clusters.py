@@ -26,9 +26,16 @@ from kafka_epochs.spark.epoch_audit import audit
 
 def metadata(epoch: int, cluster_id: str | None) -> Any:
     r = m("MetadataResponse")
-    return r(cluster_id=cluster_id, brokers=[r.MetadataResponseBroker(node_id=1, host="10.0.0.10", port=9092)],
-             topics=[r.MetadataResponseTopic(name="orders", partitions=[
-                 r.MetadataResponsePartition(partition_index=0, leader_id=1, leader_epoch=epoch)])])
+    return r(
+        cluster_id=cluster_id,
+        brokers=[r.MetadataResponseBroker(node_id=1, host="10.0.0.10", port=9092)],
+        topics=[
+            r.MetadataResponseTopic(
+                name="orders",
+                partitions=[r.MetadataResponsePartition(partition_index=0, leader_id=1, leader_epoch=epoch)],
+            )
+        ],
+    )
 
 
 def cluster_capture(path: Path, epoch: int, cluster_id: str | None, *, stale_answer: int = FENCED) -> Path:
@@ -73,8 +80,11 @@ def test_independent_clusters_are_judged_apart(spark: Any, captures: dict[str, P
     ]
     assert result.disagreements.count() == 0
     for key in ("capture", "cluster-id"):
-        assert table(judged(spark, [captures["a"], captures["b"]], cluster_key=key).stale_requests,
-                     "requested_epoch", "agreement") == table(result.stale_requests, "requested_epoch", "agreement")
+        assert table(
+            judged(spark, [captures["a"], captures["b"]], cluster_key=key).stale_requests,
+            "requested_epoch",
+            "agreement",
+        ) == table(result.stale_requests, "requested_epoch", "agreement")
 
 
 def test_mixed_clusters_show_as_disagreements_not_as_stale(spark: Any, captures: dict[str, Path]) -> None:
@@ -90,12 +100,14 @@ def test_mixed_clusters_show_as_disagreements_not_as_stale(spark: Any, captures:
 def test_a_stale_verdict_the_broker_did_not_share(spark: Any, captures: dict[str, Path]) -> None:
     result = judged(spark, [captures["quiet-b"]])
     assert table(result.disagreements, "requested_epoch", "leader_epoch", "error", "broker_error", "agreement") == [
-        (1, 2, "FENCED_LEADER_EPOCH", None, "disagrees with the broker")]
+        (1, 2, "FENCED_LEADER_EPOCH", None, "disagrees with the broker")
+    ]
     assert table(result.stale_requests, "requested_epoch", "agreement") == [(1, "no response captured")]
 
 
-def test_the_command_takes_cluster_by(spark: Any, captures: dict[str, Path],
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_takes_cluster_by(
+    spark: Any, captures: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["audit", str(captures["a"]), str(captures["b"]), "--cluster-by", "capture", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "== disagreements: 0 rows ==" in out and "== stale_requests: 4 rows ==" in out

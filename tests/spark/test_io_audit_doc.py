@@ -52,7 +52,7 @@ def test_the_audit_example_runs_and_shows_its_output(spark: Any, monkeypatch: py
     if os.environ.get("KAFKA_EPOCHS_REGENERATE_DOCS"):
         pieces, last = [], 0
         for cell, printed in results:
-            pieces.append(text[last:cell.start()])
+            pieces.append(text[last : cell.start()])
             block = f"```python\n{cell['code']}```\n"
             if printed.strip():
                 block += f"\n```text\n{_clean(printed)}\n```\n"
@@ -65,4 +65,5 @@ def test_the_audit_example_runs_and_shows_its_output(spark: Any, monkeypatch: py
         shown = cell["out"] or ""
         assert _clean(printed) == _clean(shown), (
             f"the output of this cell changed (the sample capture changed?):\n{cell['code']}\n"
-            "rerun with KAFKA_EPOCHS_REGENERATE_DOCS=1 to refresh docs/audit-example.md")
+            "rerun with KAFKA_EPOCHS_REGENERATE_DOCS=1 to refresh docs/audit-example.md"
+        )

@@ -24,8 +24,11 @@ P = Protocol.bundled()
 def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("captures")
     (root / "not-a-capture.pcap").write_bytes(b"this is no pcap file at all")
-    return {"story": write_sample(root / "story.pcap"), "damaged": write_damaged(root / "damaged.pcap"),
-            "garbage": root / "not-a-capture.pcap"}
+    return {
+        "story": write_sample(root / "story.pcap"),
+        "damaged": write_damaged(root / "damaged.pcap"),
+        "garbage": root / "not-a-capture.pcap",
+    }
 
 
 def single_process(path: Path) -> tuple[list[tuple[Any, ...]], list[str]]:
@@ -41,11 +44,21 @@ def single_process(path: Path) -> tuple[list[tuple[Any, ...]], list[str]]:
             flow = exchange.flow
             request = event if label == "request" else event.request  # type: ignore[union-attr]
             body = None if event.decoded is None else json.dumps(event.decoded.to_dict()["body"], separators=(",", ":"))
-            frames.append((str(flow.client) if flow else None, str(flow.broker) if flow else None, label,
-                           event.stream_offset, event.timestamp_ns, event.correlation_id,
-                           None if request is None else request.api_key,
-                           None if request is None else request.api_version, body, event.error is None,
-                           sorted(event.warnings)))
+            frames.append(
+                (
+                    str(flow.client) if flow else None,
+                    str(flow.broker) if flow else None,
+                    label,
+                    event.stream_offset,
+                    event.timestamp_ns,
+                    event.correlation_id,
+                    None if request is None else request.api_key,
+                    None if request is None else request.api_version,
+                    body,
+                    event.error is None,
+                    sorted(event.warnings),
+                )
+            )
     return sorted(frames, key=repr), sorted(problems)
 
 
@@ -58,11 +71,30 @@ def spark_view(spark: Any, path: Path, **options: str) -> tuple[list[tuple[Any, 
         reader = reader.option(key, value)
     frames = reader.load(str(path))
     keep = [c for c in frames.columns if c not in ("frame", "direction", "correlation_id")]
-    rows = decode_frames(frames, keep=keep, direction_col="direction", request_api_key_col="request_api_key",
-                         request_api_version_col="request_api_version").collect()
-    decoded = [(r.client, r.broker, r.direction, r.stream_offset, r.time_ns, r.correlation_id, r.api_key,
-                r.api_version, r.body_json, r.error is None, sorted(r.warnings or []))
-               for r in rows if r.capture_error is None]
+    rows = decode_frames(
+        frames,
+        keep=keep,
+        direction_col="direction",
+        request_api_key_col="request_api_key",
+        request_api_version_col="request_api_version",
+    ).collect()
+    decoded = [
+        (
+            r.client,
+            r.broker,
+            r.direction,
+            r.stream_offset,
+            r.time_ns,
+            r.correlation_id,
+            r.api_key,
+            r.api_version,
+            r.body_json,
+            r.error is None,
+            sorted(r.warnings or []),
+        )
+        for r in rows
+        if r.capture_error is None
+    ]
     return sorted(decoded, key=repr), sorted(r.capture_error for r in rows if r.capture_error is not None)
 
 
@@ -70,16 +102,24 @@ def test_rows_pair_responses_with_their_requests_without_spark(captures: dict[st
     rows = list(capture_frames(captures["story"]))
     assert [r.seq for r in rows] == sorted(r.seq for r in rows)
     assert all(r.capture_error is None and r.frame is not None for r in rows)
-    requests = {(r.flow_id, r.correlation_id): (r.request_api_key, r.request_api_version)
-                for r in rows if r.direction == "request"}
+    requests = {
+        (r.flow_id, r.correlation_id): (r.request_api_key, r.request_api_version)
+        for r in rows
+        if r.direction == "request"
+    }
     responses = [r for r in rows if r.direction == "response"]
-    assert responses and all(requests[(r.flow_id, r.correlation_id)] == (r.request_api_key, r.request_api_version)
-                             for r in responses)
+    assert responses and all(
+        requests[(r.flow_id, r.correlation_id)] == (r.request_api_key, r.request_api_version) for r in responses
+    )
     # the acks=0 Produce (v9, correlation 6 of the client) has no response and waits for none
     assert [(r.request_api_key, r.request_api_version) for r in rows if r.correlation_id == 6] == [(0, 9)]
     first = rows[0]
-    assert (first.time_ns, first.client, first.broker, first.stream_offset) == (T0, "10.0.0.1:50001",
-                                                                                  "10.0.0.10:9092", 0)
+    assert (first.time_ns, first.client, first.broker, first.stream_offset) == (
+        T0,
+        "10.0.0.1:50001",
+        "10.0.0.10:9092",
+        0,
+    )
     assert first.frame is not None and int.from_bytes(first.frame[:4], "big") == len(first.frame) - 4
 
 

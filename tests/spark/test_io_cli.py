@@ -65,8 +65,9 @@ def test_spark_decode_json_keeps_frames_and_refuses_to_overwrite(spark: Any, cap
 
 
 def test_audit_prints_and_writes_the_five_tables(spark: Any, captures: Path, tmp_path: Path) -> None:
-    code, out, _ = run("audit", str(captures / "story.pcap"), "--out", str(tmp_path / "audit"), "--equal-epoch",
-                       "fence", "--quiet")
+    code, out, _ = run(
+        "audit", str(captures / "story.pcap"), "--out", str(tmp_path / "audit"), "--equal-epoch", "fence", "--quiet"
+    )
     assert code == 0
     assert "== timeline: 4 rows ==" in out and "== stale_requests: 3 rows ==" in out
     assert "== fenced_responses: 6 rows ==" in out and "== stop_replica_fenced: 1 rows ==" in out

@@ -25,22 +25,27 @@ SAMPLE = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples" / "sam
 @pytest.fixture
 def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     """Makes starting a session a test failure: a refusal must come before it."""
+
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a Spark session was started for an input that should have been refused")
 
     monkeypatch.setattr(job, "session", refuse)
 
 
-@pytest.mark.parametrize("argv", [
-    ["spark-decode", "/nonexistent.pcap", "--out", "OUT"],
-    ["spark-decode", "EMPTY", "--out", "OUT"],
-    ["spark-decode", "EMPTY/*.pcap", "--out", "OUT"],
-    ["audit", "EMPTY"],
-    ["audit", "/nonexistent/dir"],
-    ["audit", "--table", "/nonexistent.parquet"],
-])
-def test_bad_inputs_get_one_line_and_exit_2(argv: list[str], tmp_path: Path, no_spark: None,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["spark-decode", "/nonexistent.pcap", "--out", "OUT"],
+        ["spark-decode", "EMPTY", "--out", "OUT"],
+        ["spark-decode", "EMPTY/*.pcap", "--out", "OUT"],
+        ["audit", "EMPTY"],
+        ["audit", "/nonexistent/dir"],
+        ["audit", "--table", "/nonexistent.parquet"],
+    ],
+)
+def test_bad_inputs_get_one_line_and_exit_2(
+    argv: list[str], tmp_path: Path, no_spark: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "empty").mkdir()
     argv = [a.replace("EMPTY", str(tmp_path / "empty")).replace("OUT", str(tmp_path / "out")) for a in argv]
     assert main(argv) == 2
@@ -75,9 +80,25 @@ def test_the_progress_bar_shows_on_a_terminal_only(monkeypatch: pytest.MonkeyPat
 def test_a_quiet_run_prints_nothing_and_its_times_read_alike(tmp_path: Path) -> None:
     """A fresh JVM (start-up lines happen once per process), then the Parquet it wrote."""
     out = tmp_path / "decoded"
-    done = subprocess.run([sys.executable, "-m", "kafka_epochs.cli", "spark-decode", str(SAMPLE), "--out", str(out),
-                           "--quiet", "--master", "local[1]"], capture_output=True, text=True, timeout=600,
-                          check=False, cwd=tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kafka_epochs.cli",
+            "spark-decode",
+            str(SAMPLE),
+            "--out",
+            str(out),
+            "--quiet",
+            "--master",
+            "local[1]",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "" and done.stdout == ""
     table = pq.read_table(out)

@@ -96,8 +96,14 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for sample in SAMPLES:
         shutil.copy(sample, work / "captures" / sample.name)
     shutil.copy(SAMPLES[0], work / "broker-1.pcapng")  # the reader knows a capture by its bytes
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT / "README.md"), str(ROOT / "docs" / "spark.md")],
-                          cwd=work, capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ROOT / "README.md"), str(ROOT / "docs" / "spark.md")],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     result = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert done.returncode == 0 and result, done.stderr[-3000:]
     return dict(json.loads(result[0].removeprefix("RESULT ")))
@@ -119,16 +125,14 @@ def test_the_spark_doc_examples_run_as_written(examples: dict[str, Any]) -> None
     assert examples["capture_responses"] > 0
 
 
-def test_a_table_without_directions_never_passes_a_response_off_as_a_clean_request(
-        spark: Any, workdir: Path) -> None:
+def test_a_table_without_directions_never_passes_a_response_off_as_a_clean_request(spark: Any, workdir: Path) -> None:
     from kafka_epochs.spark import decode_frames, register
     from kafka_epochs.spark.bodies import ASSUMED_REQUEST
 
     register(spark)
     captured = spark.read.format("kafka-capture").load(str(workdir / "captures")).where("frame IS NOT NULL")
     bare = decode_frames(captured.select("capture", "seq", "frame"))  # no pairing columns at all
-    truth = {(r["capture"], r["seq"]): r["direction"] for r in captured.select("capture", "seq", "direction")
-             .collect()}
+    truth = {(r["capture"], r["seq"]): r["direction"] for r in captured.select("capture", "seq", "direction").collect()}
     rows = bare.collect()
     assert rows and all(ASSUMED_REQUEST in r["warnings"] for r in rows)
     responses = [r for r in rows if truth[(r["capture"], r["seq"])] == "response"]

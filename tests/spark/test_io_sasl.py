@@ -23,18 +23,24 @@ def sasl_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_capture_source_marks_tokens_and_keeps_pairing(sasl_capture: Path) -> None:
     rows = list(capture_frames(sasl_capture))
     assert [(r.direction, r.request_api_key, r.sasl_mechanism) for r in rows] == [
-        ("request", 17, None), ("response", 17, None),  # the v0 handshake
-        ("request", None, "PLAIN"), ("response", None, "PLAIN"),  # the raw token and its (empty) answer
-        ("request", 3, None), ("response", 3, None),  # Kafka requests again
+        ("request", 17, None),
+        ("response", 17, None),  # the v0 handshake
+        ("request", None, "PLAIN"),
+        ("response", None, "PLAIN"),  # the raw token and its (empty) answer
+        ("request", 3, None),
+        ("response", 3, None),  # Kafka requests again
     ]
 
 
 def test_batch_decoder_names_tokens_without_errors_or_secrets(sasl_capture: Path) -> None:
     (batch,) = to_batches(capture_frames(sasl_capture))
-    decoded = decode_batch(batch.column("frame"), direction=batch.column("direction"),
-                           request_api_key=batch.column("request_api_key"),
-                           request_api_version=batch.column("request_api_version"),
-                           sasl_mechanism=batch.column("sasl_mechanism")).to_pylist()
+    decoded = decode_batch(
+        batch.column("frame"),
+        direction=batch.column("direction"),
+        request_api_key=batch.column("request_api_key"),
+        request_api_version=batch.column("request_api_version"),
+        sasl_mechanism=batch.column("sasl_mechanism"),
+    ).to_pylist()
     assert [d["error"] for d in decoded] == [None] * 6
     assert [d["api_name"] for d in decoded] == ["SaslHandshake"] * 2 + ["SaslTokens"] * 2 + ["Metadata"] * 2
     token = decoded[2]
@@ -42,9 +48,12 @@ def test_batch_decoder_names_tokens_without_errors_or_secrets(sasl_capture: Path
     assert "raw SASL PLAIN token of 16 bytes" in token["warnings"][0]
     assert not any(PASSWORD.decode() in str(d) for d in decoded)
     # without the mark, the same rows are what they look like: not Kafka requests
-    unmarked = decode_batch(batch.column("frame"), direction=batch.column("direction"),
-                            request_api_key=batch.column("request_api_key"),
-                            request_api_version=batch.column("request_api_version")).to_pylist()
+    unmarked = decode_batch(
+        batch.column("frame"),
+        direction=batch.column("direction"),
+        request_api_key=batch.column("request_api_key"),
+        request_api_version=batch.column("request_api_version"),
+    ).to_pylist()
     assert unmarked[2]["error"] is not None
 
 
@@ -53,7 +62,15 @@ def test_decode_frames_on_spark_uses_the_mark(spark: Any, sasl_capture: Path) ->
 
     register(spark)
     frames = spark.read.format("kafka-capture").load(str(sasl_capture))
-    decoded = decode_frames(frames, direction_col="direction", request_api_key_col="request_api_key",
-                            request_api_version_col="request_api_version").orderBy("seq").collect()
+    decoded = (
+        decode_frames(
+            frames,
+            direction_col="direction",
+            request_api_key_col="request_api_key",
+            request_api_version_col="request_api_version",
+        )
+        .orderBy("seq")
+        .collect()
+    )
     assert [r["error"] for r in decoded] == [None] * 6
     assert [r["api_name"] for r in decoded][2:4] == ["SaslTokens", "SaslTokens"]

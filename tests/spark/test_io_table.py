@@ -47,14 +47,24 @@ def bad_rows() -> list[dict[str, Any]]:
     unknown_version = good[:6] + (99).to_bytes(2, "big") + good[8:]
     return [
         {"frame": good[: len(good) // 2], "direction": "request", "key": 0, "version": 12, "why": "truncated"},
-        {"frame": random.Random(1).randbytes(64), "direction": "request", "key": None, "version": None,
-         "why": "garbage"},
+        {
+            "frame": random.Random(1).randbytes(64),
+            "direction": "request",
+            "key": None,
+            "version": None,
+            "why": "garbage",
+        },
         {"frame": unknown_api, "direction": "request", "key": 10, "version": 4, "why": "unknown api"},
         {"frame": unknown_version, "direction": "request", "key": 0, "version": 99, "why": "unknown version"},
         {"frame": b"", "direction": "request", "key": None, "version": None, "why": "empty"},
         {"frame": None, "direction": "request", "key": None, "version": None, "why": "null"},
-        {"frame": P.encode_response(metadata_response({0: 1}), 12, correlation_id=3), "direction": "response",
-         "key": None, "version": None, "why": "response without its request"},
+        {
+            "frame": P.encode_response(metadata_response({0: 1}), 12, correlation_id=3),
+            "direction": "response",
+            "key": None,
+            "version": None,
+            "why": "response without its request",
+        },
         {"frame": good, "direction": "sideways", "key": 0, "version": 12, "why": "bad direction"},
     ]
 
@@ -75,13 +85,15 @@ def expected(row: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def write_table(path: Path, rows: list[dict[str, Any]]) -> Path:
-    table = pa.table({
-        "row": pa.array(range(len(rows)), pa.int64()),
-        "frame": pa.array([r["frame"] for r in rows], pa.binary()),
-        "direction": pa.array([r["direction"] for r in rows], pa.string()),
-        "key": pa.array([r["key"] for r in rows], pa.int32()),
-        "version": pa.array([r["version"] for r in rows], pa.int32()),
-    })
+    table = pa.table(
+        {
+            "row": pa.array(range(len(rows)), pa.int64()),
+            "frame": pa.array([r["frame"] for r in rows], pa.binary()),
+            "direction": pa.array([r["direction"] for r in rows], pa.string()),
+            "key": pa.array([r["key"] for r in rows], pa.int32()),
+            "version": pa.array([r["version"] for r in rows], pa.int32()),
+        }
+    )
     pq.write_table(table, path, row_group_size=64)  # several row groups: several Spark batches
     return path
 
@@ -90,8 +102,9 @@ def decoded(spark: Any, path: Path) -> list[Any]:
     from kafka_epochs.spark.api import decode_frames
 
     df = spark.read.parquet(str(path)).repartition(3)
-    out = decode_frames(df, keep=["row"], direction_col="direction", request_api_key_col="key",
-                        request_api_version_col="version")
+    out = decode_frames(
+        df, keep=["row"], direction_col="direction", request_api_key_col="key", request_api_version_col="version"
+    )
     return sorted(out.collect(), key=lambda r: r.row)
 
 

@@ -66,13 +66,24 @@ KIP_VERSIONS: dict[str, range] = {
 
 #: Versions that exist in Apache 3.9 under the same number but with other bytes.
 DIVERGING = [
-    ("ListOffsetsRequest", 6), ("ListOffsetsResponse", 6),
-    ("OffsetForLeaderEpochRequest", 4), ("OffsetForLeaderEpochResponse", 4),
-    ("StopReplicaRequest", 4), ("StopReplicaResponse", 4),
+    ("ListOffsetsRequest", 6),
+    ("ListOffsetsResponse", 6),
+    ("OffsetForLeaderEpochRequest", 4),
+    ("OffsetForLeaderEpochResponse", 4),
+    ("StopReplicaRequest", 4),
+    ("StopReplicaResponse", 4),
 ]
 
-API_KEYS = {"Produce": 0, "Fetch": 1, "ListOffsets": 2, "Metadata": 3, "LeaderAndIsr": 4,
-            "StopReplica": 5, "ApiVersions": 18, "OffsetForLeaderEpoch": 23}
+API_KEYS = {
+    "Produce": 0,
+    "Fetch": 1,
+    "ListOffsets": 2,
+    "Metadata": 3,
+    "LeaderAndIsr": 4,
+    "StopReplica": 5,
+    "ApiVersions": 18,
+    "OffsetForLeaderEpoch": 23,
+}
 
 TOPIC_ID = uuid.UUID("46bdb63f-9e8d-4a38-bf7b-ee4eb2a794e4")  # the example id in seed 004
 TOPIC_ID_HEX = "46bdb63f9e8d4a38bf7bee4eb2a794e4"
@@ -99,6 +110,7 @@ def _apache(reference_dir: Path, name: str) -> MessageSpec:
 
 # -- contents -----------------------------------------------------------------------------------
 
+
 def test_bundled_specs_are_exactly_the_table(ours: dict[str, MessageSpec]) -> None:
     assert set(ours) == set(APACHE_IDENTICAL)
     for name, spec in ours.items():
@@ -113,15 +125,24 @@ def test_api_keys_and_flexible_versions(ours: dict[str, MessageSpec]) -> None:
             assert ours[api + kind].api_key == key
     first_flexible = {name: spec.flexible_versions.low for name, spec in ours.items()}
     assert first_flexible == {
-        "RequestHeader": 2, "ResponseHeader": 1,
-        "ApiVersionsRequest": 3, "ApiVersionsResponse": 3,
-        "MetadataRequest": 9, "MetadataResponse": 9,
-        "FetchRequest": 12, "FetchResponse": 12,
-        "ProduceRequest": 9, "ProduceResponse": 9,
-        "ListOffsetsRequest": 6, "ListOffsetsResponse": 6,  # KIP-516 draft v6 is the first flexible one
-        "OffsetForLeaderEpochRequest": 4, "OffsetForLeaderEpochResponse": 4,  # likewise v4
-        "LeaderAndIsrRequest": 4, "LeaderAndIsrResponse": 4,
-        "StopReplicaRequest": 2, "StopReplicaResponse": 2,
+        "RequestHeader": 2,
+        "ResponseHeader": 1,
+        "ApiVersionsRequest": 3,
+        "ApiVersionsResponse": 3,
+        "MetadataRequest": 9,
+        "MetadataResponse": 9,
+        "FetchRequest": 12,
+        "FetchResponse": 12,
+        "ProduceRequest": 9,
+        "ProduceResponse": 9,
+        "ListOffsetsRequest": 6,
+        "ListOffsetsResponse": 6,  # KIP-516 draft v6 is the first flexible one
+        "OffsetForLeaderEpochRequest": 4,
+        "OffsetForLeaderEpochResponse": 4,  # likewise v4
+        "LeaderAndIsrRequest": 4,
+        "LeaderAndIsrResponse": 4,
+        "StopReplicaRequest": 2,
+        "StopReplicaResponse": 2,
     }
 
 
@@ -142,10 +163,11 @@ def test_protocol_bundled_serves_every_spec(bundled: Protocol, ours: dict[str, M
 
 # -- identical to Apache Kafka 3.9 --------------------------------------------------------------
 
-@pytest.mark.parametrize(("name", "version"), [
-    (name, v) for name, versions in APACHE_IDENTICAL.items() for v in versions])
-def test_same_wire_layout_as_apache(reference_dir: Path, ours: dict[str, MessageSpec], name: str,
-                                    version: int) -> None:
+
+@pytest.mark.parametrize(
+    ("name", "version"), [(name, v) for name, versions in APACHE_IDENTICAL.items() for v in versions]
+)
+def test_same_wire_layout_as_apache(reference_dir: Path, ours: dict[str, MessageSpec], name: str, version: int) -> None:
     mine, theirs = wire_layout(ours[name], version), wire_layout(_apache(reference_dir, name), version)
     assert mine == theirs, f"\nours:\n{format_layout(mine)}\napache:\n{format_layout(theirs)}"
 
@@ -164,13 +186,14 @@ def test_stop_replica_v0_to_v3_is_seed_000_json(ours: dict[str, MessageSpec]) ->
         pytest.skip(f"seed documents not found in {SEEDS_DIR}")
     text = seeds[0].read_text(encoding="utf-8")
     start = text.index("```") + 3
-    seed = parse_spec(text[start:text.index("```", start)], source="seed 000")
+    seed = parse_spec(text[start : text.index("```", start)], source="seed 000")
     assert list(seed.versions) == [0, 1, 2, 3]
     for version in seed.versions:
         assert wire_layout(ours["StopReplicaRequest"], version) == wire_layout(seed, version), version
 
 
 # -- diverging from Apache's version of the same number -----------------------------------------
+
 
 def _without(fields: tuple[WireField, ...], name: str) -> tuple[WireField, ...]:
     """The fields with every field called ``name`` removed, at any depth."""
@@ -188,19 +211,26 @@ def _drop(layout: WireLayout, name: str) -> WireLayout:
 
 
 @pytest.mark.parametrize(("name", "version"), DIVERGING)
-def test_kip_516_draft_versions_differ_from_apache(reference_dir: Path, ours: dict[str, MessageSpec], name: str,
-                                                    version: int) -> None:
+def test_kip_516_draft_versions_differ_from_apache(
+    reference_dir: Path, ours: dict[str, MessageSpec], name: str, version: int
+) -> None:
     apache = _apache(reference_dir, name)
     assert version in apache.valid_versions  # Apache 3.9 has a version with this number...
     assert wire_layout(ours[name], version) != wire_layout(apache, version)  # ...with other bytes
 
 
-@pytest.mark.parametrize(("name", "version"), [
-    ("ListOffsetsRequest", 6), ("ListOffsetsResponse", 6),
-    ("OffsetForLeaderEpochRequest", 4), ("OffsetForLeaderEpochResponse", 4),
-])
-def test_draft_version_is_apache_plus_topic_id(reference_dir: Path, ours: dict[str, MessageSpec], name: str,
-                                               version: int) -> None:
+@pytest.mark.parametrize(
+    ("name", "version"),
+    [
+        ("ListOffsetsRequest", 6),
+        ("ListOffsetsResponse", 6),
+        ("OffsetForLeaderEpochRequest", 4),
+        ("OffsetForLeaderEpochResponse", 4),
+    ],
+)
+def test_draft_version_is_apache_plus_topic_id(
+    reference_dir: Path, ours: dict[str, MessageSpec], name: str, version: int
+) -> None:
     """The whole divergence is the per-topic TopicId: without it, the bytes are Apache's."""
     mine = wire_layout(ours[name], version)
     assert mine.flexible
@@ -215,7 +245,12 @@ def test_stop_replica_request_v4_is_v3_plus_topic_id(reference_dir: Path, ours: 
     assert _drop(mine, "TopicId") == wire_layout(ours["StopReplicaRequest"], 3)
     apache_v4 = wire_layout(_apache(reference_dir, "StopReplicaRequest"), 4)
     assert [f.name for f in apache_v4.fields] == [  # Apache's v4 is v3 plus KIP-866's flag instead
-        "ControllerId", "isKRaftController", "ControllerEpoch", "BrokerEpoch", "TopicStates"]
+        "ControllerId",
+        "isKRaftController",
+        "ControllerEpoch",
+        "BrokerEpoch",
+        "TopicStates",
+    ]
 
 
 def test_stop_replica_response_v4_groups_by_topic(reference_dir: Path, ours: dict[str, MessageSpec]) -> None:
@@ -233,6 +268,7 @@ def test_stop_replica_response_v4_groups_by_topic(reference_dir: Path, ours: dic
 
 # -- golden bytes for the KIP versions (written by hand from the seeds) ------------------------
 
+
 def check_golden(cls: Any, version: int, obj: Any, expected: bytes) -> None:
     """Our encoder writes exactly ``expected``, and our decoder reads it back to ``obj``."""
     assert obj.encode(version).hex() == expected.hex()
@@ -247,9 +283,17 @@ def _cls(bundled: Protocol, name: str) -> Any:
 def test_produce_request_v12_golden(bundled: Protocol) -> None:
     """KIP-359 (seed 002): PartitionData => Partition CurrentLeaderEpoch MessageSetSize MessageSet."""
     req = _cls(bundled, "ProduceRequest")
-    obj = req(transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
-        req.TopicProduceData(name="t1", partition_data=[
-            req.PartitionProduceData(index=0, current_leader_epoch=5, records=b"\x01\x02\x03")])])
+    obj = req(
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=30000,
+        topic_data=[
+            req.TopicProduceData(
+                name="t1",
+                partition_data=[req.PartitionProduceData(index=0, current_leader_epoch=5, records=b"\x01\x02\x03")],
+            )
+        ],
+    )
     head = h(
         "00",  # transactional_id = null (compact nullable string: length 0)
         "ffff",  # acks = -1
@@ -276,11 +320,24 @@ def test_produce_request_v12_golden(bundled: Protocol) -> None:
 def test_produce_response_v12_golden(bundled: Protocol) -> None:
     """KIP-359: the v12 response has v11's layout; a fenced write reports FENCED_LEADER_EPOCH (74)."""
     resp = _cls(bundled, "ProduceResponse")
-    obj = resp(throttle_time_ms=0, responses=[
-        resp.TopicProduceResponse(name="t1", partition_responses=[
-            resp.PartitionProduceResponse(
-                index=0, error_code=74, base_offset=-1, log_append_time_ms=-1, log_start_offset=0,
-                current_leader=resp.LeaderIdAndEpoch(leader_id=2, leader_epoch=6))])])
+    obj = resp(
+        throttle_time_ms=0,
+        responses=[
+            resp.TopicProduceResponse(
+                name="t1",
+                partition_responses=[
+                    resp.PartitionProduceResponse(
+                        index=0,
+                        error_code=74,
+                        base_offset=-1,
+                        log_append_time_ms=-1,
+                        log_start_offset=0,
+                        current_leader=resp.LeaderIdAndEpoch(leader_id=2, leader_epoch=6),
+                    )
+                ],
+            )
+        ],
+    )
     expected = h(
         "02",  # responses: compact array of 1
         "03 7431",  # .name = "t1"
@@ -306,9 +363,17 @@ def test_produce_response_v12_golden(bundled: Protocol) -> None:
 def test_list_offsets_request_v6_golden(bundled: Protocol) -> None:
     """KIP-516 draft (seed 004): ListOffset Request (Version: 6), first flexible, topic_id after topic."""
     req = _cls(bundled, "ListOffsetsRequest")
-    obj = req(replica_id=-1, isolation_level=1, topics=[
-        req.ListOffsetsTopic(name="orders", topic_id=TOPIC_ID, partitions=[
-            req.ListOffsetsPartition(partition_index=3, current_leader_epoch=7, timestamp=-1)])])
+    obj = req(
+        replica_id=-1,
+        isolation_level=1,
+        topics=[
+            req.ListOffsetsTopic(
+                name="orders",
+                topic_id=TOPIC_ID,
+                partitions=[req.ListOffsetsPartition(partition_index=3, current_leader_epoch=7, timestamp=-1)],
+            )
+        ],
+    )
     expected = h(
         "ffffffff",  # replica_id = -1
         "01",  # isolation_level = 1 (READ_COMMITTED)
@@ -328,10 +393,20 @@ def test_list_offsets_request_v6_golden(bundled: Protocol) -> None:
 
 def test_list_offsets_response_v6_golden(bundled: Protocol) -> None:
     resp = _cls(bundled, "ListOffsetsResponse")
-    obj = resp(throttle_time_ms=0, topics=[
-        resp.ListOffsetsTopicResponse(name="orders", topic_id=TOPIC_ID, partitions=[
-            resp.ListOffsetsPartitionResponse(
-                partition_index=3, error_code=0, timestamp=-1, offset=42, leader_epoch=7)])])
+    obj = resp(
+        throttle_time_ms=0,
+        topics=[
+            resp.ListOffsetsTopicResponse(
+                name="orders",
+                topic_id=TOPIC_ID,
+                partitions=[
+                    resp.ListOffsetsPartitionResponse(
+                        partition_index=3, error_code=0, timestamp=-1, offset=42, leader_epoch=7
+                    )
+                ],
+            )
+        ],
+    )
     expected = h(
         "00000000",  # throttle_time_ms = 0
         "02",  # responses: compact array of 1
@@ -353,9 +428,16 @@ def test_list_offsets_response_v6_golden(bundled: Protocol) -> None:
 def test_offset_for_leader_epoch_request_v4_golden(bundled: Protocol) -> None:
     """KIP-516 draft (seed 004): OffsetForLeaderEpoch Request (Version: 4)."""
     req = _cls(bundled, "OffsetForLeaderEpochRequest")
-    obj = req(replica_id=1, topics=[
-        req.OffsetForLeaderTopic(topic="orders", topic_id=TOPIC_ID, partitions=[
-            req.OffsetForLeaderPartition(partition=3, current_leader_epoch=7, leader_epoch=5)])])
+    obj = req(
+        replica_id=1,
+        topics=[
+            req.OffsetForLeaderTopic(
+                topic="orders",
+                topic_id=TOPIC_ID,
+                partitions=[req.OffsetForLeaderPartition(partition=3, current_leader_epoch=7, leader_epoch=5)],
+            )
+        ],
+    )
     expected = h(
         "00000001",  # replica_id = 1 (a follower)
         "02",  # topics: compact array of 1
@@ -374,9 +456,16 @@ def test_offset_for_leader_epoch_request_v4_golden(bundled: Protocol) -> None:
 
 def test_offset_for_leader_epoch_response_v4_golden(bundled: Protocol) -> None:
     resp = _cls(bundled, "OffsetForLeaderEpochResponse")
-    obj = resp(throttle_time_ms=0, topics=[
-        resp.OffsetForLeaderTopicResult(topic="orders", topic_id=TOPIC_ID, partitions=[
-            resp.EpochEndOffset(error_code=0, partition=3, leader_epoch=5, end_offset=100)])])
+    obj = resp(
+        throttle_time_ms=0,
+        topics=[
+            resp.OffsetForLeaderTopicResult(
+                topic="orders",
+                topic_id=TOPIC_ID,
+                partitions=[resp.EpochEndOffset(error_code=0, partition=3, leader_epoch=5, end_offset=100)],
+            )
+        ],
+    )
     expected = h(
         "00000000",  # throttle_time_ms = 0
         "02",  # topics: compact array of 1
@@ -397,12 +486,30 @@ def test_offset_for_leader_epoch_response_v4_golden(bundled: Protocol) -> None:
 def test_leader_and_isr_request_v5_golden(bundled: Protocol) -> None:
     """KIP-516 (seed 004): v5 adds Type (FULL = 2 replaces KIP-550's ContainsAllReplicas) and TopicId."""
     req = _cls(bundled, "LeaderAndIsrRequest")
-    obj = req(controller_id=1, controller_epoch=3, broker_epoch=100, type=2, topic_states=[
-        req.LeaderAndIsrTopicState(topic_name="orders", topic_id=TOPIC_ID, partition_states=[
-            req.LeaderAndIsrPartitionState(
-                partition_index=0, controller_epoch=3, leader=1, leader_epoch=7, isr=[1, 2],
-                partition_epoch=9, replicas=[1, 2])])],
-        live_leaders=[req.LeaderAndIsrLiveLeader(broker_id=1, host_name="b1", port=9092)])
+    obj = req(
+        controller_id=1,
+        controller_epoch=3,
+        broker_epoch=100,
+        type=2,
+        topic_states=[
+            req.LeaderAndIsrTopicState(
+                topic_name="orders",
+                topic_id=TOPIC_ID,
+                partition_states=[
+                    req.LeaderAndIsrPartitionState(
+                        partition_index=0,
+                        controller_epoch=3,
+                        leader=1,
+                        leader_epoch=7,
+                        isr=[1, 2],
+                        partition_epoch=9,
+                        replicas=[1, 2],
+                    )
+                ],
+            )
+        ],
+        live_leaders=[req.LeaderAndIsrLiveLeader(broker_id=1, host_name="b1", port=9092)],
+    )
     expected = h(
         "00000001",  # controller_id = 1
         "00000003",  # controller_epoch = 3
@@ -459,10 +566,21 @@ def _stop_replica_v3_body(topic_id_hex: str) -> bytes:
 def _stop_replica_request(bundled: Protocol, topic_id: uuid.UUID) -> tuple[Any, Any]:
     req = _cls(bundled, "StopReplicaRequest")
     state = req.StopReplicaPartitionState
-    obj = req(controller_id=1, controller_epoch=3, broker_epoch=100, topic_states=[
-        req.StopReplicaTopicState(topic_name="orders", topic_id=topic_id, partition_states=[
-            state(partition_index=0, leader_epoch=7, delete_partition=False),
-            state(partition_index=1, leader_epoch=-2, delete_partition=True)])])
+    obj = req(
+        controller_id=1,
+        controller_epoch=3,
+        broker_epoch=100,
+        topic_states=[
+            req.StopReplicaTopicState(
+                topic_name="orders",
+                topic_id=topic_id,
+                partition_states=[
+                    state(partition_index=0, leader_epoch=7, delete_partition=False),
+                    state(partition_index=1, leader_epoch=-2, delete_partition=True),
+                ],
+            )
+        ],
+    )
     return req, obj
 
 
@@ -486,10 +604,16 @@ def test_stop_replica_response_v4_golden(bundled: Protocol) -> None:
     """KIP-516 draft (seed 004): error_code [topics => topic topic_id [partitions => partition error_code]]."""
     resp = _cls(bundled, "StopReplicaResponse")
     err = resp.StopReplicaPartitionError
-    obj = resp(error_code=0, topics=[
-        resp.StopReplicaTopicError(topic_name="orders", topic_id=TOPIC_ID, partition_errors=[
-            err(partition_index=0, error_code=0),
-            err(partition_index=1, error_code=74)])])
+    obj = resp(
+        error_code=0,
+        topics=[
+            resp.StopReplicaTopicError(
+                topic_name="orders",
+                topic_id=TOPIC_ID,
+                partition_errors=[err(partition_index=0, error_code=0), err(partition_index=1, error_code=74)],
+            )
+        ],
+    )
     expected = h(
         "0000",  # error_code = 0
         "02",  # topics: compact array of 1
@@ -544,7 +668,8 @@ def test_wire_layout_ignores_what_never_reaches_the_wire() -> None:
         (_BASE % ("", "0x10"))  # the same default, spelt in hex
         .replace('"versions": "0+" } ]}', '"versions": "0+", "mapKey": true, "about": "x" } ]}')
         .replace('"name": "Note", "type": "string"', '"name": "Note", "type": "string", "ignorable": true')
-        .replace('"type": "[]Item"', '"type": "[]OtherName"'))
+        .replace('"type": "[]Item"', '"type": "[]OtherName"')
+    )
     for v in range(3):
         assert wire_layout(plain, v) == wire_layout(decorated, v)
     assert hash(wire_layout(plain, 1)) == hash(wire_layout(decorated, 1))

@@ -25,10 +25,32 @@ from conftest import REFERENCE_MISSING, ROOT, reference_specs_available
 needs_reference = pytest.mark.skipif(not reference_specs_available(), reason=REFERENCE_MISSING)
 
 #: What a catalogue entry may hold: the spec format's wire facts, never ``about`` or comments.
-MESSAGE_KEYS = {"apiKey", "type", "name", "validVersions", "flexibleVersions", "latestVersionUnstable",
-                "deprecatedVersions", "listeners", "fields", "commonStructs", "origins"}
-FIELD_KEYS = {"name", "type", "versions", "nullableVersions", "taggedVersions", "tag", "flexibleVersions",
-              "default", "ignorable", "mapKey", "fields"}
+MESSAGE_KEYS = {
+    "apiKey",
+    "type",
+    "name",
+    "validVersions",
+    "flexibleVersions",
+    "latestVersionUnstable",
+    "deprecatedVersions",
+    "listeners",
+    "fields",
+    "commonStructs",
+    "origins",
+}
+FIELD_KEYS = {
+    "name",
+    "type",
+    "versions",
+    "nullableVersions",
+    "taggedVersions",
+    "tag",
+    "flexibleVersions",
+    "default",
+    "ignorable",
+    "mapKey",
+    "fields",
+}
 
 
 def kafka_python_source() -> SpecSource:
@@ -76,8 +98,13 @@ def test_catalogue_holds_wire_facts_only() -> None:
 def test_catalogue_covers_kafka_4_client_versions() -> None:
     specs = {s.name: s for s in load_catalogue(CATALOGUE)}
     assert len(specs) >= 188
-    for name, low, high in [("ProduceRequest", 0, 13), ("FetchRequest", 0, 18), ("MetadataRequest", 0, 13),
-                            ("ListOffsetsRequest", 0, 11), ("ListConfigResourcesRequest", 0, 1)]:
+    for name, low, high in [
+        ("ProduceRequest", 0, 13),
+        ("FetchRequest", 0, 18),
+        ("MetadataRequest", 0, 13),
+        ("ListOffsetsRequest", 0, 11),
+        ("ListConfigResourcesRequest", 0, 1),
+    ]:
         valid = specs[name].valid_versions
         assert (valid.low, valid.high) == (low, high), name
 
@@ -96,9 +123,16 @@ def test_committed_apache_package_matches_the_catalogue() -> None:
 
 # -- merging, on small specs written here ---------------------------------------------------------
 
+
 def spec(name: str, valid: str, fields: list[dict], flexible: str = "none") -> dict:
-    return {"apiKey": 99, "type": "request", "name": name, "validVersions": valid,
-            "flexibleVersions": flexible, "fields": fields}
+    return {
+        "apiKey": 99,
+        "type": "request",
+        "name": name,
+        "validVersions": valid,
+        "flexibleVersions": flexible,
+        "fields": fields,
+    }
 
 
 def sources_of(tmp_path: Path, *versions_of: dict) -> list[SpecSource]:
@@ -120,14 +154,23 @@ def merged(tmp_path: Path, sources: list[SpecSource]) -> dict:
 
 
 def test_newer_input_owns_its_versions_and_older_ones_keep_theirs(tmp_path: Path) -> None:
-    older = spec("ExampleRequest", "0-3", [
-        {"name": "A", "type": "int32", "versions": "0+", "about": "text that must not be kept"},
-        {"name": "B", "type": "int8", "versions": "0-1"},
-    ])
-    newer = spec("ExampleRequest", "2-4", [
-        {"name": "A", "type": "int32", "versions": "2+"},
-        {"name": "C", "type": "string", "versions": "4+", "nullableVersions": "4+"},
-    ], flexible="4+")
+    older = spec(
+        "ExampleRequest",
+        "0-3",
+        [
+            {"name": "A", "type": "int32", "versions": "0+", "about": "text that must not be kept"},
+            {"name": "B", "type": "int8", "versions": "0-1"},
+        ],
+    )
+    newer = spec(
+        "ExampleRequest",
+        "2-4",
+        [
+            {"name": "A", "type": "int32", "versions": "2+"},
+            {"name": "C", "type": "string", "versions": "4+", "nullableVersions": "4+"},
+        ],
+        flexible="4+",
+    )
     message = merged(tmp_path, sources_of(tmp_path, older, newer))
     assert message["validVersions"] == "0-4" and message["flexibleVersions"] == "4+"
     assert [(f["name"], f["versions"]) for f in message["fields"]] == [("A", "0+"), ("B", "0-1"), ("C", "4+")]

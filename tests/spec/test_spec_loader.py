@@ -15,8 +15,14 @@ from kafka_epochs.spec.versions import MAX_VERSION
 
 
 def spec_text(fields: list[dict], **top: object) -> str:  # type: ignore[type-arg]
-    doc = {"apiKey": 1000, "type": "request", "name": "TestRequest", "validVersions": "0-3",
-           "flexibleVersions": "2+", "fields": fields}
+    doc = {
+        "apiKey": 1000,
+        "type": "request",
+        "name": "TestRequest",
+        "validVersions": "0-3",
+        "flexibleVersions": "2+",
+        "fields": fields,
+    }
     doc.update(top)
     return json.dumps(doc)
 
@@ -27,8 +33,9 @@ def field(**kw: object) -> dict:  # type: ignore[type-arg]
     return base
 
 
-@pytest.mark.parametrize(("text", "low", "high"), [
-    ("3", 3, 3), ("1-4", 1, 4), ("2+", 2, MAX_VERSION), ("0+", 0, MAX_VERSION)])
+@pytest.mark.parametrize(
+    ("text", "low", "high"), [("3", 3, 3), ("1-4", 1, 4), ("2+", 2, MAX_VERSION), ("0+", 0, MAX_VERSION)]
+)
 def test_version_ranges(text: str, low: int, high: int) -> None:
     v = Versions.parse(text)
     assert (v.low, v.high) == (low, high)
@@ -54,17 +61,31 @@ def test_comments_are_stripped_outside_strings_only() -> None:
 
 
 def test_every_attribute_is_read() -> None:
-    spec = parse_spec(spec_text([
-        field(name="A", type="int64", default="0x7f", ignorable=True, about="a"),
-        field(name="S", type="string", nullableVersions="1+", default="null", versions="1+",
-              flexibleVersions="none", entityType="topicName"),
-        field(name="U", type="uuid", default="AAAAAAAAAAAAAAAAAAAAAQ"),
-        field(name="T", type="[]Common", versions="2+", taggedVersions="2+", tag=0),
-        field(name="B", type="bytes", zeroCopy=True),
-        field(name="L", type="[]Inline", mapKey=False, fields=[field(name="K", mapKey=True)]),
-    ], latestVersionUnstable=True, deprecatedVersions="0", listeners=["broker"],
-        commonStructs=[{"name": "Common", "versions": "0+", "fields": [field(name="X", type="float64")]}]),
-        source="Test.json")
+    spec = parse_spec(
+        spec_text(
+            [
+                field(name="A", type="int64", default="0x7f", ignorable=True, about="a"),
+                field(
+                    name="S",
+                    type="string",
+                    nullableVersions="1+",
+                    default="null",
+                    versions="1+",
+                    flexibleVersions="none",
+                    entityType="topicName",
+                ),
+                field(name="U", type="uuid", default="AAAAAAAAAAAAAAAAAAAAAQ"),
+                field(name="T", type="[]Common", versions="2+", taggedVersions="2+", tag=0),
+                field(name="B", type="bytes", zeroCopy=True),
+                field(name="L", type="[]Inline", mapKey=False, fields=[field(name="K", mapKey=True)]),
+            ],
+            latestVersionUnstable=True,
+            deprecatedVersions="0",
+            listeners=["broker"],
+            commonStructs=[{"name": "Common", "versions": "0+", "fields": [field(name="X", type="float64")]}],
+        ),
+        source="Test.json",
+    )
     a, s, u, t, b, inline = spec.fields
     assert a.default == 0x7F and a.ignorable and a.about == "a" and a.type.kind is Kind.INT64
     assert s.default is None and s.flexible_versions == Versions.parse("none") and s.entity_type == "topicName"
@@ -87,14 +108,31 @@ BROKEN = [
     ({"fields": [field(bogus=1)]}, "TestRequest.F", "unknown key 'bogus'"),
     ({"fields": [field(versions="2-1")]}, "TestRequest.F", "'versions': version range '2-1' is backwards"),
     ({"fields": [field(versions="abc")]}, "TestRequest.F", "invalid version range 'abc'"),
-    ({"fields": [field(versions="0+", tag=0, taggedVersions="0+")]}, "TestRequest.F",
-     "tagged field outside flexible versions"),
-    ({"fields": [field(name="A", tag=0, taggedVersions="2+", versions="2+"),
-                 field(name="B", tag=2, taggedVersions="2+", versions="2+")]},
-     "TestRequest", "tags are not contiguous: tag 1 is unused"),
-    ({"fields": [field(name="A", tag=0, taggedVersions="2+", versions="2+"),
-                 field(name="B", tag=0, taggedVersions="2+", versions="2+")]},
-     "TestRequest.B", "tag 0 is already used by A"),
+    (
+        {"fields": [field(versions="0+", tag=0, taggedVersions="0+")]},
+        "TestRequest.F",
+        "tagged field outside flexible versions",
+    ),
+    (
+        {
+            "fields": [
+                field(name="A", tag=0, taggedVersions="2+", versions="2+"),
+                field(name="B", tag=2, taggedVersions="2+", versions="2+"),
+            ]
+        },
+        "TestRequest",
+        "tags are not contiguous: tag 1 is unused",
+    ),
+    (
+        {
+            "fields": [
+                field(name="A", tag=0, taggedVersions="2+", versions="2+"),
+                field(name="B", tag=0, taggedVersions="2+", versions="2+"),
+            ]
+        },
+        "TestRequest.B",
+        "tag 0 is already used by A",
+    ),
     ({"fields": [field(tag=0)]}, "TestRequest.F", "a field with a tag needs taggedVersions"),
     ({"fields": [field(taggedVersions="2+", versions="2+")]}, "TestRequest.F", "taggedVersions needs a tag"),
     ({"fields": [field(tag=0, taggedVersions="2-3", versions="2+")]}, "TestRequest.F", "must be open-ended"),
@@ -108,18 +146,27 @@ BROKEN = [
     ({"fields": [field(type="[]Missing")]}, "TestRequest.F", "unknown struct type Missing"),
     ({"fields": [field(type="[][]int32")]}, "TestRequest.F", "arrays of arrays are not allowed"),
     ({"fields": [field(type="int32", fields=[field()])]}, "TestRequest.F", "cannot have fields"),
-    ({"fields": [field(type="int32", flexibleVersions="none")]}, "TestRequest.F",
-     "only string and bytes fields may override flexibleVersions"),
+    (
+        {"fields": [field(type="int32", flexibleVersions="none")]},
+        "TestRequest.F",
+        "only string and bytes fields may override flexibleVersions",
+    ),
     ({"fields": [field(zeroCopy=True)]}, "TestRequest.F", "zeroCopy is only allowed on bytes fields"),
     ({"fields": [field(entityType="topicName")]}, "TestRequest.F", "entityType topicName needs type string"),
     ({"fields": [field(name="F"), field(name="F")]}, "TestRequest.F", "duplicate field name"),
     ({"fields": [field(name="bad-name")]}, "TestRequest.<field>", "invalid field name 'bad-name'"),
-    ({"fields": [field(type="[]S", fields=[]), field(name="G", type="[]S", fields=[])]}, "TestRequest.G",
-     "struct S is defined more than once"),
+    (
+        {"fields": [field(type="[]S", fields=[]), field(name="G", type="[]S", fields=[])]},
+        "TestRequest.G",
+        "struct S is defined more than once",
+    ),
     ({"validVersions": "none"}, "TestRequest", "validVersions must not be 'none'"),
     ({"fields": [field(versions="5+")]}, "TestRequest.F", "versions 5+ never overlap its parent's versions 0-3"),
-    ({"fields": [field(name="A", type="[]S", versions="2+", fields=[field(name="B", versions="0-1")])]},
-     "TestRequest.A.B", "versions 0-1 never overlap its parent's versions 2+"),
+    (
+        {"fields": [field(name="A", type="[]S", versions="2+", fields=[field(name="B", versions="0-1")])]},
+        "TestRequest.A.B",
+        "versions 0-1 never overlap its parent's versions 2+",
+    ),
     ({"flexibleVersions": "1-2"}, "TestRequest", "must be 'none' or open-ended"),
     ({"type": "gossip"}, "TestRequest", "unknown message type 'gossip'"),
     ({"apiKey": None}, "TestRequest", "a request needs an apiKey"),
@@ -151,15 +198,21 @@ def test_missing_required_key_and_bad_json(tmp_path: Path) -> None:
 
 
 def test_repeated_key_with_a_different_value_is_refused() -> None:
-    text = ('{"name": "X", "type": "data", "validVersions": "0", "validVersions": "1", '
-            '"flexibleVersions": "none", "fields": []}')
+    text = (
+        '{"name": "X", "type": "data", "validVersions": "0", "validVersions": "1", '
+        '"flexibleVersions": "none", "fields": []}'
+    )
     with pytest.raises(SpecError, match="given twice with different values"):
         parse_spec(text, "X.json")
 
 
 def test_common_struct_used_before_its_definition() -> None:
-    spec = parse_spec(spec_text([field(name="P", type="Later")],
-                                commonStructs=[{"name": "Later", "versions": "0+", "fields": [field(name="Q")]}]))
+    spec = parse_spec(
+        spec_text(
+            [field(name="P", type="Later")],
+            commonStructs=[{"name": "Later", "versions": "0+", "fields": [field(name="Q")]}],
+        )
+    )
     assert spec.fields[0].struct is not None and spec.fields[0].struct.fields[0].name == "Q"
 
 

@@ -22,12 +22,19 @@ def metadata(reference_protocol):  # type: ignore[no-untyped-def]
 
 def metadata_v12(metadata):  # type: ignore[no-untyped-def]
     mod = __import__(metadata.__module__, fromlist=["x"])
-    def partitions() -> list:  # type: ignore[type-arg]
-        return [mod.MetadataResponsePartition(partition_index=i, leader_id=1, leader_epoch=5,
-                                              replica_nodes=[1, 2], isr_nodes=[1]) for i in range(2)]
 
-    topics = [mod.MetadataResponseTopic(name=f"t{i}", topic_id=uuid.UUID(int=i + 1), partitions=partitions())
-              for i in range(4)]
+    def partitions() -> list:  # type: ignore[type-arg]
+        return [
+            mod.MetadataResponsePartition(
+                partition_index=i, leader_id=1, leader_epoch=5, replica_nodes=[1, 2], isr_nodes=[1]
+            )
+            for i in range(2)
+        ]
+
+    topics = [
+        mod.MetadataResponseTopic(name=f"t{i}", topic_id=uuid.UUID(int=i + 1), partitions=partitions())
+        for i in range(4)
+    ]
     return metadata(brokers=[mod.MetadataResponseBroker(node_id=1, host="h", port=9092)], topics=topics)
 
 
@@ -56,7 +63,8 @@ def test_leader_epoch_path(metadata) -> None:  # type: ignore[no-untyped-def]
     # Cut inside topics[3].partitions[0].leader_epoch: find it from the layout, byte by byte.
     mod = __import__(metadata.__module__, fromlist=["x"])
     obj.topics[3].partitions[0] = mod.MetadataResponsePartition(
-        partition_index=0, leader_id=1, leader_epoch=0x0ABBCCDD, replica_nodes=[1, 2], isr_nodes=[1])
+        partition_index=0, leader_id=1, leader_epoch=0x0ABBCCDD, replica_nodes=[1, 2], isr_nodes=[1]
+    )
     data = obj.encode(12)
     cut = offset_of(data, b"\x0a\xbb\xcc\xdd") + 2
     with pytest.raises(DecodeError) as info:
@@ -146,9 +154,21 @@ def test_tag_section_count_larger_than_bytes_left(reference_protocol) -> None:  
 
 def test_mutation_pairs(reference_protocol) -> None:  # type: ignore[no-untyped-def]
     """Truncated and byte-mutated valid messages of many (api, version) pairs: only DecodeError."""
-    names = ["MetadataResponse", "ProduceRequest", "FetchRequest", "FetchResponse", "ApiVersionsResponse",
-             "ListOffsetsResponse", "OffsetForLeaderEpochRequest", "LeaderAndIsrRequest", "StopReplicaRequest",
-             "CreateTopicsRequest", "JoinGroupResponse", "DescribeClusterResponse", "ConsumerGroupHeartbeatRequest"]
+    names = [
+        "MetadataResponse",
+        "ProduceRequest",
+        "FetchRequest",
+        "FetchResponse",
+        "ApiVersionsResponse",
+        "ListOffsetsResponse",
+        "OffsetForLeaderEpochRequest",
+        "LeaderAndIsrRequest",
+        "StopReplicaRequest",
+        "CreateTopicsRequest",
+        "JoinGroupResponse",
+        "DescribeClusterResponse",
+        "ConsumerGroupHeartbeatRequest",
+    ]
     pairs = [(reference_protocol.message(n), v) for n in names for v in reference_protocol.message(n).VALID_VERSIONS]
 
     @settings(max_examples=400, suppress_health_check=list(HealthCheck))
@@ -158,7 +178,7 @@ def test_mutation_pairs(reference_protocol) -> None:  # type: ignore[no-untyped-
         raw = bytearray(data.draw(strategies.message(cls, version)).encode(version))
         how = data.draw(st.sampled_from(["truncate", "flip", "both"]))
         if how in ("truncate", "both") and raw:
-            del raw[data.draw(st.integers(0, len(raw) - 1)):]
+            del raw[data.draw(st.integers(0, len(raw) - 1)) :]
         if how in ("flip", "both") and raw:
             for _ in range(data.draw(st.integers(1, 4))):
                 raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))

@@ -12,27 +12,31 @@ TOPIC = uuid.UUID("00112233-4455-6677-8899-aabbccddeeff")
 
 # FeatureTourRequest v2 (flexible) with every kind of field set away from its default.
 # Each line is one field, computed from the layout in tests/specs/features/FeatureTourRequest.json.
-V2_BYTES = bytes.fromhex("".join([
-    "00000001",  # id = 1 (int32)
-    "ffff",  # port = 65535 (uint16)
-    "00000007",  # big = 7 (uint32, v1+)
-    "c000000000000000",  # ratio = -2.0 (float64)
-    "00",  # label = null (compact nullable string: 0)
-    "0002" "6162",  # legacy = "ab": int16 length, because flexibleVersions is "none" for it
-    "03" "0102",  # blob = 01 02: compact length 2+1
-    "02" "aa",  # batches = aa (records, compact)
-    "00112233445566778899aabbccddeeff",  # topic_id
-    "ff",  # owner = null (nullable struct marker -1)
-    "02",  # items: compact count 1+1
-    "02" "6b",  # items[0].key = "k"
-    "03" "0001" "ffff",  # items[0].flags = [1, -1]
-    "01" "00" "02" "026e",  # items[0] tags: 1 tag; tag 0 (note), 2 bytes: compact "n"
-    "00",  # ids = null (compact nullable array)
-    "03",  # message tags: 3 entries, in tag order
-    "00" "08" "0000000000000005",  # tag 0 extra = 5
-    "01" "04" "0278" "03" "00",  # tag 1 inner = Person(name="x", age=3) with its empty tag section
-    "05" "02" "beef",  # unknown tag 5 kept from an earlier decode
-]))
+V2_BYTES = bytes.fromhex(
+    "".join(
+        [
+            "00000001",  # id = 1 (int32)
+            "ffff",  # port = 65535 (uint16)
+            "00000007",  # big = 7 (uint32, v1+)
+            "c000000000000000",  # ratio = -2.0 (float64)
+            "00",  # label = null (compact nullable string: 0)
+            "00026162",  # legacy = "ab": int16 length, because flexibleVersions is "none" for it
+            "030102",  # blob = 01 02: compact length 2+1
+            "02aa",  # batches = aa (records, compact)
+            "00112233445566778899aabbccddeeff",  # topic_id
+            "ff",  # owner = null (nullable struct marker -1)
+            "02",  # items: compact count 1+1
+            "026b",  # items[0].key = "k"
+            "030001ffff",  # items[0].flags = [1, -1]
+            "010002026e",  # items[0] tags: 1 tag; tag 0 (note), 2 bytes: compact "n"
+            "00",  # ids = null (compact nullable array)
+            "03",  # message tags: 3 entries, in tag order
+            "00080000000000000005",  # tag 0 extra = 5
+            "010402780300",  # tag 1 inner = Person(name="x", age=3) with its empty tag section
+            "0502beef",  # unknown tag 5 kept from an earlier decode
+        ]
+    )
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +47,19 @@ def tour(features_protocol):  # type: ignore[no-untyped-def]
 def v2_object(tour):  # type: ignore[no-untyped-def]
     mod = __import__(tour.__module__, fromlist=["Item", "Person"])
     obj = tour(
-        id=1, port=65535, big=7, ratio=-2.0, label=None, legacy="ab", blob=b"\x01\x02", batches=b"\xaa",
-        topic_id=TOPIC, owner=None, items=[mod.Item(key="k", flags=[1, -1], note="n")], ids=None, extra=5,
+        id=1,
+        port=65535,
+        big=7,
+        ratio=-2.0,
+        label=None,
+        legacy="ab",
+        blob=b"\x01\x02",
+        batches=b"\xaa",
+        topic_id=TOPIC,
+        owner=None,
+        items=[mod.Item(key="k", flags=[1, -1], note="n")],
+        ids=None,
+        extra=5,
         inner=mod.Person(name="x", age=3),
     )
     obj._unknown_tags = {5: b"\xbe\xef"}
@@ -74,16 +89,36 @@ def test_defaults_come_from_the_spec(tour) -> None:  # type: ignore[no-untyped-d
 
 def test_non_flexible_version_bytes(tour) -> None:  # type: ignore[no-untyped-def]
     mod = __import__(tour.__module__, fromlist=["Item", "Person"])
-    obj = tour(id=2, port=1, ratio=0.0, label="", legacy="", blob=b"", batches=None,
-               owner=mod.Person(name="a", age=1), items=[mod.Item(key="t", flags=[])], dropped=9, kept=True)
-    expected = bytes.fromhex("".join([
-        "00000002", "0001", "0000000000000000",  # id, port, ratio (no `big` in v0)
-        "0000", "0000", "00000000",  # label "", legacy "", blob b"" (int32 length)
-        "ffffffff",  # batches null
-        "0001" "61" "01",  # owner: not nullable in v0, so no marker
-        "00000001" "0001" "74" "00000000",  # items: one item "t" with no flags
-        "09", "01",  # dropped = 9, kept = true
-    ]))
+    obj = tour(
+        id=2,
+        port=1,
+        ratio=0.0,
+        label="",
+        legacy="",
+        blob=b"",
+        batches=None,
+        owner=mod.Person(name="a", age=1),
+        items=[mod.Item(key="t", flags=[])],
+        dropped=9,
+        kept=True,
+    )
+    expected = bytes.fromhex(
+        "".join(
+            [
+                "00000002",
+                "0001",
+                "0000000000000000",  # id, port, ratio (no `big` in v0)
+                "0000",
+                "0000",
+                "00000000",  # label "", legacy "", blob b"" (int32 length)
+                "ffffffff",  # batches null
+                "00016101",  # owner: not nullable in v0, so no marker
+                "0000000100017400000000",  # items: one item "t" with no flags
+                "09",
+                "01",  # dropped = 9, kept = true
+            ]
+        )
+    )
     assert obj.encode(0) == expected
     assert tour.decode(expected, 0) == obj
 
@@ -124,7 +159,7 @@ def test_unknown_version(tour) -> None:  # type: ignore[no-untyped-def]
 
 def test_known_tag_invalid_for_the_version_is_a_decode_error(tour) -> None:  # type: ignore[no-untyped-def]
     # v2 bytes whose message tag section carries tag 2 (names), which only v3 has.
-    data = tour().encode(2)[:-1] + bytes.fromhex("01" "02" "01" "01")
+    data = tour().encode(2)[:-1] + bytes.fromhex("01020101")
     with pytest.raises(DecodeError, match=r"tag 2 \(Names\) is not valid in version 2") as info:
         tour.decode(data, 2)
     assert info.value.path == "names"
@@ -162,13 +197,16 @@ def test_repr_is_readable(tour) -> None:  # type: ignore[no-untyped-def]
     assert "owner=Person(name='', age=-1)" in text
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"port": 70000}, r"port: 70000 is out of range for uint16 \(0\.\.65535\)"),
-    ({"id": "7"}, r"id: expected an int for int32, got str"),
-    ({"legacy": None}, r"legacy: None is not allowed \(the field is not nullable in version 1\)"),
-    ({"legacy": "x" * 40000}, r"legacy: string of 40000 bytes is over Kafka's limit of 32767"),
-    ({"topic_id": "not-a-uuid"}, r"topic_id: expected a uuid.UUID, got str"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"port": 70000}, r"port: 70000 is out of range for uint16 \(0\.\.65535\)"),
+        ({"id": "7"}, r"id: expected an int for int32, got str"),
+        ({"legacy": None}, r"legacy: None is not allowed \(the field is not nullable in version 1\)"),
+        ({"legacy": "x" * 40000}, r"legacy: string of 40000 bytes is over Kafka's limit of 32767"),
+        ({"topic_id": "not-a-uuid"}, r"topic_id: expected a uuid.UUID, got str"),
+    ],
+)
 def test_encode_errors_name_the_field(tour, change, message) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(EncodeError, match=message):
         tour(**change).encode(1)

@@ -26,8 +26,11 @@ def spec_keys(struct: StructSpec, plain: Any, version: int, path: str = "") -> l
     """Where ``plain`` (a to_dict view) differs from the spec's fields at ``version``, recursively."""
     expected = {attribute_name(f.name) for f in struct.fields_in(version)}
     got = set(plain) - {"_unknown_tags"}
-    problems = [f"{path or '<root>'}: extra {sorted(got - expected)}, missing {sorted(expected - got)}"] \
-        if got != expected else []
+    problems = (
+        [f"{path or '<root>'}: extra {sorted(got - expected)}, missing {sorted(expected - got)}"]
+        if got != expected
+        else []
+    )
     for f in struct.fields_in(version):
         value = plain.get(attribute_name(f.name))
         if f.struct is None or value is None:
@@ -57,10 +60,15 @@ def test_to_dict_at_a_version_has_exactly_the_specs_fields(reference_protocol: A
 
 def test_fetch_v3_and_api_versions_v0_show_only_their_fields(apache_protocol: Protocol) -> None:
     fetch = apache_protocol.message("FetchRequest")
-    request = fetch(replica_id=-1, max_wait_ms=500, min_bytes=1, topics=[
-        fetch.FetchTopic(topic="orders", partitions=[fetch.FetchPartition(partition=0, fetch_offset=7)])])
-    decoded = apache_protocol.decode_request(apache_protocol.encode_request(request, 3, correlation_id=1,
-                                                                           client_id="c"))
+    request = fetch(
+        replica_id=-1,
+        max_wait_ms=500,
+        min_bytes=1,
+        topics=[fetch.FetchTopic(topic="orders", partitions=[fetch.FetchPartition(partition=0, fetch_offset=7)])],
+    )
+    decoded = apache_protocol.decode_request(
+        apache_protocol.encode_request(request, 3, correlation_id=1, client_id="c")
+    )
     body = decoded.to_dict()["body"]
     partition = body["topics"][0]["partitions"][0]
     assert partition == {"partition": 0, "fetch_offset": 7, "partition_max_bytes": 0}  # no leader epoch before v9
@@ -68,10 +76,13 @@ def test_fetch_v3_and_api_versions_v0_show_only_their_fields(apache_protocol: Pr
     assert body["max_bytes"] == fetch().max_bytes  # v3 has it: shown even at its default
 
     versions = apache_protocol.message("ApiVersionsRequest")
-    decoded = apache_protocol.decode_request(apache_protocol.encode_request(versions(), 0, correlation_id=2,
-                                                                           client_id="kcat"))
-    assert decoded.to_dict() == {"header": {"request_api_key": 18, "request_api_version": 0, "correlation_id": 2,
-                                            "client_id": "kcat"}, "body": {}}
+    decoded = apache_protocol.decode_request(
+        apache_protocol.encode_request(versions(), 0, correlation_id=2, client_id="kcat")
+    )
+    assert decoded.to_dict() == {
+        "header": {"request_api_key": 18, "request_api_version": 0, "correlation_id": 2, "client_id": "kcat"},
+        "body": {},
+    }
     assert "client_software_name" in versions().to_dict()  # a version-free object keeps every field
 
 

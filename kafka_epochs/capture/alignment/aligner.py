@@ -38,8 +38,20 @@ class FrameAligner:
     """Turns one direction's reassembled events into frame-aligned ones (see the module docstring)."""
 
     __slots__ = (
-        "_discard_from", "_discarded", "_frame_end", "_header", "_held", "_reason", "_rule", "_scan",
-        "_scan_offset", "_skip_to", "_synced", "direction", "flow", "stats",
+        "_discard_from",
+        "_discarded",
+        "_frame_end",
+        "_header",
+        "_held",
+        "_reason",
+        "_rule",
+        "_scan",
+        "_scan_offset",
+        "_skip_to",
+        "_synced",
+        "direction",
+        "flow",
+        "stats",
     )
 
     def __init__(self, flow: Flow, direction: Direction, rule: FrameRule, stats: CaptureStats) -> None:
@@ -114,17 +126,20 @@ class FrameAligner:
             if length - begin < missing:
                 self._header = header + data[begin:]
                 break
-            size = int.from_bytes(header + data[begin:begin + missing], "big", signed=True)
+            size = int.from_bytes(header + data[begin : begin + missing], "big", signed=True)
             self._header = b""
             if not 0 <= size <= max_size:
                 if begin:
-                    out.append(StreamData(event.flow, event.direction, event.timestamp_ns, event.packet, offset,
-                                          data[:begin]))
+                    out.append(
+                        StreamData(event.flow, event.direction, event.timestamp_ns, event.packet, offset, data[:begin])
+                    )
                 self._search_from(offset + begin, ResyncReason.IMPLAUSIBLE_SIZE)
                 rest = data[begin:]
                 if rest:
-                    self._hold(StreamData(event.flow, event.direction, event.timestamp_ns, event.packet,
-                                          offset + begin, rest), out)
+                    self._hold(
+                        StreamData(event.flow, event.direction, event.timestamp_ns, event.packet, offset + begin, rest),
+                        out,
+                    )
                 return
             self._frame_end += 4 + size
         out.append(event)
@@ -192,7 +207,7 @@ class FrameAligner:
         """Whether the frame at ``candidate`` is followed by a plausible one; ``None``: not known yet."""
         rule = self._rule
         scan = self._scan
-        size = int.from_bytes(scan[candidate:candidate + 4], "big", signed=True)
+        size = int.from_bytes(scan[candidate : candidate + 4], "big", signed=True)
         if not 0 <= size <= rule.max_size or 4 + size > rule.max_span:
             return False
         following = candidate + 4 + size
@@ -230,8 +245,9 @@ class FrameAligner:
         if held and held[0].stream_offset < self._scan_offset:
             first = held[0]
             cut = self._scan_offset - first.stream_offset
-            held[0] = StreamData(first.flow, first.direction, first.timestamp_ns, first.packet,
-                                 self._scan_offset, first.data[cut:])
+            held[0] = StreamData(
+                first.flow, first.direction, first.timestamp_ns, first.packet, self._scan_offset, first.data[cut:]
+            )
 
     # -- reporting
 

@@ -35,8 +35,11 @@ _Decision = tuple[Flow, Direction]
 
 def looks_like_api_versions_request(first_bytes: bytes) -> bool:
     """Whether a connection's first client bytes begin an ApiVersions request frame."""
-    return (len(first_bytes) >= REQUEST_PREFIX and first_bytes[4:6] == API_VERSIONS_KEY.to_bytes(2, "big")
-            and plausible_request(first_bytes, 0))
+    return (
+        len(first_bytes) >= REQUEST_PREFIX
+        and first_bytes[4:6] == API_VERSIONS_KEY.to_bytes(2, "big")
+        and plausible_request(first_bytes, 0)
+    )
 
 
 class _Undecided:
@@ -58,8 +61,9 @@ def _pair(a: Endpoint, b: Endpoint) -> _Pair:
 class FlowClassifier:
     """Decides, segment by segment, whether the segment's connection is Kafka and its direction."""
 
-    def __init__(self, ports: Iterable[int] | None = None, *, auto_detect: bool = True,
-                 stats: CaptureStats | None = None) -> None:
+    def __init__(
+        self, ports: Iterable[int] | None = None, *, auto_detect: bool = True, stats: CaptureStats | None = None
+    ) -> None:
         self.ports: set[int] = set(DEFAULT_PORTS if ports is None else ports)
         self.auto_detect = auto_detect
         self.stats = stats if stats is not None else CaptureStats()

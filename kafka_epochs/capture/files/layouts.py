@@ -153,8 +153,13 @@ class FastLayouts:
     """The ``struct`` twins of the per-packet declarations, for one byte order."""
 
     __slots__ = (
-        "block_header", "enhanced_packet", "obsolete_packet", "option_header", "pcap_record",
-        "simple_packet", "u32",
+        "block_header",
+        "enhanced_packet",
+        "obsolete_packet",
+        "option_header",
+        "pcap_record",
+        "simple_packet",
+        "u32",
     )
 
     def __init__(self, big_endian: bool) -> None:

@@ -32,12 +32,14 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
     buf = refill(stream, head, 0, formats.PCAP_FILE_HEADER_SIZE)
     if len(buf) < formats.PCAP_FILE_HEADER_SIZE:
         raise CaptureFormatError(
-            f"file header needs {formats.PCAP_FILE_HEADER_SIZE} bytes, the file has {len(buf)}", 0, "pcap.header")
+            f"file header needs {formats.PCAP_FILE_HEADER_SIZE} bytes, the file has {len(buf)}", 0, "pcap.header"
+        )
     big_endian, fraction_ns, record_size = PCAP_MAGICS[int.from_bytes(buf[:4], "big")]
     header = formats.pcap_file_header(big_endian).parse(buf[: formats.PCAP_FILE_HEADER_SIZE])
     if header.version_major != SUPPORTED_MAJOR_VERSION:
         raise CaptureFormatError(
-            f"pcap version {header.version_major}.{header.version_minor} is not 2.x", 4, "pcap.header.version_major")
+            f"pcap version {header.version_major}.{header.version_minor} is not 2.x", 4, "pcap.header.version_major"
+        )
     link_type = header.link_type_and_fcs & 0xFFFF
     unpack_record = formats.fast_layouts(big_endian).pcap_record.unpack_from
 
@@ -51,15 +53,25 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
             pos = 0
             if len(buf) < record_size:
                 if buf:
-                    yield BadRecord(index, base, CaptureFormatError(
-                        f"file ends inside a record header ({len(buf)} of {record_size} bytes)", base,
-                        "pcap.record"))
+                    yield BadRecord(
+                        index,
+                        base,
+                        CaptureFormatError(
+                            f"file ends inside a record header ({len(buf)} of {record_size} bytes)", base, "pcap.record"
+                        ),
+                    )
                 return
         seconds, fraction, captured, original = unpack_record(buf, pos)
         if captured > max_record_size:
-            yield BadRecord(index, base + pos, CaptureFormatError(
-                f"record claims {captured} captured bytes, more than the limit of {max_record_size}",
-                base + pos + 8, "pcap.record.captured_length"))
+            yield BadRecord(
+                index,
+                base + pos,
+                CaptureFormatError(
+                    f"record claims {captured} captured bytes, more than the limit of {max_record_size}",
+                    base + pos + 8,
+                    "pcap.record.captured_length",
+                ),
+            )
             return
         start = pos + record_size
         end = start + captured
@@ -70,9 +82,13 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
             start = record_size
             end = start + captured
             if end > len(buf):
-                yield BadRecord(index, base, CaptureFormatError(
-                    f"file ends inside a packet ({len(buf) - start} of {captured} bytes)", base,
-                    "pcap.record.data"))
+                yield BadRecord(
+                    index,
+                    base,
+                    CaptureFormatError(
+                        f"file ends inside a packet ({len(buf) - start} of {captured} bytes)", base, "pcap.record.data"
+                    ),
+                )
                 return
         yield Packet(seconds * 1_000_000_000 + fraction * fraction_ns, link_type, buf[start:end], 0, index, original)
         index += 1

@@ -43,8 +43,9 @@ def timestamp_ratio(tsresol: int) -> tuple[int, int]:
     return 1, 10 ** (exponent - 9)
 
 
-def _parse_options(body: bytes, start: int, end: int, big_endian: bool, file_offset: int,
-                   where: str) -> dict[int, bytes]:
+def _parse_options(
+    body: bytes, start: int, end: int, big_endian: bool, file_offset: int, where: str
+) -> dict[int, bytes]:
     """The options of a block (first value of each code), from ``body[start:end]``."""
     unpack = formats.fast_layouts(big_endian).option_header.unpack_from
     options: dict[int, bytes] = {}
@@ -57,8 +58,10 @@ def _parse_options(body: bytes, start: int, end: int, big_endian: bool, file_off
         if value_end > end:
             raise CaptureFormatError(
                 f"option {code} claims {length} bytes, the block has {end - pos - 4} left",
-                file_offset + pos + 2, f"{where}.options")
-        options.setdefault(code, body[pos + 4:value_end])
+                file_offset + pos + 2,
+                f"{where}.options",
+            )
+        options.setdefault(code, body[pos + 4 : value_end])
         pos = value_end + (-length % 4)
     return options
 
@@ -68,7 +71,7 @@ def _interface(body: bytes, pos: int, end: int, big_endian: bool, file_offset: i
     fixed_size = fixed.sizeof()
     if end - pos < fixed_size:
         raise CaptureFormatError("interface description block too short", file_offset, "pcapng.interface")
-    parsed = fixed.parse(body[pos:pos + fixed_size])
+    parsed = fixed.parse(body[pos : pos + fixed_size])
     options = _parse_options(body, pos + fixed_size, end, big_endian, file_offset - pos, "pcapng.interface")
     tsresol = options.get(formats.OPTION_IF_TSRESOL, bytes([DEFAULT_TSRESOL]))
     if len(tsresol) != 1:
@@ -103,12 +106,17 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
             pos = 0
             if len(buf) < formats.MIN_BLOCK_SIZE:
                 if buf:
-                    yield BadRecord(index, base, CaptureFormatError(
-                        f"file ends inside a block header ({len(buf)} bytes left)", base, "pcapng.block"))
+                    yield BadRecord(
+                        index,
+                        base,
+                        CaptureFormatError(
+                            f"file ends inside a block header ({len(buf)} bytes left)", base, "pcapng.block"
+                        ),
+                    )
                 return
-        block_type = int.from_bytes(buf[pos:pos + 4], "big")  # the section header's type reads the same both ways
+        block_type = int.from_bytes(buf[pos : pos + 4], "big")  # the section header's type reads the same both ways
         if block_type == formats.BLOCK_SECTION_HEADER:
-            magic = buf[pos + 8:pos + 12]
+            magic = buf[pos + 8 : pos + 12]
             if magic == b"\x1a\x2b\x3c\x4d":
                 big_endian = True
             elif magic == b"\x4d\x3c\x2b\x1a":
@@ -116,7 +124,9 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
             else:
                 error = CaptureFormatError(
                     f"section header has byte-order magic {magic.hex()}, not 1a2b3c4d in either order",
-                    base + pos + 8, "pcapng.section_header.byte_order_magic")
+                    base + pos + 8,
+                    "pcapng.section_header.byte_order_magic",
+                )
                 if first_block:
                     raise error
                 yield BadRecord(index, base + pos, error)
@@ -127,7 +137,10 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
         if total_length < formats.MIN_BLOCK_SIZE or total_length % 4 or total_length > max_record_size:
             error = CaptureFormatError(
                 f"block total length {total_length} is not a multiple of 4 between {formats.MIN_BLOCK_SIZE} "
-                f"and {max_record_size}", block_offset + 4, "pcapng.block.total_length")
+                f"and {max_record_size}",
+                block_offset + 4,
+                "pcapng.block.total_length",
+            )
             if first_block:
                 raise error
             yield BadRecord(index, block_offset, error)
@@ -137,15 +150,22 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
             base += pos
             pos = 0
             if len(buf) < total_length:
-                yield BadRecord(index, block_offset, CaptureFormatError(
-                    f"file ends inside a block ({len(buf)} of {total_length} bytes)", block_offset, "pcapng.block"))
+                yield BadRecord(
+                    index,
+                    block_offset,
+                    CaptureFormatError(
+                        f"file ends inside a block ({len(buf)} of {total_length} bytes)", block_offset, "pcapng.block"
+                    ),
+                )
                 return
         end = pos + total_length
         (trailer,) = layouts.u32.unpack_from(buf, end - 4)
         if trailer != total_length:
             error = CaptureFormatError(
-                f"block ends with length {trailer}, began with {total_length}", block_offset + total_length - 4,
-                "pcapng.block.trailing_total_length")
+                f"block ends with length {trailer}, began with {total_length}",
+                block_offset + total_length - 4,
+                "pcapng.block.trailing_total_length",
+            )
             if first_block:
                 raise error
             yield BadRecord(index, block_offset, error)
@@ -154,25 +174,46 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
 
         if block_type == formats.BLOCK_ENHANCED_PACKET:
             if total_length < 32:
-                yield BadRecord(index, block_offset, CaptureFormatError(
-                    "enhanced packet block too short", block_offset, "pcapng.enhanced_packet"))
+                yield BadRecord(
+                    index,
+                    block_offset,
+                    CaptureFormatError("enhanced packet block too short", block_offset, "pcapng.enhanced_packet"),
+                )
                 index += 1
             else:
                 interface_id, ts_high, ts_low, captured, original = layouts.enhanced_packet.unpack_from(buf, pos + 8)
-                record = _packet_or_error(buf, interfaces, index, block_offset, pos + 28, body_end, interface_id,
-                                          (ts_high << 32) | ts_low, captured, original, "pcapng.enhanced_packet")
+                record = _packet_or_error(
+                    buf,
+                    interfaces,
+                    index,
+                    block_offset,
+                    pos + 28,
+                    body_end,
+                    interface_id,
+                    (ts_high << 32) | ts_low,
+                    captured,
+                    original,
+                    "pcapng.enhanced_packet",
+                )
                 if isinstance(record, Packet):
                     last_timestamp_ns = record.timestamp_ns
                 yield record
                 index += 1
         elif block_type == formats.BLOCK_SIMPLE_PACKET:
             if not interfaces:
-                yield BadRecord(index, block_offset, CaptureFormatError(
-                    "simple packet block before any interface description", block_offset,
-                    "pcapng.simple_packet"))
+                yield BadRecord(
+                    index,
+                    block_offset,
+                    CaptureFormatError(
+                        "simple packet block before any interface description", block_offset, "pcapng.simple_packet"
+                    ),
+                )
             elif total_length < 16:
-                yield BadRecord(index, block_offset, CaptureFormatError(
-                    "simple packet block too short", block_offset, "pcapng.simple_packet"))
+                yield BadRecord(
+                    index,
+                    block_offset,
+                    CaptureFormatError("simple packet block too short", block_offset, "pcapng.simple_packet"),
+                )
             else:
                 (original,) = layouts.simple_packet.unpack_from(buf, pos + 8)
                 interface = interfaces[0]
@@ -181,18 +222,30 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                 if interface.snaplen:
                     captured = min(captured, interface.snaplen)
                 # No timestamp either: the previous packet's keeps the capture's times in order.
-                yield Packet(last_timestamp_ns, interface.link_type, buf[pos + 12:pos + 12 + captured], 0, index,
-                             original)
+                yield Packet(
+                    last_timestamp_ns, interface.link_type, buf[pos + 12 : pos + 12 + captured], 0, index, original
+                )
             index += 1
         elif block_type == formats.BLOCK_PACKET_OBSOLETE:
             if total_length < 32:
-                yield BadRecord(index, block_offset, CaptureFormatError(
-                    "packet block too short", block_offset, "pcapng.packet"))
+                yield BadRecord(
+                    index, block_offset, CaptureFormatError("packet block too short", block_offset, "pcapng.packet")
+                )
             else:
-                interface_id, _, ts_high, ts_low, captured, original = layouts.obsolete_packet.unpack_from(
-                    buf, pos + 8)
-                record = _packet_or_error(buf, interfaces, index, block_offset, pos + 28, body_end, interface_id,
-                                          (ts_high << 32) | ts_low, captured, original, "pcapng.packet")
+                interface_id, _, ts_high, ts_low, captured, original = layouts.obsolete_packet.unpack_from(buf, pos + 8)
+                record = _packet_or_error(
+                    buf,
+                    interfaces,
+                    index,
+                    block_offset,
+                    pos + 28,
+                    body_end,
+                    interface_id,
+                    (ts_high << 32) | ts_low,
+                    captured,
+                    original,
+                    "pcapng.packet",
+                )
                 if isinstance(record, Packet):
                     last_timestamp_ns = record.timestamp_ns
                 yield record
@@ -203,12 +256,14 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
             if total_length < formats.MIN_BLOCK_SIZE + body.sizeof():
                 problem = CaptureFormatError("section header block too short", block_offset, "pcapng.section_header")
             else:
-                section = body.parse(buf[pos + 8:pos + 8 + body.sizeof()])
+                section = body.parse(buf[pos + 8 : pos + 8 + body.sizeof()])
                 problem = None
                 if section.version_major != SUPPORTED_MAJOR_VERSION:
                     problem = CaptureFormatError(
                         f"pcapng version {section.version_major}.{section.version_minor} is not 1.x",
-                        block_offset + 12, "pcapng.section_header.version_major")
+                        block_offset + 12,
+                        "pcapng.section_header.version_major",
+                    )
             if problem is not None:
                 if first_block:
                     raise problem
@@ -229,18 +284,40 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
         pos = end
 
 
-def _packet_or_error(buf: bytes, interfaces: list[Interface], index: int, block_offset: int, data_start: int,
-                     body_end: int, interface_id: int, raw_timestamp: int, captured: int, original: int,
-                     where: str) -> Packet | BadRecord:
+def _packet_or_error(
+    buf: bytes,
+    interfaces: list[Interface],
+    index: int,
+    block_offset: int,
+    data_start: int,
+    body_end: int,
+    interface_id: int,
+    raw_timestamp: int,
+    captured: int,
+    original: int,
+    where: str,
+) -> Packet | BadRecord:
     """The packet of an enhanced (or obsolete) packet block, or why it cannot be read."""
     if interface_id >= len(interfaces):
-        return BadRecord(index, block_offset, CaptureFormatError(
-            f"packet names interface {interface_id}, the section has {len(interfaces)}",
-            block_offset + 8, f"{where}.interface_id"))
+        return BadRecord(
+            index,
+            block_offset,
+            CaptureFormatError(
+                f"packet names interface {interface_id}, the section has {len(interfaces)}",
+                block_offset + 8,
+                f"{where}.interface_id",
+            ),
+        )
     if data_start + captured > body_end:
-        return BadRecord(index, block_offset, CaptureFormatError(
-            f"packet claims {captured} captured bytes, the block holds {body_end - data_start}",
-            block_offset + 20, f"{where}.captured_length"))
+        return BadRecord(
+            index,
+            block_offset,
+            CaptureFormatError(
+                f"packet claims {captured} captured bytes, the block holds {body_end - data_start}",
+                block_offset + 20,
+                f"{where}.captured_length",
+            ),
+        )
     link_type, _, multiplier, divisor, offset_ns = interfaces[interface_id]
     timestamp_ns = raw_timestamp * multiplier // divisor + offset_ns
-    return Packet(timestamp_ns, link_type, buf[data_start:data_start + captured], interface_id, index, original)
+    return Packet(timestamp_ns, link_type, buf[data_start : data_start + captured], interface_id, index, original)

@@ -21,8 +21,11 @@ DEFAULT_MAX_RECORD_SIZE = 16 * 1024 * 1024
 CaptureSource = str | os.PathLike[str] | BinaryIO | ByteStream
 
 
-def read_packets(source: CaptureSource, *, max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
-                 ) -> Iterator[Packet | BadRecord]:
+def read_packets(
+    source: CaptureSource,
+    *,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+) -> Iterator[Packet | BadRecord]:
     """Every record of a pcap or pcapng capture, in file order.
 
     ``source`` is a path or a binary file object (read from its current position, never closed
@@ -52,8 +55,9 @@ def _read_stream(stream: BinaryIO | ByteStream, max_record_size: int) -> Iterato
         yield BadRecord(last_index + 1, gzip_input.error.offset, gzip_input.error)
 
 
-def _read_uncompressed(stream: BinaryIO | ByteStream, head: bytes, max_record_size: int,
-                       gzip_input: GzipInput | None) -> Iterator[Packet | BadRecord]:
+def _read_uncompressed(
+    stream: BinaryIO | ByteStream, head: bytes, max_record_size: int, gzip_input: GzipInput | None
+) -> Iterator[Packet | BadRecord]:
     if len(head) < 4:
         if gzip_input is not None and gzip_input.error is not None:
             raise gzip_input.error

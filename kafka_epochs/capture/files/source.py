@@ -75,7 +75,8 @@ class GzipInput:
             data = self._inner.read1(size) if size > 0 else self._inner.read()
         except (OSError, EOFError, zlib.error) as exc:
             self.error = CaptureFormatError(
-                f"compressed stream is damaged or cut short ({exc})", self._position, "gzip")
+                f"compressed stream is damaged or cut short ({exc})", self._position, "gzip"
+            )
             return b""
         self._position += len(data)
         return data

@@ -16,9 +16,15 @@ DEFAULT_SNAPLEN = 262144  # what tcpdump and Wireshark use: larger records are r
 _MAX_SECONDS = 0xFFFFFFFF
 
 
-def write_pcap(destination: str | os.PathLike[str] | BinaryIO, packets: Iterable[Packet | tuple[int, bytes]],
-               link_type: int, *, nanoseconds: bool = True, snaplen: int = DEFAULT_SNAPLEN,
-               big_endian: bool = False) -> int:
+def write_pcap(
+    destination: str | os.PathLike[str] | BinaryIO,
+    packets: Iterable[Packet | tuple[int, bytes]],
+    link_type: int,
+    *,
+    nanoseconds: bool = True,
+    snaplen: int = DEFAULT_SNAPLEN,
+    big_endian: bool = False,
+) -> int:
     """Write ``packets`` (``Packet`` objects or ``(timestamp_ns, data)`` pairs) and return how many.
 
     Timestamps are kept to the nanosecond (magic ``a1b23c4d``) unless ``nanoseconds`` is false,
@@ -35,13 +41,27 @@ def write_pcap(destination: str | os.PathLike[str] | BinaryIO, packets: Iterable
     return _write(destination, packets, link_type, nanoseconds, snaplen, big_endian)
 
 
-def _write(stream: BinaryIO, packets: Iterable[Packet | tuple[int, bytes]], link_type: int, nanoseconds: bool,
-           snaplen: int, big_endian: bool) -> int:
+def _write(
+    stream: BinaryIO,
+    packets: Iterable[Packet | tuple[int, bytes]],
+    link_type: int,
+    nanoseconds: bool,
+    snaplen: int,
+    big_endian: bool,
+) -> int:
     # The magic is written in the file's own byte order like every field: that is how readers find the order.
     magic = formats.PCAP_NANO_BIG if nanoseconds else formats.PCAP_MICRO_BIG
-    header = formats.pcap_file_header(big_endian).build(Container(
-        magic=magic, version_major=2, version_minor=4, reserved1=0, reserved2=0, snaplen=snaplen,
-        link_type_and_fcs=link_type))
+    header = formats.pcap_file_header(big_endian).build(
+        Container(
+            magic=magic,
+            version_major=2,
+            version_minor=4,
+            reserved1=0,
+            reserved2=0,
+            snaplen=snaplen,
+            link_type_and_fcs=link_type,
+        )
+    )
     stream.write(header)
     pack_record = formats.fast_layouts(big_endian).pcap_record.pack
     unit = 1 if nanoseconds else 1000

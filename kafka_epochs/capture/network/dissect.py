@@ -50,9 +50,13 @@ class Dissector:
         return Segment(
             Endpoint(self._address(ip.source), header.source_port),
             Endpoint(self._address(ip.destination), header.destination_port),
-            header.seq, header.ack, header.flags,
-            data[header.payload_start:ip.payload_end], ip.missing,
-            packet.timestamp_ns, packet.index,
+            header.seq,
+            header.ack,
+            header.flags,
+            data[header.payload_start : ip.payload_end],
+            ip.missing,
+            packet.timestamp_ns,
+            packet.index,
         )
 
     def _address(self, packed: bytes) -> str:

@@ -64,18 +64,30 @@ def ipv4(data: bytes, offset: int) -> IpPacket:
     if header_length < IPV4_MIN_HEADER:
         raise DecodeError(f"header length {header_length} is below the minimum of 20", offset, "ipv4.ihl")
     if offset + header_length > len(data):
-        raise DecodeError(f"header length {header_length} runs past the {len(data) - offset} bytes captured",
-                          offset, "ipv4.ihl")
+        raise DecodeError(
+            f"header length {header_length} runs past the {len(data) - offset} bytes captured", offset, "ipv4.ihl"
+        )
     if total_length == 0:
         # Captured on the sending host before segmentation offload split it: the card fills the length in.
         end, missing = len(data), 0
     elif total_length < header_length:
-        raise DecodeError(f"total length {total_length} is shorter than the {header_length}-byte header",
-                          offset + 2, "ipv4.total_length")
+        raise DecodeError(
+            f"total length {total_length} is shorter than the {header_length}-byte header",
+            offset + 2,
+            "ipv4.total_length",
+        )
     else:
         end, missing = _bounds(data, offset + total_length)
-    return IpPacket(4, source, destination, protocol, offset + header_length, end, missing,
-                    bool(flags_fragment & _MORE_FRAGMENTS_OR_OFFSET))
+    return IpPacket(
+        4,
+        source,
+        destination,
+        protocol,
+        offset + header_length,
+        end,
+        missing,
+        bool(flags_fragment & _MORE_FRAGMENTS_OR_OFFSET),
+    )
 
 
 def ipv6(data: bytes, offset: int) -> IpPacket:
@@ -93,8 +105,7 @@ def ipv6(data: bytes, offset: int) -> IpPacket:
     fragment = False
     while next_header in IPV6_EXTENSIONS or next_header in (IPV6_FRAGMENT, IPV6_AUTH):
         if start + 8 > end:
-            raise DecodeError(f"extension header {next_header} runs past the captured payload", start,
-                              "ipv6.extension")
+            raise DecodeError(f"extension header {next_header} runs past the captured payload", start, "ipv6.extension")
         if next_header == IPV6_FRAGMENT:
             (offset_flags,) = _U16.unpack_from(data, start + 2)
             next_header = data[start]
@@ -108,6 +119,7 @@ def ipv6(data: bytes, offset: int) -> IpPacket:
         next_header = data[start]
         start += length
         if start > end:
-            raise DecodeError("extension header length runs past the captured payload", start - length,
-                              "ipv6.extension.length")
+            raise DecodeError(
+                "extension header length runs past the captured payload", start - length, "ipv6.extension.length"
+            )
     return IpPacket(6, source, destination, next_header, start, end, missing, fragment)

@@ -54,9 +54,13 @@ def tcp_header(data: bytes, start: int, end: int) -> TcpHeader:
     source_port, destination_port, seq, ack, offset_flags = _TCP.unpack_from(data, start)
     header_length = (offset_flags >> 12) * 4
     if header_length < TCP_MIN_HEADER:
-        raise DecodeError(f"data offset gives a {header_length}-byte header, below the minimum of 20",
-                          start + 12, "tcp.data_offset")
+        raise DecodeError(
+            f"data offset gives a {header_length}-byte header, below the minimum of 20", start + 12, "tcp.data_offset"
+        )
     if start + header_length > end:
-        raise DecodeError(f"data offset gives a {header_length}-byte header, {end - start} bytes captured",
-                          start + 12, "tcp.data_offset")
+        raise DecodeError(
+            f"data offset gives a {header_length}-byte header, {end - start} bytes captured",
+            start + 12,
+            "tcp.data_offset",
+        )
     return TcpHeader(source_port, destination_port, seq, ack, offset_flags & 0xFF, start + header_length)

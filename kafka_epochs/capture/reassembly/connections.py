@@ -29,10 +29,12 @@ class _Connection:
     __slots__ = ("broker_to_client", "client_to_broker")
 
     def __init__(self, flow: Flow, stats: CaptureStats, max_buffered_bytes: int, max_buffered_segments: int) -> None:
-        self.client_to_broker = HalfStream(flow, Direction.CLIENT_TO_BROKER, stats, max_buffered_bytes,
-                                           max_buffered_segments)
-        self.broker_to_client = HalfStream(flow, Direction.BROKER_TO_CLIENT, stats, max_buffered_bytes,
-                                           max_buffered_segments)
+        self.client_to_broker = HalfStream(
+            flow, Direction.CLIENT_TO_BROKER, stats, max_buffered_bytes, max_buffered_segments
+        )
+        self.broker_to_client = HalfStream(
+            flow, Direction.BROKER_TO_CLIENT, stats, max_buffered_bytes, max_buffered_segments
+        )
 
     def halves(self, direction: Direction) -> tuple[HalfStream, HalfStream]:
         """(the half ``direction`` sends on, the other one)."""
@@ -56,8 +58,13 @@ class _Connection:
 class StreamReassembler:
     """Reassembles the byte streams of many connections from their segments, in capture order."""
 
-    def __init__(self, *, max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
-                 max_buffered_segments: int = DEFAULT_MAX_BUFFERED_SEGMENTS, stats: CaptureStats | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
+        max_buffered_segments: int = DEFAULT_MAX_BUFFERED_SEGMENTS,
+        stats: CaptureStats | None = None,
+    ) -> None:
         self.stats = stats if stats is not None else CaptureStats()
         self._max_buffered = max_buffered_bytes
         self._max_segments = max_buffered_segments

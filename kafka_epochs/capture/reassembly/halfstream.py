@@ -44,12 +44,26 @@ class HalfStream:
     """The reassembly state of one direction; events go to the ``out`` list each call is given."""
 
     __slots__ = (
-        "_buffered", "_chunks", "_max_buffered", "_max_chunks", "_starts", "base_seq", "delivered", "direction",
-        "ended", "fin_offset", "flow", "midstream", "peer_acked", "started", "stats",
+        "_buffered",
+        "_chunks",
+        "_max_buffered",
+        "_max_chunks",
+        "_starts",
+        "base_seq",
+        "delivered",
+        "direction",
+        "ended",
+        "fin_offset",
+        "flow",
+        "midstream",
+        "peer_acked",
+        "started",
+        "stats",
     )
 
-    def __init__(self, flow: Flow, direction: Direction, stats: CaptureStats, max_buffered_bytes: int,
-                 max_buffered_segments: int) -> None:
+    def __init__(
+        self, flow: Flow, direction: Direction, stats: CaptureStats, max_buffered_bytes: int, max_buffered_segments: int
+    ) -> None:
         self.flow = flow
         self.direction = direction
         self.stats = stats
@@ -81,8 +95,9 @@ class HalfStream:
     def seq_of(self, offset: int) -> int:
         return (self.base_seq + offset) & SEQ_MASK
 
-    def segment(self, seq: int, payload: bytes, missing: int, fin: bool, timestamp_ns: int, packet: int,
-                out: list[FlowEvent]) -> None:
+    def segment(
+        self, seq: int, payload: bytes, missing: int, fin: bool, timestamp_ns: int, packet: int, out: list[FlowEvent]
+    ) -> None:
         """Take a segment whose payload starts at sequence number ``seq`` (after the SYN, if it has one)."""
         if self.ended:
             self.stats.late_segments += 1
@@ -92,8 +107,12 @@ class HalfStream:
         if fin and self.fin_offset is None and end + missing >= self.delivered:
             self.fin_offset = end + missing
         if payload or missing:
-            if start == self.delivered and not self._chunks and not missing and (
-                    self.fin_offset is None or end <= self.fin_offset):
+            if (
+                start == self.delivered
+                and not self._chunks
+                and not missing
+                and (self.fin_offset is None or end <= self.fin_offset)
+            ):
                 # The common case: the next bytes, nothing waiting.
                 out.append(StreamData(self.flow, self.direction, timestamp_ns, packet, start, payload))
                 self.delivered = end
@@ -166,7 +185,7 @@ class HalfStream:
         if pos < end:
             pieces.append((pos, end))
         for piece_start, piece_end in pieces:
-            piece = None if data is None else data[piece_start - data_start:piece_end - data_start]
+            piece = None if data is None else data[piece_start - data_start : piece_end - data_start]
             at = bisect_left(starts, piece_start)
             starts.insert(at, piece_start)
             chunks.insert(at, (piece_start, piece_end, piece, timestamp_ns, packet))
@@ -181,7 +200,7 @@ class HalfStream:
             self._buffered -= end - start
             if self.fin_offset is not None and end > self.fin_offset:  # buffered before the FIN was seen
                 end = self.fin_offset
-                data = None if data is None else data[:end - start]
+                data = None if data is None else data[: end - start]
             if data is None:
                 self._gap(end, GapReason.SNAPLEN, timestamp_ns, packet, out)
             else:
@@ -210,8 +229,18 @@ class HalfStream:
     def _gap(self, to: int, reason: GapReason, timestamp_ns: int, packet: int, out: list[FlowEvent]) -> None:
         """Declare ``[delivered, to)`` lost."""
         length = to - self.delivered
-        out.append(Gap(self.flow, self.direction, timestamp_ns, packet, self.delivered, length,
-                       self.seq_of(self.delivered), reason))
+        out.append(
+            Gap(
+                self.flow,
+                self.direction,
+                timestamp_ns,
+                packet,
+                self.delivered,
+                length,
+                self.seq_of(self.delivered),
+                reason,
+            )
+        )
         self.stats.gaps += 1
         self.stats.gap_bytes += length
         self.delivered = to

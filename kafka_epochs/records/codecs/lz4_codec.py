@@ -52,6 +52,6 @@ def _with_header_checksum(frame: bytes, *, include_magic: bool) -> bytes:
     hc_at = 6 + (8 if flg & _FLG_CONTENT_SIZE else 0) + (4 if flg & _FLG_DICT_ID else 0)
     if hc_at >= len(frame):
         return frame
-    covered = frame[0 if include_magic else 4:hc_at]
+    covered = frame[0 if include_magic else 4 : hc_at]
     hc = (xxhash.xxh32_intdigest(covered) >> 8) & 0xFF
-    return frame[:hc_at] + bytes((hc,)) + frame[hc_at + 1:]
+    return frame[:hc_at] + bytes((hc,)) + frame[hc_at + 1 :]

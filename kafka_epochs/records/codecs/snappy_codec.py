@@ -28,7 +28,7 @@ _CHUNK_LENGTH = struct.Struct(">i")
 
 def is_xerial(data: bytes | memoryview) -> bool:
     # The version fields are not checked: some producers write them little-endian.
-    return len(data) >= _XERIAL_HEADER_SIZE and bytes(data[:len(XERIAL_MAGIC)]) == XERIAL_MAGIC
+    return len(data) >= _XERIAL_HEADER_SIZE and bytes(data[: len(XERIAL_MAGIC)]) == XERIAL_MAGIC
 
 
 def compress(data: bytes) -> bytes:
@@ -44,7 +44,7 @@ def compress(data: bytes) -> bytes:
     parts = [_XERIAL_HEADER]
     view = memoryview(data)
     for start in range(0, len(data), XERIAL_CHUNK_INPUT):
-        block = bytes(cramjam.snappy.compress_raw(view[start:start + XERIAL_CHUNK_INPUT]))
+        block = bytes(cramjam.snappy.compress_raw(view[start : start + XERIAL_CHUNK_INPUT]))
         parts.append(_CHUNK_LENGTH.pack(len(block)))
         parts.append(block)
     return b"".join(parts)
@@ -71,7 +71,7 @@ def decompress(data: bytes | memoryview, limit: int) -> bytes:
         pos += _CHUNK_LENGTH.size
         if size < 0 or size > len(data) - pos:
             raise DecompressionFailed(f"xerial snappy chunk of {size} bytes at byte {pos} overruns the data")
-        block = _decompress_block(data[pos:pos + size], limit - total)
+        block = _decompress_block(data[pos : pos + size], limit - total)
         total += len(block)
         parts.append(block)
         pos += size
