@@ -67,15 +67,29 @@ def extract_package(revision: str, into: Path, name: str) -> Path:
     return target
 
 
-def generated_size(directory: Path, protocol: Protocol) -> tuple[int, int, int]:
-    """(lines, (message, version) pairs, reader + writer functions) of a generated package."""
-    lines = sum(len(p.read_text().splitlines()) for p in directory.glob("*.py"))
+def generated_size(directory: Path, protocol: Protocol) -> tuple[int, int, int, int]:
+    """(lines, code lines, (message, version) pairs, reader + writer functions) of a generated package.
+
+    Code lines are the non-blank lines of the module-level functions (readers, writers, tag
+    readers): the code generated per version, without the classes' docstrings and annotations.
+    """
+    texts = [p.read_text() for p in directory.glob("*.py")]
+    lines = sum(len(text.splitlines()) for text in texts)
     versions = sum(len(protocol.message(name).VALID_VERSIONS) for name in protocol.names())
-    functions = sum(
-        text.count("\ndef _read_v") + text.count("\ndef _write_v")
-        for text in (p.read_text() for p in directory.glob("*.py"))
-    )
-    return lines, versions, functions
+    functions = sum(text.count("\ndef _read_v") + text.count("\ndef _write_v") for text in texts)
+    return lines, sum(map(function_lines, texts)), versions, functions
+
+
+def function_lines(text: str) -> int:
+    """Non-blank lines of a module's top-level functions, ``def`` lines included."""
+    count, inside = 0, False
+    for line in text.splitlines():
+        if line.startswith("def "):
+            inside = True
+        elif line and not line[0].isspace():
+            inside = False
+        count += inside and bool(line.strip())
+    return count
 
 
 def best(fn: Callable[[], Any], number: int, repeat: int) -> float:
@@ -96,10 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         after_dir = ROOT / "kafka_epochs" / "apache"
         sizes = {"before": generated_size(before_dir, before), "after": generated_size(after_dir, after)}
         print(f"generated kafka_epochs/apache, {args.before} (before) against the working tree (after):")
-        for label, (lines, versions, functions) in sizes.items():
+        for label, (lines, code, versions, functions) in sizes.items():
             print(
-                f"  {label:<6} {lines:>7} lines, {versions} (message, version) pairs: "
-                f"{lines / versions:.1f} lines each; {functions} reader/writer functions"
+                f"  {label:<6} {lines:>7} lines, {versions} (message, version) pairs: {lines / versions:.1f} lines "
+                f"each, {code / versions:.1f} of them function code; {functions} reader/writer functions"
             )
         print()
         print(
