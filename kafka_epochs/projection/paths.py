@@ -1,0 +1,126 @@
+"""Field paths of a projection, resolved against a generated message class.
+
+A path names one field: ``topics[].partitions[].leader_epoch``, ``error_code``,
+``topics[].topic_id``. ``[]`` marks an array of structs the path walks into (it may be left out:
+``topics.partitions.leader_epoch`` means the same); segments match a field's snake_case
+attribute or its spec name. A path ends at a value: a primitive, or an array of primitives
+(which comes back as a list). Structs are not values: ask for their fields.
+
+Rows: the projection gives one row per element of its *innermost* array of structs, with the
+values of the enclosing structs repeated on each of their elements' rows (a MetadataResponse
+projected on ``topics[].name`` and ``topics[].partitions[].leader_epoch`` has one row per
+partition, each carrying its topic's name). So the arrays a projection walks must nest in one
+another: ``brokers[].host`` and ``topics[].name`` would need two row kinds, and are refused.
+A projection that walks no array has one row per message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_epochs.wire.schema import FieldInfo
+
+__all__ = ["Node", "resolve"]
+
+
+@dataclass
+class Node:
+    """The fields wanted from one struct (the message itself, a nested struct or an array element)."""
+
+    cls: Any
+    leaves: dict[str, int] = field(default_factory=dict)  #: field attr -> column index
+    structs: dict[str, Node] = field(default_factory=dict)  #: plain (non-array) struct fields
+    array: tuple[str, Node] | None = None  #: the array of structs the rows continue into
+
+    def wants(self, attr: str) -> bool:
+        return attr in self.leaves or attr in self.structs or (self.array is not None and self.array[0] == attr)
+
+
+def resolve(message: Any, paths: list[str] | tuple[str, ...]) -> tuple[Node, tuple[str, ...]]:
+    """The tree of wanted fields of ``message`` and the paths written out in full (``[]`` marked).
+
+    Raises ``ValueError`` naming the first path that does not resolve, or the two arrays that
+    cannot share rows.
+    """
+    if not paths:
+        raise ValueError("a projection needs at least one field path")
+    root = Node(message)
+    written: list[str] = []
+    for column, path in enumerate(paths):
+        canonical = _add(root, path, column)
+        if canonical in written:
+            raise ValueError(f"field path {path!r} is asked for twice")
+        written.append(canonical)
+    _check_one_chain(root)
+    return root, tuple(written)
+
+
+def _add(root: Node, path: str, column: int) -> str:
+    segments = [s.strip() for s in path.split(".")]
+    if not path or any(not s for s in segments):
+        raise ValueError(f"empty segment in field path {path!r}")
+    node = root
+    canonical: list[str] = []
+    for i, segment in enumerate(segments):
+        name = segment.removesuffix("[]")
+        f = _field(node.cls, name, path)
+        last = i == len(segments) - 1
+        into_structs = f.kind == "struct" or (f.kind == "array" and f.element == "struct")
+        if segment.endswith("[]") and f.kind != "array":
+            raise ValueError(f"{_where(path, canonical, f)} is not an array, so it takes no []")
+        if last:
+            if into_structs:
+                raise ValueError(f"{_where(path, canonical, f)} holds structs: ask for their fields")
+            node.leaves[f.attr] = column
+            canonical.append(f.attr)  # an array of primitives is one value: a list
+            break
+        if not into_structs:
+            raise ValueError(f"{_where(path, canonical, f)} is a {f.kind} value: it has no field {segments[i + 1]!r}")
+        canonical.append(f.attr + ("[]" if f.kind == "array" else ""))
+        if f.kind == "struct":
+            node = node.structs.setdefault(f.attr, Node(f.struct))
+            continue
+        if node.array is None:
+            node.array = (f.attr, Node(f.struct))
+        elif node.array[0] != f.attr:
+            raise ValueError(
+                f"{path!r} walks {'.'.join(canonical)!r} beside {node.array[0] + '[]'!r}: rows are the elements "
+                "of one innermost array, so the arrays a projection walks must nest in one another "
+                "(use one projection per array)"
+            )
+        node = node.array[1]
+    return ".".join(canonical)
+
+
+def _check_one_chain(node: Node, prefix: str = "") -> None:
+    """Refuse a tree where two branches walk arrays of structs (they would need two row kinds)."""
+    found = _arrays_in(node, prefix)
+    if len(found) > 1:
+        raise ValueError(
+            f"the projection walks {found[1][0]!r} beside {found[0][0]!r}: rows are the elements of one "
+            "innermost array, so the arrays a projection walks must nest in one another "
+            "(use one projection per array)"
+        )
+    for name, element in found:
+        _check_one_chain(element, name + ".")
+
+
+def _arrays_in(node: Node, prefix: str) -> list[tuple[str, Node]]:
+    """The arrays of structs ``node`` walks, itself or through its plain struct fields."""
+    found = [(f"{prefix}{node.array[0]}[]", node.array[1])] if node.array is not None else []
+    for attr, child in node.structs.items():
+        found += _arrays_in(child, f"{prefix}{attr}.")
+    return found
+
+
+def _field(cls: Any, name: str, path: str) -> FieldInfo:
+    for f in cls._FIELDS:
+        if name in (f.attr, f.name):
+            return f
+    known = ", ".join(f.attr for f in cls._FIELDS)
+    raise ValueError(f"{cls.__name__} has no field {name!r} (in {path!r}); its fields: {known}")
+
+
+def _where(path: str, walked: list[str], f: FieldInfo) -> str:
+    return f"{'.'.join([*walked, f.attr])!r} (in {path!r})"
