@@ -72,6 +72,8 @@ class _Emitter:
             "_fixed_items": runtime.fixed_items,
         }
         self._names = count()
+        #: the byte at ``pos`` is already in ``n``: the fixed run before a compact length read it
+        self.loaded = False
 
     # -- names -----------------------------------------------------------------------------
 
@@ -98,31 +100,30 @@ class _Emitter:
         columns = _columns(root)
         params = ", ".join(["data", "pos", "end", *(f"c{i}" for i in columns)])
         level = _Level(innermost=not _walks_array(root))
+        # Rows are counted by the length of one column of the innermost level, which gets one
+        # value per row: no counter to keep.
+        self.rows = f"len(c{_columns(_innermost(root))[0]})"
         with self.src.block(f"def {name}({params}):"):
             if not level.innermost:
-                self.src("r = 0")
+                self.src(f"r0 = {self.rows}")
             self.struct(self.message, root, "end", level)
-            self.row_end(level, None)
+            self.row_end(level, None if level.innermost else "r0")
             self.src("return pos")
         return self.src.text(), self.globals
 
     def row_end(self, level: _Level, start: str | None) -> None:
         """Put the level's values in their columns, once per row it produced (``start``: the
-        variable holding the row count when the element began; None for the message)."""
+        variable holding the row count when the level began; None for the innermost level)."""
         if level.innermost:
             for column in level.columns:
                 self.src(f"c{column}.append(v{column})")
-            if start is not None:  # an element of the row array: one more row
-                self.src("r += 1")
             return
         if not level.columns:
             return
-        if start is not None:
-            self.src(f"k = r - {start}")
-        rows = "r" if start is None else "k"
-        with self.src.block(f"if {rows}:"):
+        self.src(f"k = {self.rows} - {start}")
+        with self.src.block("if k:"):
             for column in level.columns:
-                self.src(f"c{column}.extend(_repeat(v{column}, {rows}))")
+                self.src(f"c{column}.extend(_repeat(v{column}, k))")
 
     # -- structs ---------------------------------------------------------------------------
 
@@ -140,14 +141,23 @@ class _Emitter:
             if f.kind in _FIXED:
                 run.append(f)
                 continue
-            self.fixed_run(run, node, level)
+            self.fixed_run(run, node, level, then_length=self.starts_with_length(f))
             run = []
             self.value(f, node, end, level)
+            assert not self.loaded, "a preloaded length byte was not used"
         self.fixed_run(run, node, level)
         if self.flexible:
             self.tags(cls, [f for f in present if f.is_tagged(v)], node, end, level)
 
-    def fixed_run(self, run: list[FieldInfo], node: Node | None, level: _Level | None) -> None:
+    def starts_with_length(self, f: FieldInfo) -> bool:
+        """Whether ``f`` begins with a compact length (whose first byte a fixed run can read)."""
+        return (f.kind in _LENGTH_PREFIXED and self.compact(f)) or (f.kind == "array" and self.flexible)
+
+    def fixed_run(
+        self, run: list[FieldInfo], node: Node | None, level: _Level | None, then_length: bool = False
+    ) -> None:
+        """Read the wanted values of a run of fixed-width fields in one ``struct`` call; with
+        ``then_length``, the first byte of the length that follows too (into ``n``)."""
         if not run:
             return
         fmt = ""
@@ -169,6 +179,10 @@ class _Emitter:
             targets.append(f"v{column}")
             if f.kind == "uuid":
                 uuids.append(f"v{column}")
+        if targets and then_length:
+            fmt += f"{skipped}xB" if skipped else "B"
+            targets.append("n")
+            self.loaded = True
         if targets:
             self.src(f"{', '.join(targets)}, = {self.unpacker(fmt)}(data, pos)")
             for target in uuids:
@@ -233,9 +247,11 @@ class _Emitter:
     def skip_length_prefixed(self, kind: str, compact: bool, nullable: bool) -> None:
         src = self.src
         if compact:
-            src("n = data[pos]")
+            self.load_n()
             with src.block("if 0 < n < 0x80:"):
                 src("pos += n")
+            with src.block("elif n and 0 < data[pos + 1] < 0x80:"):  # a two-byte length (the ~1 KiB batch)
+                src("pos += ((n & 0x7F) | (data[pos + 1] << 7)) + 1")
             with src.block("else:"):
                 src(f"pos = _skip_compact(data, pos, {nullable})")
             return
@@ -251,14 +267,7 @@ class _Emitter:
         src = self.src
         string = kind == "string"
         if compact:
-            src("n = data[pos]")
-            with src.block("if n < 0x80:"):
-                src("pos += 1")
-            with src.block("else:"):
-                src("n, pos = _uvarint(data, pos)")
-                if string:
-                    with src.block("if n > 0x8000:"):
-                        src("raise _Malformed")
+            self.uvarint_n(string_limit=string)
             src("n -= 1")
         else:
             width = 2 if string else 4
@@ -275,15 +284,33 @@ class _Emitter:
             src(f"{target} = data[pos:pos + n]" + (".decode()" if string else ""))
             src("pos += n")
 
+    def load_n(self) -> None:
+        """``n`` = the byte at ``pos`` (already there after a fixed run that read it)."""
+        if self.loaded:
+            self.loaded = False
+        else:
+            self.src("n = data[pos]")
+
+    def uvarint_n(self, string_limit: bool) -> None:
+        """``n`` = the unsigned varint at ``pos``; one- and two-byte values inline."""
+        src = self.src
+        self.load_n()
+        with src.block("if n < 0x80:"):
+            src("pos += 1")
+        with src.block("elif data[pos + 1] < 0x80:"):
+            src("n = (n & 0x7F) | (data[pos + 1] << 7)")
+            src("pos += 2")
+        with src.block("else:"):
+            src("n, pos = _uvarint(data, pos)")
+            if string_limit:  # Kafka's strings are at most 32767 bytes
+                with src.block("if n > 0x8000:"):
+                    src("raise _Malformed")
+
     def array_count(self, f: FieldInfo, end: str) -> None:
         """``n`` = the element count, -1 for null (refused where the field is not nullable)."""
         src = self.src
         if self.flexible:
-            src("n = data[pos]")
-            with src.block("if n < 0x80:"):
-                src("pos += 1")
-            with src.block("else:"):
-                src("n, pos = _uvarint(data, pos)")
+            self.uvarint_n(string_limit=False)
             src("n -= 1")
         else:
             src(f"n = {self.unpacker('i')}(data, pos)[0]")
@@ -306,10 +333,10 @@ class _Emitter:
                 self.skip_structs(f, end)
                 return
             inner = _Level(innermost=not _walks_array(chain))
-            start = self.fresh("s")
+            start = None if inner.innermost else self.fresh("s")
             with src.block("for _ in range(n):"):
-                if not inner.innermost:
-                    src(f"{start} = r")
+                if start is not None:
+                    src(f"{start} = {self.rows}")
                 self.struct(f.struct, chain, end, inner)
                 self.row_end(inner, start)
             return
@@ -339,7 +366,7 @@ class _Emitter:
         src = self.src
         nullable = f.is_nullable(self.version)
         if self.flexible:
-            src("n = data[pos]")
+            self.load_n()
             with src.block("if 0 < n < 0x80:"):
                 src(f"pos += {width} * n - {width - 1}")  # the length byte and n - 1 values
             with src.block("else:"):
@@ -414,6 +441,14 @@ def _columns(node: Node) -> list[int]:
     if node.array is not None:
         out += _columns(node.array[1])
     return sorted(out)
+
+
+def _innermost(node: Node) -> Node:
+    """The node of the innermost array walked (the message's own node when none is)."""
+    for child in node.structs.values():
+        if _walks_array(child):
+            return _innermost(child)
+    return _innermost(node.array[1]) if node.array is not None else node
 
 
 def _walks_array(node: Node) -> bool:
