@@ -9,7 +9,6 @@ some did not (each printed with its error), 2 for bad usage or an unreadable inp
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -392,12 +391,15 @@ def _print(
     printed: Printed,
     live: bool,
 ) -> None:
+    from kafka_epochs.rendering import json_line
     from kafka_epochs.traffic import exchange_json
 
     summary.count(exchange)
     if not selected.matches_flow(exchange):
         return  # decided before anything is rendered
-    row = exchange_json(exchange, records=args.records, secrets=args.sasl_secrets)
+    # Bodies go straight to JSON text unless a filter has to look inside them.
+    as_text = args.format == "jsonl" and not selected.topics
+    row = exchange_json(exchange, records=args.records, secrets=args.sasl_secrets, bodies_as_text=as_text)
     if not selected.matches_content(exchange, row):
         return
     printed.exchanges += 1
@@ -405,7 +407,7 @@ def _print(
     printed.record_errors += row.get("record_errors", 0)
     if capture is not None:
         row = {"capture": capture, **row}
-    line = json.dumps(row, ensure_ascii=False) if args.format == "jsonl" else table_row(row)
+    line = json_line(row) if args.format == "jsonl" else table_row(row)
     sys.stdout.write(line + "\n")
     if live:
         sys.stdout.flush()  # a live capture: each exchange as soon as it completes

@@ -7,6 +7,7 @@ fields become decoded batches on request; SASL credentials are hidden unless ask
 from __future__ import annotations
 
 import enum
+import json
 from base64 import b64decode
 from base64 import b64encode as _b64encode
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from typing import Any
 from kafka_epochs.capture import Flow
 from kafka_epochs.exchanges import SASL_TOKENS, Exchange, Kind, api_name
 from kafka_epochs.records.model import RecordBatch
+from kafka_epochs.wire.json_text import json_renderer
 
 
 def _time(ns: int | None) -> str | None:
@@ -30,11 +32,15 @@ def _endpoint(flow: Flow | None, side: str) -> str | None:
     return f"[{end.address}]:{end.port}" if ":" in end.address else f"{end.address}:{end.port}"
 
 
-def exchange_json(exchange: Exchange, *, records: bool = False, secrets: bool = False) -> dict[str, Any]:
+def exchange_json(
+    exchange: Exchange, *, records: bool = False, secrets: bool = False, bodies_as_text: bool = False
+) -> dict[str, Any]:
     """One exchange as a JSON-ready dict (bodies via ``to_dict``; ``records`` fields decoded on request).
 
     SASL credentials (raw tokens, ``SaslAuthenticate`` auth bytes) are replaced by their length
-    unless ``secrets``: a PLAIN token carries the password in clear.
+    unless ``secrets``: a PLAIN token carries the password in clear. With ``bodies_as_text``
+    (and no ``records``), bodies come already rendered as :class:`JsonText`, by the generated
+    renderers, for :func:`json_line` to splice in: the same line, without a dict per struct.
     """
     if exchange.kind is Kind.SASL_TOKEN:
         return _sasl_json(exchange, secrets)
@@ -53,13 +59,18 @@ def exchange_json(exchange: Exchange, *, records: bool = False, secrets: bool = 
         out["response_time"] = _time(resp.timestamp_ns)
         out["latency_ms"] = round((resp.timestamp_ns - exchange.request_time_ns) / 1e6, 3)
     bad_batches = 0
+    as_text = bodies_as_text and not records and (secrets or req is None or req.api_key != SASL_AUTHENTICATE)
     for label, event in (("request", req), ("response", resp)):
         if event is None:
             continue
         if event.decoded is not None:
             out[f"{label}_header"] = event.decoded.header.to_dict(event.decoded.header_version)
-            out[label], bad = _body_json(event.decoded.body, event.decoded.api_version, records)
-            bad_batches += bad
+            if as_text:
+                body, version = event.decoded.body, event.decoded.api_version
+                out[label] = JsonText(json_renderer(type(body), version, ascii=False)(body))
+            else:
+                out[label], bad = _body_json(event.decoded.body, event.decoded.api_version, records)
+                bad_batches += bad
             out[f"{label}_profile"] = event.decoded.profile
         if event.error is not None:
             out[f"{label}_error"] = str(event.error)
@@ -80,6 +91,27 @@ def exchange_json(exchange: Exchange, *, records: bool = False, secrets: bool = 
 
 
 SASL_AUTHENTICATE = 36
+
+
+class JsonText(str):
+    """A value already rendered as JSON text: :func:`json_line` writes it as it is."""
+
+    __slots__ = ()
+
+
+_LINE = json.JSONEncoder(ensure_ascii=False)
+
+
+def json_line(row: dict[str, Any]) -> str:
+    """``json.dumps(row, ensure_ascii=False)``, with :class:`JsonText` values written as they are."""
+    encode = _LINE.encode
+    return (
+        "{"
+        + ", ".join(
+            f"{encode(key)}: {value if type(value) is JsonText else encode(value)}" for key, value in row.items()
+        )
+        + "}"
+    )
 
 
 def _redacted(length: int) -> str:

@@ -7,7 +7,6 @@ decoded gets ``error`` set and ``body_json`` null, never an exception.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ from kafka_epochs.spark.bodies import Bodies, Render, decode_bodies
 from kafka_epochs.spark.headers import Headers, read_headers
 from kafka_epochs.spark.protocols import Lookup, ProtocolLike, resolve
 from kafka_epochs.traffic import SASL_TOKENS, error_codes
+from kafka_epochs.wire.json_text import json_renderer
 
 ERROR_CODE = pa.struct([("path", pa.string()), ("code", pa.int16()), ("name", pa.string())])
 
@@ -70,12 +70,10 @@ def decode_batch(
 
 def _as_json(body: Any, version: int, is_response: bool) -> tuple[str, list[dict[str, Any]] | None]:
     """A body as its JSON text and, for a response, its non-zero error codes."""
-    plain = body.to_dict(version)  # only the fields of the version read, as the typed struct (nulls) does
-    return _JSON.encode(plain), error_codes(plain) if is_response else None
-
-
-#: Made once: ``json.dumps`` with any option builds a new encoder per call, a measurable cost per row.
-_JSON = json.JSONEncoder(separators=(",", ":"))
+    # Only the fields of the version read (as the typed struct's nulls say), written by the
+    # generated renderer: the text of json.dumps(body.to_dict(version), separators=(",", ":")).
+    text = json_renderer(type(body), version, compact=True)(body)
+    return text, error_codes(body) if is_response else None
 
 
 class DecodedRows:
