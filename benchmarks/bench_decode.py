@@ -157,17 +157,24 @@ def main() -> int:
         path = Path(tmp) / "traffic.pcap"
         frames = write_traffic(path, args.frames, args.connections)
         print(f"capture: {frames:,} frames, {path.stat().st_size / 1e6:.1f} MB, {args.connections} connections")
-        ours = best_time([cli, "decode", str(path), "--quiet"], args.repeat)
-        print(f"kafka-epochs decode (jsonl)   {ours:7.2f} s  {frames / ours:10,.0f} frames/s")
-        records = best_time([cli, "decode", str(path), "--quiet", "--records"], args.repeat)
-        print(f"kafka-epochs decode --records {records:7.2f} s  {frames / records:10,.0f} frames/s")
+        fields = "topics[].partitions[].leader_epoch,topics[].partitions[].current_leader_epoch,topics[].name"
+        ways = {
+            "kafka-epochs decode (jsonl)": ["--quiet"],
+            "kafka-epochs decode --records": ["--quiet", "--records"],
+            "kafka-epochs decode --fields (3 paths)": ["--quiet", "--fields", fields],
+            "kafka-epochs decode --headers-only": ["--quiet", "--headers-only"],
+        }
+        times = {name: best_time([cli, "decode", str(path), *options], args.repeat) for name, options in ways.items()}
         tshark = shutil.which("tshark")
-        if tshark is None:
+        if tshark is not None:
+            command = [tshark, "-r", str(path), "-d", "tcp.port==9092,kafka", "-T", "json"]
+            times["tshark -T json"] = best_time(command, args.repeat)
+        anchor = times.get("tshark -T json")
+        for name, seconds in times.items():
+            versus = f"{anchor / seconds:6.2f}x tshark" if anchor else ""
+            print(f"{name:<40} {seconds:7.2f} s  {frames / seconds:10,.0f} frames/s  {versus}")
+        if anchor is None:
             print("tshark not installed: no anchor (apt-get install tshark)")
-            return 0
-        anchor = best_time([tshark, "-r", str(path), "-d", "tcp.port==9092,kafka", "-T", "json"], args.repeat)
-        print(f"tshark -T json                {anchor:7.2f} s  {frames / anchor:10,.0f} frames/s")
-        print(f"ratio: kafka-epochs is {anchor / ours:.2f}x tshark's rate ({anchor / records:.2f}x with --records)")
     return 0
 
 

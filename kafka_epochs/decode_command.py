@@ -62,6 +62,19 @@ def add_decode_command(commands: Any) -> None:
         "decode is kept in place with its error and counted",
     )
     dec.add_argument(
+        "--fields",
+        action="append",
+        metavar="PATH,...",
+        help="print only these body fields, as columns (one list per path; rows are the elements "
+        "of the innermost array, e.g. topics[].name,topics[].partitions[].leader_epoch); each "
+        "message shows the paths it has; the rest of the body is skipped, not decoded; repeatable",
+    )
+    dec.add_argument(
+        "--headers-only",
+        action="store_true",
+        help="print headers and pairing only; bodies are not decoded (the fastest way through a capture)",
+    )
+    dec.add_argument(
         "--sasl-secrets",
         action="store_true",
         help="show SASL tokens and SaslAuthenticate auth bytes (PLAIN carries passwords in clear); hidden by default",
@@ -297,6 +310,38 @@ class Printed:
     captures: list[Any] = field(default_factory=list)  # each input's CaptureStats
 
 
+def fields_reader(protocol: Any, args: argparse.Namespace) -> Any:
+    """The body reader of ``--fields`` / ``--headers-only``; ValueError for what cannot work.
+
+    A path that no message of the protocol has is refused: it would print nothing, silently.
+    """
+    from kafka_epochs.projection import Projection
+    from kafka_epochs.projection.bodies import FieldsReader
+
+    if args.headers_only and args.fields:
+        raise ValueError("--headers-only reads no body: give it or --fields, not both")
+    for option, given in (("--records", args.records), ("--topic", args.topic), ("--errors-only", args.errors_only)):
+        if given:
+            reason = "needs whole bodies" if option != "--errors-only" else "needs every error code of a body"
+            raise ValueError(f"{option} {reason}; it cannot be combined with --fields or --headers-only")
+    paths = [p.strip() for option in args.fields or [] for p in option.split(",") if p.strip()]
+    if args.fields is not None and not paths and not args.headers_only:
+        return FieldsReader([])  # --fields "": headers only
+    messages = [protocol.message(name) for name in protocol.names()]
+    for path in paths:
+        found = False
+        for message in messages:
+            try:
+                Projection(message, [path])
+            except ValueError:
+                continue
+            found = True
+            break
+        if not found:
+            raise ValueError(f"--fields: no message of the {protocol.name} protocol has the field path {path!r}")
+    return FieldsReader(paths)
+
+
 def run_decode(args: argparse.Namespace) -> int:
     from kafka_epochs.cli import protocol_for
     from kafka_epochs.traffic import DecodeSummary
@@ -308,6 +353,9 @@ def run_decode(args: argparse.Namespace) -> int:
         return 2
     inputs = capture_inputs(args.captures)
     protocol = protocol_for(args.protocol)
+    args.body_reader = None
+    if args.fields is not None or args.headers_only:
+        args.body_reader = fields_reader(protocol, args)
     selected = ExchangeFilter(
         apis=api_names(protocol, args.api or []),
         topics=set(args.topic or []),
@@ -352,7 +400,8 @@ def _exchanges(
         summary.capture = None  # decode_capture sets this input's own
         with _open(path) as stream:
             try:
-                for exchange in decode_capture(stream, protocol, ports=ports, summary=summary):
+                exchanges = decode_capture(stream, protocol, ports=ports, summary=summary, body_reader=args.body_reader)
+                for exchange in exchanges:
                     if progress is not None:
                         progress.update(read_before + stream.count)
                     yield name, exchange

@@ -24,7 +24,7 @@ from kafka_epochs.capture import (
     StreamData,
 )
 from kafka_epochs.framing import DEFAULT_MAX_FRAME, Connection, RequestEvent, ResponseEvent, SaslToken, StreamLost
-from kafka_epochs.protocol import Protocol
+from kafka_epochs.protocol import BodyReader, Protocol
 
 
 class Kind(enum.StrEnum):
@@ -85,8 +85,10 @@ def decode_capture(
     ports: set[int] | None = None,
     max_frame_size: int = DEFAULT_MAX_FRAME,
     summary: DecodeSummary | None = None,
+    body_reader: BodyReader | None = None,
 ) -> Iterator[Exchange]:
-    """Every exchange in a capture, decoded with ``protocol``."""
+    """Every exchange in a capture, decoded with ``protocol`` (bodies through ``body_reader``
+    where given: ``FieldsReader(paths)`` reads only those fields, ``FieldsReader([])`` none)."""
     streams = CaptureStreams(source, ports=ports)
     if summary is not None:
         summary.capture = streams.stats
@@ -95,7 +97,9 @@ def decode_capture(
         if isinstance(event, StreamData):
             conn = connections.get(event.flow)
             if conn is None:
-                conn = connections[event.flow] = Connection(protocol, max_frame_size=max_frame_size)
+                conn = connections[event.flow] = Connection(
+                    protocol, max_frame_size=max_frame_size, body_reader=body_reader
+                )
             if event.direction is Direction.CLIENT_TO_BROKER:
                 for out in conn.client_bytes(event.data, event.timestamp_ns):
                     yield from _client_event(event.flow, out)
@@ -192,6 +196,6 @@ def api_name(exchange: Exchange) -> str | None:
         return SASL_TOKENS
     for event in (exchange.request, exchange.response):
         if event is not None and event.decoded is not None:
-            name = type(event.decoded.body).__name__
+            name = event.decoded.message.__name__
             return name.removesuffix("Request").removesuffix("Response")
     return None

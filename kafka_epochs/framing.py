@@ -31,7 +31,7 @@ from kafka_epochs.pairing import (
     SaslToken,
     StreamLost,
 )
-from kafka_epochs.protocol import Decoded, Protocol
+from kafka_epochs.protocol import BodyReader, Decoded, Protocol
 
 __all__ = [
     "DEFAULT_MAX_FRAME",
@@ -90,8 +90,9 @@ Event = RequestEvent | ResponseEvent | SaslToken | StreamLost
 class _Decoding:
     """The pairer's plug-in that decodes every frame with a :class:`Protocol` (a ``FrameReader``)."""
 
-    def __init__(self, protocol: Protocol) -> None:
+    def __init__(self, protocol: Protocol, body_reader: BodyReader | None = None) -> None:
         self.protocol = protocol
+        self.body_reader = body_reader
 
     def request(self, head: FrameHead) -> RequestEvent:
         event = RequestEvent(
@@ -100,7 +101,7 @@ class _Decoding:
         try:
             # Trailing bytes are tolerated and reported: librdkafka sends a few after some
             # Metadata bodies, and brokers ignore them.
-            event.decoded = self.protocol.decode_request(head.frame)
+            event.decoded = self.protocol.decode_request(head.frame, body_reader=self.body_reader)
             event.warnings.extend(event.decoded.warnings)
         except KafkaEpochsError as e:
             event.error = e
@@ -119,7 +120,7 @@ class _Decoding:
         prefer = request.decoded.profile if request.decoded is not None else None
         try:
             event.decoded = self.protocol.decode_response(
-                head.frame, request.api_key, request.api_version, prefer=prefer
+                head.frame, request.api_key, request.api_version, prefer=prefer, body_reader=self.body_reader
             )
             event.warnings.extend(event.decoded.warnings)
         except KafkaEpochsError as e:
@@ -132,13 +133,15 @@ class _Decoding:
     def sasl_handshake(self, request: RequestEvent) -> tuple[int, str] | None:
         if request.api_key != SASL_HANDSHAKE or request.decoded is None:
             return None
-        return request.decoded.api_version, request.decoded.body.mechanism
+        mechanism = getattr(request.decoded.body, "mechanism", None)
+        return None if mechanism is None else (request.decoded.api_version, mechanism)
 
     def sasl_handshake_error(self, response: ResponseEvent) -> int | None:
         request = response.request
         if request is None or request.api_key != SASL_HANDSHAKE or response.decoded is None:
             return None
-        return int(response.decoded.body.error_code)
+        code = getattr(response.decoded.body, "error_code", None)
+        return None if code is None else int(code)
 
     def is_request(self, frame: bytes) -> bool:
         try:
@@ -162,7 +165,8 @@ class _Decoding:
 
 class Connection(Pairer[RequestEvent, ResponseEvent]):
     """One client-broker connection: frames both directions, pairs responses with requests, and
-    decodes every frame with ``protocol``."""
+    decodes every frame with ``protocol`` (bodies through ``body_reader`` where one is given: a
+    projection's :class:`~kafka_epochs.projection.bodies.FieldsReader`, say)."""
 
     def __init__(
         self,
@@ -170,8 +174,9 @@ class Connection(Pairer[RequestEvent, ResponseEvent]):
         *,
         max_frame_size: int = DEFAULT_MAX_FRAME,
         max_pending: int = DEFAULT_MAX_PENDING,
+        body_reader: BodyReader | None = None,
     ) -> None:
-        super().__init__(_Decoding(protocol), max_frame_size=max_frame_size, max_pending=max_pending)
+        super().__init__(_Decoding(protocol, body_reader), max_frame_size=max_frame_size, max_pending=max_pending)
         self.protocol = protocol
 
     def client_bytes(self, data: bytes, timestamp_ns: int | None = None) -> list[Any]:

@@ -39,6 +39,10 @@ if TYPE_CHECKING:  # the generator and pathlib load only when from_specs is used
 
     from kafka_epochs.codegen.cache import IndexRow
 
+#: Reads a body instead of ``Message.read``: (message class, frame, body offset, version) ->
+#: (body, offset after it); raises DecodeError as ``read`` does.
+BodyReader = Callable[[Any, bytes, int, int], tuple[Any, int]]
+
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
 
@@ -56,7 +60,17 @@ class Decoded:
     slotted class: the dataclass machinery would double the cost of importing this module.)
     """
 
-    __slots__ = ("api_key", "api_version", "body", "header", "header_version", "profile", "trailing", "warnings")
+    __slots__ = (
+        "api_key",
+        "api_version",
+        "body",
+        "header",
+        "header_version",
+        "message",
+        "profile",
+        "trailing",
+        "warnings",
+    )
 
     def __init__(
         self,
@@ -68,9 +82,12 @@ class Decoded:
         trailing: int = 0,
         profile: str = "",
         warnings: list[str] | None = None,
+        message: type | None = None,
     ) -> None:
         self.header = header  # a RequestHeader or ResponseHeader object
-        self.body = body  # the generated message object
+        # the generated message object; with a body reader, what it gave (None: not read)
+        self.body = body
+        self.message = message if message is not None else type(body)  # the body's message class
         self.api_key = api_key
         self.api_version = api_version
         self.header_version = header_version
@@ -307,11 +324,15 @@ class Protocol:
         """The package whose class ``body`` is (its header rules apply)."""
         return self
 
-    def decode_request(self, frame: bytes | bytearray | memoryview, *, strict: bool = False) -> Decoded:
+    def decode_request(
+        self, frame: bytes | bytearray | memoryview, *, strict: bool = False, body_reader: BodyReader | None = None
+    ) -> Decoded:
         """Decode a size-prefixed request frame into its header and body.
 
         Bytes after the body are accepted, counted in ``Decoded.trailing`` and reported in
         ``Decoded.warnings`` (brokers ignore them); ``strict=True`` refuses them.
+        ``body_reader`` reads the body instead of the message class's ``read`` (a projection's
+        :class:`~kafka_epochs.projection.bodies.FieldsReader`, say); the header is read as always.
         """
         data = _checked_frame(frame)
         if len(data) < 8:
@@ -320,7 +341,9 @@ class Protocol:
         layouts = self._layouts_or_fail(api_key, api_version, "request", 4)
         header_version = layouts[0].request_header_version(api_key, api_version)
         header, pos = layouts[0].message("RequestHeader").read(data, 4, header_version)
-        return _read_body(layouts, "request", header, header_version, data, pos, api_key, api_version, strict)
+        return _read_body(
+            layouts, "request", header, header_version, data, pos, api_key, api_version, strict, body_reader
+        )
 
     def decode_response(
         self,
@@ -330,6 +353,7 @@ class Protocol:
         *,
         strict: bool = False,
         prefer: str | None = None,
+        body_reader: BodyReader | None = None,
     ) -> Decoded:
         """Decode a size-prefixed response frame; the api key and version come from its request.
 
@@ -340,15 +364,15 @@ class Protocol:
         """
         data = _checked_frame(frame)
         try:
-            return self._decode_response(data, api_key, api_version, strict, prefer)
+            return self._decode_response(data, api_key, api_version, strict, prefer, body_reader)
         except DecodeError as first:
             if api_key != API_VERSIONS or api_version == 0:
                 raise
             try:
-                decoded = self._decode_response(data, api_key, 0, strict, prefer)
+                decoded = self._decode_response(data, api_key, 0, strict, prefer, body_reader)
             except DecodeError:
                 raise first from None
-            if decoded.body.error_code != UNSUPPORTED_VERSION:
+            if getattr(decoded.body, "error_code", None) != UNSUPPORTED_VERSION:
                 raise first from None
             decoded.warnings.insert(0, f"ApiVersions v{api_version} answered in v0 (UNSUPPORTED_VERSION)")
             return decoded
@@ -360,13 +384,16 @@ class Protocol:
         api_version: int,
         strict: bool,
         prefer: str | None,
+        body_reader: BodyReader | None = None,
     ) -> Decoded:
         layouts = self._layouts_or_fail(api_key, api_version, "response", -1)
         if prefer is not None and len(layouts) > 1:
             layouts.sort(key=lambda p: p.name != prefer)  # stable: the request's layout first
         header_version = layouts[0].response_header_version(api_key, api_version)
         header, pos = layouts[0].message("ResponseHeader").read(data, 4, header_version)
-        return _read_body(layouts, "response", header, header_version, data, pos, api_key, api_version, strict)
+        return _read_body(
+            layouts, "response", header, header_version, data, pos, api_key, api_version, strict, body_reader
+        )
 
     def _layouts_or_fail(self, api_key: int, api_version: int, kind: str, offset: int) -> list[Protocol]:
         layouts = self.layouts(api_key, kind, api_version)
@@ -530,21 +557,22 @@ def _read_body(
     api_key: int,
     version: int,
     strict: bool,
+    body_reader: BodyReader | None = None,
 ) -> Decoded:
     warnings: list[str] = []
     if len(layouts) == 1:
         chosen = layouts[0]
         cls = chosen.message_for(api_key, kind)
-        body, end = cls.read(data, pos, version)
+        body, end = cls.read(data, pos, version) if body_reader is None else body_reader(cls, data, pos, version)
     else:
-        chosen, cls, body, end = _pick_layout(layouts, kind, data, pos, api_key, version, strict, warnings)
+        chosen, cls, body, end = _pick_layout(layouts, kind, data, pos, api_key, version, strict, warnings, body_reader)
     trailing = len(data) - end
     if trailing:
         if strict:
             raise DecodeError(f"{trailing} trailing bytes after the body", end, "", f"{cls.__name__} v{version}")
         warnings.append(trailing_warning(trailing))
     warnings.extend(version_warnings(cls, version))
-    return Decoded(header, body, api_key, version, header_version, trailing, chosen.name, warnings)
+    return Decoded(header, body, api_key, version, header_version, trailing, chosen.name, warnings, cls)
 
 
 def trailing_warning(count: int) -> str:
@@ -571,12 +599,15 @@ def _pick_layout(
     version: int,
     strict: bool,
     warnings: list[str],
-) -> tuple[Protocol, type[Message], Message, int]:
+    body_reader: BodyReader | None = None,
+) -> tuple[Protocol, type[Message], Any, int]:
     """Read with every candidate layout (no error explanations on the way): the first that consumes
     the frame exactly wins; else, unless strict, the first that reads with bytes left over."""
     tries = []
     for layout in layouts:
         cls = layout.message_for(api_key, kind)
+        # the layout is chosen by the generated decoders (no error explained on the way), and a
+        # body reader then reads the chosen one: a projection that misses costs an explanation
         tries.append((layout, cls, _attempt(cls, data, pos, version)))
     exact = [(layout, cls, got) for layout, cls, got in tries if got is not None and got[1] == len(data)]
     if exact:
@@ -587,13 +618,18 @@ def _pick_layout(
                 f"{cls.__name__} v{version} also reads exactly with the {', '.join(others)} layout, "
                 f"with other values; read with {layout.name}'s"
             )
+        if body_reader is not None:
+            body, end = body_reader(cls, data, pos, version)
         return layout, cls, body, end
     partial = [(layout, cls, got) for layout, cls, got in tries if got is not None]
     if partial and not strict:
         layout, cls, (body, end) = partial[0]
+        if body_reader is not None:
+            body, end = body_reader(cls, data, pos, version)
         return layout, cls, body, end
     first = tries[0][1]
-    first.read(data, pos, version)  # raises the explained DecodeError of the preferred layout
+    # raises the explained DecodeError of the preferred layout
+    first.read(data, pos, version) if body_reader is None else body_reader(first, data, pos, version)
     raise DecodeError(f"{first.__name__} v{version} does not read these bytes", pos, "")
 
 
@@ -607,7 +643,7 @@ def _same_values(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _attempt(cls: type[Message], data: bytes, pos: int, version: int) -> tuple[Message, int] | None:
+def _attempt(cls: type[Message], data: bytes, pos: int, version: int) -> tuple[Any, int] | None:
     """One fast read, or None when the layout does not fit the bytes."""
     try:
         body, end = cls._DECODERS[version](data, pos, len(data))

@@ -15,6 +15,7 @@ from typing import Any
 
 from kafka_epochs.capture import Flow
 from kafka_epochs.exchanges import SASL_TOKENS, Exchange, Kind, api_name
+from kafka_epochs.projection.bodies import ProjectedBody
 from kafka_epochs.records.model import RecordBatch
 from kafka_epochs.wire.json_text import json_renderer
 
@@ -65,8 +66,15 @@ def exchange_json(
             continue
         if event.decoded is not None:
             out[f"{label}_header"] = event.decoded.header.to_dict(event.decoded.header_version)
-            if as_text:
-                body, version = event.decoded.body, event.decoded.api_version
+            body, version = event.decoded.body, event.decoded.api_version
+            if body is None:
+                pass  # read headers only: the body was not looked at
+            elif type(body) is ProjectedBody:
+                if body.columns:  # else only what pairing needed was read: nothing asked for
+                    out[label] = body.to_dict()
+                if body.note:
+                    out[f"{label}_fields_note"] = body.note
+            elif as_text:
                 out[label] = JsonText(json_renderer(type(body), version, ascii=False)(body))
             else:
                 out[label], bad = _body_json(event.decoded.body, event.decoded.api_version, records)
@@ -81,8 +89,10 @@ def exchange_json(
             body = out.get(label)
             if isinstance(body, dict) and body.get("auth_bytes") is not None:
                 body["auth_bytes"] = _redacted(len(b64decode(body["auth_bytes"])))
-    if resp is not None and resp.decoded is not None:
-        out["errors"] = error_codes(resp.decoded.body)
+    body = resp.decoded.body if resp is not None and resp.decoded is not None else None
+    # A projected body's errors are those among the fields asked for: none asked, none said.
+    if body is not None and (type(body) is not ProjectedBody or any(p.endswith("error_code") for p in body.columns)):
+        out["errors"] = error_codes(body)
     if bad_batches:
         out["record_errors"] = bad_batches  # record batches that did not decode (each marked in place)
     if exchange.problem:
@@ -285,6 +295,14 @@ def error_codes(body: Any, path: str = "") -> list[dict[str, Any]]:
 
     if isinstance(body, (dict, list)):
         return _error_codes_in_plain(body, path)
+    if type(body) is ProjectedBody:  # the error codes among the fields asked for, by row
+        return [
+            {"path": where, "row": row, "code": code, "name": Errors.for_code(code).name}
+            for where, values in body.columns.items()
+            if where.endswith("error_code")
+            for row, code in enumerate(values)
+            if code
+        ]
     found: list[dict[str, Any]] = []
     for f in _paths_to(type(body), "int16", "error_code"):
         value = getattr(body, f.attr)

@@ -77,6 +77,22 @@ class Projection:
         The body must fill the range exactly (trailing bytes are an error, as for
         ``Message.decode``). On an error, ``columns`` are truncated back to where they were.
         """
+        before = len(columns[0])
+        self.read(columns, data, version, offset, end, exact=True)
+        return len(columns[0]) - before
+
+    def read(
+        self,
+        columns: list[list[Any]],
+        data: bytes | bytearray | memoryview,
+        version: int,
+        offset: int = 0,
+        end: int | None = None,
+        *,
+        exact: bool = False,
+    ) -> int:
+        """Append the rows of the body starting at ``offset`` to ``columns``; returns the offset
+        after it, as ``Message.read`` does (never past ``end``; with ``exact``, exactly ``end``)."""
         if type(data) is not bytes:
             data = bytes(data)
         if end is None:
@@ -85,8 +101,8 @@ class Projection:
         before = len(columns[0])
         try:
             pos = function(data, offset, end, *columns)
-            if pos == end:
-                return len(columns[0]) - before
+            if pos == end or (pos < end and not exact):
+                return pos
         except DecodeError:
             raise
         except Exception:

@@ -21,7 +21,7 @@ from typing import Any
 
 from kafka_epochs.wire.schema import FieldInfo
 
-__all__ = ["Node", "resolve"]
+__all__ = ["Node", "leaf_field", "resolve"]
 
 
 @dataclass
@@ -124,3 +124,14 @@ def _field(cls: Any, name: str, path: str) -> FieldInfo:
 
 def _where(path: str, walked: list[str], f: FieldInfo) -> str:
     return f"{'.'.join([*walked, f.attr])!r} (in {path!r})"
+
+
+def leaf_field(message: Any, path: str) -> FieldInfo:
+    """The field a resolved path (as :func:`resolve` writes it) ends at."""
+    cls = message
+    f: FieldInfo | None = None
+    for segment in path.split("."):
+        f = _field(cls, segment.removesuffix("[]"), path)
+        cls = f.struct
+    assert f is not None
+    return f

@@ -7,7 +7,7 @@ microsecond on the Arrow paths and several with pickled ``@udf`` rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kafka_epochs.spark.batch import DECODED_SCHEMA, decode_batch
+from kafka_epochs.spark.projected import FRAME_INDEX, Plan, project_batch
 from kafka_epochs.spark.protocols import ProtocolLike, ProtocolRef, protocol_ref
 from kafka_epochs.spark.schema import message_classes
 from kafka_epochs.spark.spark_types import spark_schema
@@ -61,6 +62,7 @@ def decode_frames(
     request_api_version_col: str | None = None,
     *,
     protocol: ProtocolLike = None,
+    headers_only: bool = False,
 ) -> DataFrame:
     """Decode ``df[frame_col]`` batch by batch (``mapInArrow``); ``keep`` columns pass through first.
 
@@ -70,6 +72,8 @@ def decode_frames(
     is read as a request, exactly (a frame with bytes left over fails its row), and each row says
     it was assumed. ``keep`` defaults to every column but the frame and those a decoded column
     replaces (such as an input ``direction``). Rows out = rows in; bad rows say why in ``error``.
+    With ``headers_only``, bodies are not read (``body_json`` and ``error_codes`` null): headers,
+    pairing and latency questions, at the speed of the vectorized header pass.
     """
     inputs = _Inputs(df, frame_col, keep, direction_col, request_api_key_col, request_api_version_col, DECODED_SCHEMA)
     columns = inputs.columns  # the closure below is pickled to the workers: plain data only
@@ -77,7 +81,9 @@ def decode_frames(
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            decoded = decode_batch(batch.column(frame_col), protocol=ref, **columns.pairing(batch))
+            decoded = decode_batch(
+                batch.column(frame_col), protocol=ref, headers_only=headers_only, **columns.pairing(batch)
+            )
             yield columns.joined(batch, decoded)
 
     return inputs.source.mapInArrow(decode, inputs.output_schema)
@@ -93,13 +99,30 @@ def decode_api(
     request_api_version_col: str | None = None,
     *,
     protocol: ProtocolLike = None,
+    fields: Sequence[str] | Mapping[str, str] | None = None,
 ) -> DataFrame:
     """The frames of one message, its body as a typed ``body`` struct (see ``schema.arrow_type_for``).
 
     Only rows of that api and direction come out (bad ones among them with ``error`` set): the
     body's type fits that message only. A response message needs the direction and request
     columns: the ``kafka-capture`` source's are found by themselves (see :func:`decode_frames`).
+
+    With ``fields`` (paths such as ``topics[].partitions[].leader_epoch``, or ``{column: path}``),
+    the body is not decoded: only those fields are read, each into its own typed column, one row
+    per element of the innermost array walked (see :mod:`kafka_epochs.spark.projected`).
     """
+    if fields is not None:
+        return _decode_fields(
+            df,
+            message_name,
+            fields,
+            frame_col,
+            keep,
+            direction_col,
+            request_api_key_col,
+            request_api_version_col,
+            protocol,
+        )
     cls = message_classes(message_name, protocol)[0]
     if cls.API_KEY is None:
         raise ValueError(f"{message_name} is not a request or a response: frames never carry it alone")
@@ -118,6 +141,36 @@ def decode_api(
 
     decoded = inputs.source.mapInArrow(decode, inputs.output_schema)
     return decoded.where((F.col("api_key") == cls.API_KEY) & (F.col("direction") == kind))
+
+
+def _decode_fields(
+    df: DataFrame,
+    message_name: str,
+    fields: Sequence[str] | Mapping[str, str],
+    frame_col: str,
+    keep: Sequence[str] | None,
+    direction_col: str | None,
+    request_api_key_col: str | None,
+    request_api_version_col: str | None,
+    protocol: ProtocolLike,
+) -> DataFrame:
+    if isinstance(fields, str):
+        raise TypeError("fields is a list of field paths (or a {column: path} dict), not one string")
+    ref = protocol_ref(protocol)
+    plan = Plan(message_name, fields, ref)
+    if plan.kind == "response" and direction_col is None and not all(c in df.columns for c in CAPTURE_PAIRING):
+        raise ValueError(f"{message_name} is a response: pass direction_col and the request's key/version columns")
+    inputs = _Inputs(df, frame_col, keep, direction_col, request_api_key_col, request_api_version_col, plan.schema())
+    columns = inputs.columns  # the closure below is pickled to the workers: plain data only
+
+    def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = project_batch(batch.column(frame_col), plan, protocol=ref, **columns.pairing(batch))
+            taken = batch.select(list(columns.keep)).take(rows.column(FRAME_INDEX)) if columns.keep else None
+            kept = [taken.column(c) for c in columns.keep] if taken is not None else []
+            yield pa.RecordBatch.from_arrays(kept + rows.columns[:-1], names=[*columns.keep, *rows.schema.names[:-1]])
+
+    return inputs.source.mapInArrow(decode, inputs.output_schema)
 
 
 def with_variant(df: DataFrame, json_col: str = "body_json", name: str = "body") -> DataFrame:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
-from kafka_epochs.spark.bodies import Bodies, Render, decode_bodies
+from kafka_epochs.spark.bodies import Bodies, ReadBody, Render, decode_bodies
 from kafka_epochs.spark.headers import Headers, read_headers
 from kafka_epochs.spark.protocols import Lookup, ProtocolLike, resolve
 from kafka_epochs.traffic import SASL_TOKENS, error_codes
@@ -51,6 +51,7 @@ def decode_batch(
     request_api_version: pa.Array | None = None,
     protocol: ProtocolLike = None,
     sasl_mechanism: pa.Array | None = None,
+    headers_only: bool = False,
 ) -> pa.RecordBatch:
     """Decode size-prefixed Kafka frames (a binary array) into :data:`DECODED_SCHEMA` rows.
 
@@ -58,14 +59,35 @@ def decode_batch(
     A response is decoded with its request's api key and version from ``request_api_key`` and
     ``request_api_version``. ``protocol`` is a Protocol, profile names ("apache", "kip", "auto")
     or spec directories, or None for the default profile, ``auto``. ``sasl_mechanism`` (the
-    capture source's column) marks raw SASL tokens: they are named, not decoded.
+    capture source's column) marks raw SASL tokens: they are named, not decoded. With
+    ``headers_only``, bodies are not read: ``body_json`` and ``error_codes`` are null.
     """
-    decoded = DecodedRows.of(
-        frames, direction, request_api_key, request_api_version, protocol, _as_json, sasl_mechanism
-    )
+    if headers_only:
+        decoded = DecodedRows.of(
+            frames,
+            direction,
+            request_api_key,
+            request_api_version,
+            protocol,
+            _nothing,
+            sasl_mechanism,
+            read_body=_skip_body,
+        )
+    else:
+        decoded = DecodedRows.of(
+            frames, direction, request_api_key, request_api_version, protocol, _as_json, sasl_mechanism
+        )
     values = decoded.bodies.values
     body_json = pa.array([None if v is None else v[0] for v in values], pa.string())
     return decoded.record_batch(DECODED_SCHEMA, {"body_json": body_json}, [None if v is None else v[1] for v in values])
+
+
+def _skip_body(cls: Any, data: bytes, pos: int, version: int, end: int) -> tuple[None, int]:
+    return None, end  # headers only: the body is not looked at
+
+
+def _nothing(body: Any, version: int, is_response: bool) -> None:
+    return None
 
 
 def _as_json(body: Any, version: int, is_response: bool) -> tuple[str, list[dict[str, Any]] | None]:
@@ -94,6 +116,7 @@ class DecodedRows:
         protocol: ProtocolLike,
         render: Render,
         sasl_mechanism: pa.Array | None = None,
+        read_body: ReadBody | None = None,
     ) -> DecodedRows:
         frames = _one_chunk(frames)
         pairing = [_maybe_chunk(c) for c in (direction, request_api_key, request_api_version, sasl_mechanism)]
@@ -105,7 +128,12 @@ class DecodedRows:
         resolved = resolve(protocol)
         lookup = Lookup(resolved)
         headers = read_headers(frames, pairing[0], pairing[1], pairing[2], lookup, pairing[3])
-        return cls(headers, decode_bodies(headers, resolved, render), lookup)
+        bodies = (
+            decode_bodies(headers, resolved, render, read_body)
+            if read_body
+            else decode_bodies(headers, resolved, render)
+        )
+        return cls(headers, bodies, lookup)
 
     def record_batch(
         self,

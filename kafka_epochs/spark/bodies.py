@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kafka_epochs.protocol import Decoded, Protocol, trailing_warning
+from kafka_epochs.protocol import BodyReader, Decoded, Protocol, trailing_warning
 from kafka_epochs.spark.headers import Headers
 from kafka_epochs.wire.errors import DecodeError
 
@@ -31,6 +31,10 @@ ASSUMED_REQUEST = (
 #: Bodies are rendered as soon as they are read, so a batch never holds all its message objects
 #: at once: holding them all measured ~30% slower, from the garbage collector scanning them.
 Render = Callable[[Any, int, bool], Any]
+
+#: Reads a body in place of ``Message.read``: (message class, bytes, offset, version, end) ->
+#: (body, offset after it); a projection's columns, say (see :mod:`kafka_epochs.spark.projected`).
+ReadBody = Callable[[Any, bytes, int, int, int], tuple[Any, int]]
 
 
 @dataclass
@@ -69,7 +73,12 @@ class Bodies:
         self.profiles.append(None)
 
 
-def decode_bodies(headers: Headers, protocol: Protocol, render: Render) -> Bodies:
+def _read_message(cls: Any, data: bytes, pos: int, version: int, end: int) -> tuple[Any, int]:
+    body, stop = cls.read(data, pos, version, end)
+    return body, stop
+
+
+def decode_bodies(headers: Headers, protocol: Protocol, render: Render, read_body: ReadBody = _read_message) -> Bodies:
     out = Bodies()
     whole, base = _batch_bytes(headers.data, headers.starts, headers.ends)
     rows = zip(
@@ -91,7 +100,7 @@ def decode_bodies(headers: Headers, protocol: Protocol, render: Render) -> Bodie
             continue
         if body_start >= 0 and entry is not None and entry.cls is not None:
             try:
-                body, stop = entry.cls.read(whole, body_start - base, version, end - base)
+                body, stop = read_body(entry.cls, whole, body_start - base, version, end - base)
             except Exception:  # let the ordinary decoder say what is wrong, in its own words
                 pass
             else:
@@ -104,7 +113,7 @@ def decode_bodies(headers: Headers, protocol: Protocol, render: Render) -> Bodie
                     warnings.append(ASSUMED_REQUEST)
                 out.add(render, body, version, is_response, warnings, entry.profile)
                 continue
-        _slow_row(out, headers, i, whole[start - base : end - base], protocol, render)
+        _slow_row(out, headers, i, whole[start - base : end - base], protocol, render, read_body)
     return out
 
 
@@ -116,10 +125,18 @@ def _batch_bytes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tupl
     return data[low:high].tobytes(), low
 
 
-def _slow_row(out: Bodies, headers: Headers, i: int, frame: bytes, protocol: Protocol, render: Render) -> None:
+def _slow_row(
+    out: Bodies, headers: Headers, i: int, frame: bytes, protocol: Protocol, render: Render, read_body: ReadBody
+) -> None:
     assumed = [ASSUMED_REQUEST] if headers.direction_assumed else []
+    reader = None
+    if read_body is not _read_message:
+
+        def reader(cls: Any, data: bytes, pos: int, version: int) -> tuple[Any, int]:
+            return read_body(cls, data, pos, version, len(data))
+
     try:
-        decoded = _decode_one(headers, i, frame, protocol)
+        decoded = _decode_one(headers, i, frame, protocol, reader)
     except Exception as e:  # a bad frame must never fail the batch: its row carries the error
         out.fail(_describe(e), assumed)
         return
@@ -144,17 +161,17 @@ def _not_a_request(trailing: int) -> str:
     )
 
 
-def _decode_one(headers: Headers, i: int, frame: bytes, protocol: Protocol) -> Decoded:
+def _decode_one(headers: Headers, i: int, frame: bytes, protocol: Protocol, reader: BodyReader | None) -> Decoded:
     """One frame, decoded as ``kafka_epochs.framing`` does it."""
     if headers.direction[i].as_py() is None:
         raise ValueError(f"direction must be 'request' or 'response', not {_given(headers, i)}")
     if not headers.present[i]:
         raise ValueError("no frame (null)")
     if not headers.is_response[i]:
-        return protocol.decode_request(frame)
+        return protocol.decode_request(frame, body_reader=reader)
     if not (headers.api_key_ok[i] and headers.api_version_ok[i]):
         raise ValueError(NO_REQUEST)
-    return protocol.decode_response(frame, int(headers.api_key[i]), int(headers.api_version[i]))
+    return protocol.decode_response(frame, int(headers.api_key[i]), int(headers.api_version[i]), body_reader=reader)
 
 
 def _given(headers: Headers, i: int) -> str:

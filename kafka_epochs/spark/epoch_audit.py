@@ -57,6 +57,7 @@ from kafka_epochs.epochs import (
     stop_replica_partitions,
 )
 from kafka_epochs.epochs.state import ZERO_UUID, known_topic_id
+from kafka_epochs.projection import projection
 from kafka_epochs.protocol import Protocol
 from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterInfo, assign_clusters
 from kafka_epochs.spark.protocols import ProtocolLike, protocol_ref, resolve
@@ -226,6 +227,11 @@ class EventExtractor:
         may_fence = any(code in frame for code in _ERROR_BYTES)
         if not (may_fence or key in (METADATA, DESCRIBE_CLUSTER)):
             return answered
+        if key == METADATA and not may_fence:
+            # the common case, and the largest bodies: read just the brokers, the cluster id and
+            # the partitions' leader epochs (projections), not the whole body into objects
+            decoded = self.protocol.decode_response(frame, key, version, body_reader=_read_metadata)
+            return answered + _read_as(decoded, _metadata_events(decoded.body, version))
         decoded = self.protocol.decode_response(frame, key, version)
         return answered + _read_as(decoded, self._response_events(decoded, key, version))
 
@@ -269,6 +275,55 @@ class EventExtractor:
                 )
             )
         return out
+
+
+_METADATA_BROKERS = ["brokers[].host", "brokers[].port"]
+_METADATA_CLUSTER = ["cluster_id"]
+_METADATA_PARTITIONS = [
+    "topics[].name",
+    "topics[].topic_id",
+    "topics[].partitions[].partition_index",
+    "topics[].partitions[].leader_epoch",
+    "topics[].partitions[].leader_id",
+]
+
+
+def _read_metadata(cls: Any, data: bytes, pos: int, version: int) -> tuple[Any, int]:
+    """A MetadataResponse body as three sets of columns (brokers, cluster id, partitions)."""
+    found = []
+    end = pos
+    for paths in (_METADATA_BROKERS, _METADATA_CLUSTER, _METADATA_PARTITIONS):
+        wanted = projection(cls, paths)
+        columns = wanted.empty()
+        end = wanted.read(columns, data, version, pos)
+        found.append(columns)
+    return found, end
+
+
+def _metadata_events(body: Any, version: int) -> list[tuple[Any, ...]]:
+    """What ``_response_events`` makes of a MetadataResponse, from :func:`_read_metadata`'s columns."""
+    (hosts, ports), (cluster_ids,), (topics, topic_ids, partitions, epochs, leaders) = body
+    members = sorted({_endpoint(host, port) for host, port in zip(hosts, ports, strict=True)})
+    cluster_id = cluster_ids[0] if version >= 2 else None
+    out = [_event(CLUSTER_INFO, "Metadata", version, cluster_id=cluster_id or None, members=members)]
+    if version >= METADATA_FIRST_EPOCH_VERSION:
+        out += [
+            _event(
+                LEADER_EPOCH,
+                "Metadata",
+                version,
+                topic=topic,
+                topic_id=_uuid_text(topic_id),
+                partition=partition,
+                epoch=epoch,
+                leader=leader,
+            )
+            for topic, topic_id, partition, epoch, leader in zip(
+                topics, topic_ids, partitions, epochs, leaders, strict=True
+            )
+            if epoch >= 0  # -1: no leader known (e.g. LEADER_NOT_AVAILABLE)
+        ]
+    return out
 
 
 def _endpoint(host: str, port: int) -> str:

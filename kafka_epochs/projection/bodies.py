@@ -1,0 +1,131 @@
+"""Bodies read through projections: what ``decode --fields`` and ``--headers-only`` print.
+
+A :class:`FieldsReader` stands in for ``Message.read`` when frames are decoded (see
+``Protocol.decode_request(..., body_reader=)``): for each message class it keeps the asked-for
+paths that exist in that message (a ``topics[].name`` means something in a Metadata response
+and nothing in a Produce request) and reads them as columns. With no paths it reads no body at
+all. A few values the pairing of requests and responses cannot do without are always read,
+whatever was asked: a Produce request's ``acks`` (acks=0 is never answered) and SaslHandshake's
+``mechanism`` and ``error_code`` (the tokens that follow are raw).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from kafka_epochs.projection import Projection, projection
+from kafka_epochs.wire.uuids import uuid_text
+
+__all__ = ["FieldsReader", "ProjectedBody"]
+
+PRODUCE, SASL_HANDSHAKE, API_VERSIONS = 0, 17, 18
+
+#: what pairing reads from a body, by (api key, request or response)
+CONTROL: dict[tuple[int, str], tuple[str, ...]] = {
+    (PRODUCE, "request"): ("acks",),
+    (SASL_HANDSHAKE, "request"): ("mechanism",),
+    (SASL_HANDSHAKE, "response"): ("error_code",),
+    (API_VERSIONS, "response"): ("error_code",),  # an UNSUPPORTED_VERSION answer is read again as v0
+}
+
+
+class ProjectedBody:
+    """The asked-for fields of one body, as columns (one list of values per path)."""
+
+    __slots__ = ("columns", "control", "message", "note", "version")
+
+    def __init__(
+        self,
+        message: Any,
+        version: int,
+        columns: dict[str, list[Any]],
+        control: dict[str, Any],
+        note: str | None = None,
+    ) -> None:
+        self.message = message
+        self.version = version
+        self.columns = columns
+        self.control = control  # the values pairing needs (acks, mechanism, error_code)
+        self.note = note  # why some asked-for paths were not read, if so
+
+    def __getattr__(self, name: str) -> Any:
+        control = object.__getattribute__(self, "control")
+        if name in control:
+            return control[name]
+        raise AttributeError(f"{name!r} was not read: a projected body holds only the fields asked for")
+
+    def __repr__(self) -> str:
+        return f"ProjectedBody({self.message.__name__} v{self.version}, {self.columns!r})"
+
+    def to_dict(self, version: int | None = None) -> dict[str, Any]:
+        """The columns, JSON-ready (bytes as base64, uuids as Kafka's base64url text)."""
+        return {path: [_plain(v) for v in values] for path, values in self.columns.items()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if value is not None and type(value).__name__ == "UUID":
+        return uuid_text(value)
+    return value
+
+
+class _Plan:
+    """How one message class is read: its share of the paths, and the control values."""
+
+    def __init__(self, message: Any, paths: tuple[str, ...]) -> None:
+        self.message = message
+        kind = getattr(message, "MESSAGE_TYPE", "")
+        control = CONTROL.get((message.API_KEY, kind), ())
+        self.control = projection(message, list(control)) if control else None
+        own = [p for p in paths if _resolves(message, p)]
+        self.note: str | None = None
+        self.fields: Projection | None = None
+        if own:
+            try:
+                self.fields = projection(message, own)
+            except ValueError as e:
+                self.note = f"fields not read: {e}"
+        self.reads_body = self.fields is not None or self.control is not None
+
+
+def _resolves(message: Any, path: str) -> bool:
+    try:
+        Projection(message, [path])
+    except ValueError:
+        return False
+    return True
+
+
+class FieldsReader:
+    """``Message.read``'s stand-in that reads only ``paths`` (none: headers only)."""
+
+    def __init__(self, paths: list[str] | tuple[str, ...]) -> None:
+        self.paths = tuple(paths)
+        self._plans: dict[Any, _Plan] = {}
+
+    def __call__(
+        self, message: Any, data: bytes, pos: int, version: int, end: int | None = None
+    ) -> tuple[ProjectedBody | None, int]:
+        """The body at ``data[pos:end]`` (``end``: the frame's end, default the end of ``data``)."""
+        plan = self._plans.get(message)
+        if plan is None:
+            plan = self._plans[message] = _Plan(message, self.paths)
+        limit = len(data) if end is None else end
+        if not plan.reads_body:
+            return None, limit  # headers only: the body is not looked at
+        stop = limit
+        control: dict[str, Any] = {}
+        if plan.control is not None:
+            columns = plan.control.empty()
+            stop = plan.control.read(columns, data, version, pos, limit)
+            control = {path: column[0] for path, column in zip(plan.control.paths, columns, strict=True)}
+        values: dict[str, list[Any]] = {}
+        if plan.fields is not None:
+            columns = plan.fields.empty()
+            stop = plan.fields.read(columns, data, version, pos, limit)
+            values = dict(zip(plan.fields.paths, columns, strict=True))
+        return ProjectedBody(message, version, values, control, plan.note), stop

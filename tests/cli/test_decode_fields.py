@@ -1,0 +1,92 @@
+"""``decode --fields`` and ``--headers-only``: the same exchanges as a full decode, fewer values.
+
+Every value printed through a projection is checked against the full decode of the same
+capture (the bundled real-client capture and the epoch sample), walked by hand here.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_epochs.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
+CAPTURES = [str(SAMPLES / "clients.pcap"), str(SAMPLES / "sample.pcap")]
+METADATA_PATHS = ["topics[].name", "topics[].partitions[].partition_index", "topics[].partitions[].leader_epoch"]
+
+
+def run(*argv: str) -> tuple[int, list[dict[str, Any]], str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as e:
+            code = int(e.code or 0)
+    return code, [json.loads(line) for line in out.getvalue().splitlines()], err.getvalue()
+
+
+def by_hand(body: dict[str, Any]) -> dict[str, list[Any]]:
+    """The columns of METADATA_PATHS from a full MetadataResponse body."""
+    rows = [(t["name"], p["partition_index"], p.get("leader_epoch")) for t in body["topics"] for p in t["partitions"]]
+    return {path: [row[i] for row in rows] for i, path in enumerate(METADATA_PATHS)}
+
+
+HEAD_KEYS = ("kind", "time", "client", "broker", "correlation_id", "api", "api_key", "api_version", "request_header")
+
+
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_fields_print_the_values_a_full_decode_holds(capture: str) -> None:
+    code, full, _ = run("decode", capture, "--quiet")
+    fields_code, projected, _ = run("decode", capture, "--quiet", "--fields", ",".join(METADATA_PATHS))
+    assert fields_code == code
+    assert len(projected) == len(full)
+    checked = 0
+    for whole, some in zip(full, projected, strict=True):
+        assert {k: whole.get(k) for k in HEAD_KEYS} == {k: some.get(k) for k in HEAD_KEYS}
+        if whole.get("api") == "Metadata" and "response" in whole:
+            assert some["response"] == by_hand(whole["response"])
+            checked += 1
+        elif "response" in some:  # other messages print the asked paths they have, if any
+            assert set(some["response"]) <= set(METADATA_PATHS)
+    assert checked >= 2
+
+
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_headers_only_gives_the_same_exchanges_without_bodies(capture: str) -> None:
+    code, full, err_full = run("decode", capture)
+    headers_code, headers, err_headers = run("decode", capture, "--headers-only")
+    assert headers_code == code
+    assert [{k: r.get(k) for k in HEAD_KEYS} for r in full] == [{k: r.get(k) for k in HEAD_KEYS} for r in headers]
+    assert not any("request" in r or "response" in r or "errors" in r for r in headers)
+    # the summary counts the same exchanges and problems
+    assert err_full.splitlines()[-1] == err_headers.splitlines()[-1]
+    assert run("decode", capture, "--headers-only")[1] == run("decode", capture, "--fields", "")[1]
+
+
+def test_error_codes_are_reported_only_when_asked_for() -> None:
+    _, rows, _ = run("decode", CAPTURES[0], "--quiet", "--fields", "topics[].name")
+    assert not any("errors" in r for r in rows if r.get("api") == "Metadata")
+    _, rows, _ = run("decode", CAPTURES[0], "--quiet", "--fields", "topics[].name,topics[].error_code")
+    assert all(r["errors"] == [] for r in rows if r.get("api") == "Metadata" and "response" in r)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--fields", "topics[].nmae"], "no message of the"),
+        (["--fields", "topics[].name", "--topic", "x"], "--topic needs whole bodies"),
+        (["--fields", "topics[].name", "--records"], "--records needs whole bodies"),
+        (["--headers-only", "--errors-only"], "--errors-only needs every error code"),
+        (["--headers-only", "--fields", "topics[].name"], "give it or --fields, not both"),
+    ],
+)
+def test_what_cannot_work_is_refused_in_one_line(argv: list[str], message: str) -> None:
+    code, rows, err = run("decode", CAPTURES[0], *argv)
+    assert code == 2 and not rows
+    assert message in err and len(err.strip().splitlines()) == 1
