@@ -224,16 +224,22 @@ class EventExtractor:
         # the epoch error codes cannot carry one, which is itself the broker's verdict
         # (a frame too short for a response header and an error code answers nothing)
         answered = [(*_event(ANSWER, None, version), None, None)] if key in JUDGED_APIS and len(frame) >= 10 else []
-        may_fence = any(code in frame for code in _ERROR_BYTES)
-        if not (may_fence or key in (METADATA, DESCRIBE_CLUSTER)):
+        # bytes that look like an epoch error code are often something else (an offset, a record):
+        # the error_code fields alone, read by projection, say whether one is really there
+        fenced = any(code in frame for code in _ERROR_BYTES) and self._has_epoch_error(frame, key, version)
+        if not (fenced or key in (METADATA, DESCRIBE_CLUSTER)):
             return answered
-        if key == METADATA and not may_fence:
+        if key == METADATA and not fenced:
             # the common case, and the largest bodies: read just the brokers, the cluster id and
             # the partitions' leader epochs (projections), not the whole body into objects
             decoded = self.protocol.decode_response(frame, key, version, body_reader=_read_metadata)
             return answered + _read_as(decoded, _metadata_events(decoded.body, version))
         decoded = self.protocol.decode_response(frame, key, version)
         return answered + _read_as(decoded, self._response_events(decoded, key, version))
+
+    def _has_epoch_error(self, frame: bytes, key: int, version: int) -> bool:
+        decoded = self.protocol.decode_response(frame, key, version, body_reader=_read_epoch_errors)
+        return bool(decoded.body)
 
     def _response_events(self, decoded: Any, key: int, version: int) -> list[tuple[Any, ...]]:
         api = _api_name(decoded.body)
@@ -275,6 +281,41 @@ class EventExtractor:
                 )
             )
         return out
+
+
+def _read_epoch_errors(cls: Any, data: bytes, pos: int, version: int) -> tuple[bool, int]:
+    """Whether any ``error_code`` field of the body holds one of :data:`EPOCH_ERRORS`.
+
+    One projection per error_code field (each alone, so an empty array elsewhere hides nothing).
+    """
+    end = len(data)
+    found = False
+    for path in _error_code_paths(cls):
+        wanted = projection(cls, [path])
+        columns = wanted.empty()
+        end = wanted.read(columns, data, version, pos)
+        found = found or not _ERROR_CODES.isdisjoint(columns[0])
+    return found, end
+
+
+_ERROR_CODE_PATHS: dict[Any, tuple[str, ...]] = {}
+
+
+def _error_code_paths(cls: Any) -> tuple[str, ...]:
+    """Every path to an ``error_code`` field of ``cls``, through structs and arrays of structs."""
+    found = _ERROR_CODE_PATHS.get(cls)
+    if found is None:
+        paths: list[str] = []
+        stack: list[tuple[Any, str, int]] = [(cls, "", 0)]
+        while stack:
+            struct_cls, prefix, depth = stack.pop()
+            for f in struct_cls._FIELDS:
+                if f.attr == "error_code" and f.kind == "int16":
+                    paths.append(prefix + f.attr)
+                elif f.struct is not None and depth < 16:  # specs do not nest deeper; a guard all the same
+                    stack.append((f.struct, f"{prefix}{f.attr}{'[]' if f.kind == 'array' else ''}.", depth + 1))
+        found = _ERROR_CODE_PATHS[cls] = tuple(sorted(paths))
+    return found
 
 
 _METADATA_BROKERS = ["brokers[].host", "brokers[].port"]

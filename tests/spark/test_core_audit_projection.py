@@ -48,3 +48,48 @@ def test_projected_metadata_events_equal_the_full_decodes(version: int) -> None:
         projected += not any(code in frame for code in _ERROR_BYTES)  # else read whole, as before
     assert projected >= 10
     assert checked > 20 if version >= METADATA_FIRST_EPOCH_VERSION else checked == 20
+
+
+JUDGED_RESPONSES = ["ProduceResponse", "FetchResponse", "ListOffsetsResponse", "OffsetForLeaderEpochResponse"]
+
+
+@pytest.mark.parametrize("name", JUDGED_RESPONSES)
+def test_error_codes_checked_by_projection_give_the_full_decodes_events(name: str) -> None:
+    """Responses whose bytes look like they hold an epoch error: the projection's check of the
+    error_code fields decides whether the body is decoded, and the events are those of a full decode."""
+    from kafka_epochs.spark.epoch_audit import ANSWER
+
+    cls = APACHE.message(name)
+    extractor = EventExtractor(APACHE)
+    rng = random.Random(name)
+    fenced = clean_lookalikes = 0
+    for version in cls.VALID_VERSIONS:
+        for _ in range(6):
+            body = random_message(cls, version, rng, version in cls.FLEXIBLE_VERSIONS)
+            codes = iter(rng.choice([0, 0, 6, 74, 75, 11]) for _ in range(10_000))
+            _set_error_codes(body, codes)
+            frame = APACHE.encode_response(body, version, 3)
+            decoded = APACHE.decode_response(frame, cls.API_KEY, version)
+            full = [
+                (*e, decoded.profile, decoded.warnings or None)
+                for e in extractor._response_events(decoded, cls.API_KEY, version)
+            ]
+            events = extractor.events(frame, "response", cls.API_KEY, version)
+            assert events[0][0] == ANSWER
+            assert events[1:] == full
+            fenced += bool(full)
+            clean_lookalikes += not full and any(code in frame for code in _ERROR_BYTES)
+    assert fenced > 5
+    assert clean_lookalikes >= 1  # bytes that only look like an epoch error: checked, not decoded
+
+
+def _set_error_codes(obj: Any, codes: Any) -> None:
+    for f in type(obj)._FIELDS:
+        value = getattr(obj, f.attr)
+        if f.attr == "error_code" and f.kind == "int16":
+            setattr(obj, f.attr, next(codes))
+        elif f.kind == "struct" and value is not None:
+            _set_error_codes(value, codes)
+        elif f.kind == "array" and f.element == "struct" and value:
+            for item in value:
+                _set_error_codes(item, codes)
