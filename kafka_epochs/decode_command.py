@@ -325,6 +325,10 @@ def fields_reader(protocol: Any, args: argparse.Namespace) -> Any:
             reason = "needs whole bodies" if option != "--errors-only" else "needs every error code of a body"
             raise ValueError(f"{option} {reason}; it cannot be combined with --fields or --headers-only")
     paths = [p.strip() for option in args.fields or [] for p in option.split(",") if p.strip()]
+    if paths and args.format == "table":
+        raise ValueError(
+            "--fields prints body columns, which a table row has no room for (--headers-only makes a fast table)"
+        )
     if args.fields is not None and not paths and not args.headers_only:
         return FieldsReader([])  # --fields "": headers only
     messages = [protocol.message(name) for name in protocol.names()]
@@ -474,7 +478,9 @@ TABLE_HEADER = (
 def table_row(row: dict[str, Any]) -> str:
     """One exchange as an aligned line under :data:`TABLE_HEADER`; a missing value is ``-``."""
     status = row.get("problem") or row.get("request_error") or row.get("response_error")
-    if status is None:
+    if status is None and "errors" not in row and "response_header" in row:
+        status = "ok (body not read)"  # --headers-only: the response's error codes were not looked at
+    elif status is None:
         names = sorted({e["name"] for e in row.get("errors", [])})
         status = ",".join(names) if names else "ok"
     api = row.get("api") or "-"

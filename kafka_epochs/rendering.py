@@ -110,18 +110,26 @@ class JsonText(str):
 
 
 _LINE = json.JSONEncoder(ensure_ascii=False)
+_ESCAPE = json.encoder.encode_basestring  # json's own (C) string escaper, ensure_ascii=False
 
 
 def json_line(row: dict[str, Any]) -> str:
     """``json.dumps(row, ensure_ascii=False)``, with :class:`JsonText` values written as they are."""
-    encode = _LINE.encode
-    return (
-        "{"
-        + ", ".join(
-            f"{encode(key)}: {value if type(value) is JsonText else encode(value)}" for key, value in row.items()
-        )
-        + "}"
-    )
+    return "{" + ", ".join(f"{_ESCAPE(key)}: {_json_value(value)}" for key, value in row.items()) + "}"
+
+
+def _json_value(value: Any) -> str:
+    """One value as ``json.dumps`` writes it; the scalars of a row without the encoder's set-up."""
+    kind = type(value)
+    if kind is JsonText:
+        return value
+    if kind is str:
+        return _ESCAPE(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    return _LINE.encode(value)  # dicts, lists, floats, bools: the encoder's own rules
 
 
 def _redacted(length: int) -> str:

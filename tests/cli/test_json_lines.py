@@ -30,5 +30,15 @@ def test_text_bodies_give_the_same_lines(name: str, secrets: bool) -> None:
 
 
 def test_json_line_matches_json_dumps_on_awkward_values() -> None:
-    row = {"a": None, "b": [1, "zü\u2603"], "c": {"x": float("nan")}, "d": JsonText('{"k": 1}')}
+    row = {
+        "a": None,
+        "b": [1, "zü\u2603"],
+        "c": {"x": float("nan")},
+        "d": JsonText('{"k": 1}'),
+        "clé \u2603": 'line\nbreak "quoted" \x01',
+        "t": True,
+        "f": 1.5,
+        "big": 2**70,
+        "neg": -3,
+    }
     assert json_line(row) == json.dumps({**row, "d": {"k": 1}}, ensure_ascii=False)
