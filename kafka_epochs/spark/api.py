@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from kafka_epochs.spark.batch import DECODED_SCHEMA, decode_batch
-from kafka_epochs.spark.projected import FRAME_INDEX, Plan, project_batch
+from kafka_epochs.spark.projected import FRAME_INDEX, AnyPlan, Plan, project_any_batch, project_batch
 from kafka_epochs.spark.protocols import ProtocolLike, ProtocolRef, protocol_ref
 from kafka_epochs.spark.schema import message_classes
 from kafka_epochs.spark.spark_types import spark_schema
@@ -63,6 +63,7 @@ def decode_frames(
     *,
     protocol: ProtocolLike = None,
     headers_only: bool = False,
+    fields: Sequence[str] | Mapping[str, str] | None = None,
 ) -> DataFrame:
     """Decode ``df[frame_col]`` batch by batch (``mapInArrow``); ``keep`` columns pass through first.
 
@@ -73,8 +74,26 @@ def decode_frames(
     it was assumed. ``keep`` defaults to every column but the frame and those a decoded column
     replaces (such as an input ``direction``). Rows out = rows in; bad rows say why in ``error``.
     With ``headers_only``, bodies are not read (``body_json`` and ``error_codes`` null): headers,
-    pairing and latency questions, at the speed of the vectorized header pass.
+    pairing and latency questions, at the speed of the vectorized header pass. With ``fields``
+    (paths, or ``{column: path}``), each message reads the paths it has, by projection, into one
+    typed column per path: one row per element of the innermost array walked, and one row (field
+    columns null) for a frame with none of them, so no frame is lost.
     """
+    if fields is not None:
+        if isinstance(fields, str):
+            raise TypeError("fields is a list of field paths (or a {column: path} dict), not one string")
+        ref = protocol_ref(protocol)
+        return _projected(
+            df,
+            AnyPlan(fields, ref),
+            project_any_batch,
+            frame_col,
+            keep,
+            direction_col,
+            request_api_key_col,
+            request_api_version_col,
+            ref,
+        )
     inputs = _Inputs(df, frame_col, keep, direction_col, request_api_key_col, request_api_version_col, DECODED_SCHEMA)
     columns = inputs.columns  # the closure below is pickled to the workers: plain data only
     ref = protocol_ref(protocol)
@@ -160,12 +179,29 @@ def _decode_fields(
     plan = Plan(message_name, fields, ref)
     if plan.kind == "response" and direction_col is None and not all(c in df.columns for c in CAPTURE_PAIRING):
         raise ValueError(f"{message_name} is a response: pass direction_col and the request's key/version columns")
+    return _projected(
+        df, plan, project_batch, frame_col, keep, direction_col, request_api_key_col, request_api_version_col, ref
+    )
+
+
+def _projected(
+    df: DataFrame,
+    plan: Any,
+    project: Any,
+    frame_col: str,
+    keep: Sequence[str] | None,
+    direction_col: str | None,
+    request_api_key_col: str | None,
+    request_api_version_col: str | None,
+    ref: ProtocolRef,
+) -> DataFrame:
+    """A projection's ``mapInArrow``: its rows, each with its frame's kept columns taken along."""
     inputs = _Inputs(df, frame_col, keep, direction_col, request_api_key_col, request_api_version_col, plan.schema())
     columns = inputs.columns  # the closure below is pickled to the workers: plain data only
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            rows = project_batch(batch.column(frame_col), plan, protocol=ref, **columns.pairing(batch))
+            rows = project(batch.column(frame_col), plan, protocol=ref, **columns.pairing(batch))
             taken = batch.select(list(columns.keep)).take(rows.column(FRAME_INDEX)) if columns.keep else None
             kept = [taken.column(c) for c in columns.keep] if taken is not None else []
             yield pa.RecordBatch.from_arrays(kept + rows.columns[:-1], names=[*columns.keep, *rows.schema.names[:-1]])

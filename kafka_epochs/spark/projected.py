@@ -22,7 +22,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 from kafka_epochs.projection import projection
 from kafka_epochs.projection.paths import leaf_field
 from kafka_epochs.spark.batch import HEADER_FIELDS, DecodedRows
-from kafka_epochs.spark.protocols import ProtocolLike
+from kafka_epochs.spark.protocols import ProtocolLike, resolve
 from kafka_epochs.spark.schema import message_classes
 from kafka_epochs.wire.uuids import uuid_text
 
@@ -72,6 +72,133 @@ class Plan:
     def schema(self) -> pa.Schema:
         fields = [pa.field(name, t) for name, t in zip(self.names, self.types, strict=True)]
         return pa.schema([*HEADER_FIELDS, *fields, *STATUS_FIELDS])
+
+
+class AnyPlan:
+    """Columns, paths and Arrow types of a projection applied to every message (picklable).
+
+    Each message reads the paths it has; a path must exist in at least one message of the
+    protocol, with one type wherever it exists, and the paths one message has must nest (as in
+    one projection).
+    """
+
+    def __init__(self, fields: Sequence[str] | Mapping[str, str], protocol: ProtocolLike) -> None:
+        given = dict(fields) if isinstance(fields, Mapping) else None
+        wanted = list(given.values()) if given is not None else list(fields)
+        if not wanted:
+            raise ValueError("fields needs at least one field path (headers_only=True reads no body)")
+        resolved = resolve(protocol)
+        canonical: dict[str, str] = {}  # as given -> written out in full
+        types: dict[str, pa.DataType] = {}
+        uuids: set[str] = set()
+        for name in resolved.names():
+            cls = resolved.message(name)
+            if cls.API_KEY is None:
+                continue
+            own = [p for p in wanted if _resolves(cls, p)]
+            if not own:
+                continue
+            written = projection(cls, own).paths  # refuses sibling arrays within one message
+            for path, full in zip(own, written, strict=True):
+                f = leaf_field(cls, full)
+                kind = _arrow_type(f)
+                seen = types.setdefault(path, kind)
+                if seen != kind:
+                    raise ValueError(f"{path!r} is {seen} in one message and {kind} in {name}: ask for it per message")
+                canonical.setdefault(path, full)
+                if _is_uuid(f):
+                    uuids.add(path)
+        missing = [p for p in wanted if p not in canonical]
+        if missing:
+            raise ValueError(f"no message of the {resolved.name} protocol has the field path {missing[0]!r}")
+        self.given = tuple(wanted)
+        self.paths = tuple(canonical[p] for p in wanted)
+        self.names: tuple[str, ...] = tuple(given) if given is not None else column_names(self.paths)
+        self.types = tuple(types[p] for p in wanted)
+        self.uuids = tuple(i for i, p in enumerate(wanted) if p in uuids)
+
+    def schema(self) -> pa.Schema:
+        fields = [pa.field(name, t) for name, t in zip(self.names, self.types, strict=True)]
+        return pa.schema([*HEADER_FIELDS, *fields, *STATUS_FIELDS])
+
+
+def _resolves(cls: Any, path: str) -> bool:
+    try:
+        projection(cls, [path])
+    except ValueError:
+        return False
+    return True
+
+
+def project_any_batch(
+    frames: pa.Array | pa.ChunkedArray,
+    plan: AnyPlan,
+    *,
+    direction: pa.Array | None = None,
+    request_api_key: pa.Array | None = None,
+    request_api_version: pa.Array | None = None,
+    protocol: ProtocolLike = None,
+    sasl_mechanism: pa.Array | None = None,
+) -> pa.RecordBatch:
+    """Every frame's rows of ``plan``'s paths, with a :data:`FRAME_INDEX` column.
+
+    A frame whose message has none of the paths, or whose arrays are empty, still gives one row
+    (its field columns null): no frame disappears, as none does from ``decode_frames``.
+    """
+    subsets: dict[Any, tuple[list[int], Any] | None] = {}
+
+    def read(cls: Any, data: bytes, pos: int, version: int, end: int) -> tuple[Any, int]:
+        if cls not in subsets:
+            own = [i for i, p in enumerate(plan.given) if _resolves(cls, p)]
+            subsets[cls] = (own, projection(cls, [plan.given[i] for i in own])) if own else None
+        subset = subsets[cls]
+        if subset is None:
+            return None, end  # a message with none of the paths: its body is not looked at
+        own, wanted = subset
+        columns = wanted.empty()
+        stop = wanted.read(columns, data, version, pos, end)
+        return (own, columns), stop
+
+    def keep(body: Any, version: int, is_response: bool) -> Any:
+        return body
+
+    rows = DecodedRows.of(
+        frames, direction, request_api_key, request_api_version, protocol, keep, sasl_mechanism, read_body=read
+    )
+    bodies = rows.bodies
+    width = len(plan.paths)
+    index: list[int] = []
+    values: list[list[Any]] = [[] for _ in range(width)]
+    for i, body in enumerate(bodies.values):
+        count = len(body[1][0]) if body is not None else 0
+        if not count:  # no rows of its own: one row of nulls, with the frame's status
+            index.append(i)
+            for column in values:
+                column.append(None)
+            continue
+        index += [i] * count
+        own, columns = body
+        filled = dict(zip(own, columns, strict=True))
+        for j in range(width):
+            values[j] += filled.get(j) or [None] * count
+    return _assemble(rows, plan, index, values)
+
+
+def _assemble(rows: Any, plan: Any, index: list[int], values: list[list[Any]]) -> pa.RecordBatch:
+    bodies = rows.bodies
+    for u in plan.uuids:
+        values[u] = [_uuid_text(v) for v in values[u]]
+    taken = pa.array(index, pa.int64())
+    header_batch = rows.record_batch(pa.schema(HEADER_FIELDS), {}, [None] * len(bodies.values))
+    schema = plan.schema()
+    out = [header_batch.column(f.name).take(taken) for f in HEADER_FIELDS]
+    out += [pa.array(v, t) for v, t in zip(values, plan.types, strict=True)]
+    out += [
+        pa.array([bodies.errors[i] for i in index], pa.string()),
+        pa.array([bodies.warnings[i] for i in index], pa.list_(pa.string())),
+        pa.array([bodies.profiles[i] for i in index], pa.string()),
+    ]
+    return pa.RecordBatch.from_arrays([*out, taken], names=[*schema.names, FRAME_INDEX])
 
 
 def column_names(paths: Sequence[str]) -> tuple[str, ...]:
@@ -127,9 +254,6 @@ def project_batch(
     ours = (headers.api_key == plan.api_key) & headers.api_key_ok & (headers.is_response == (plan.kind == "response"))
     index: list[int] = []
     values: list[list[Any]] = [[] for _ in paths]
-    errors: list[str | None] = []
-    warnings: list[list[str]] = []
-    profiles: list[str | None] = []
     for i, (mine, columns) in enumerate(zip(ours.tolist(), bodies.values, strict=True)):
         if not mine:
             continue
@@ -139,18 +263,7 @@ def project_batch(
         index += [i] * count
         for target, column in zip(values, columns or [[None]] * len(paths), strict=True):
             target += column
-        errors += [bodies.errors[i]] * count
-        warnings += [bodies.warnings[i]] * count
-        profiles += [bodies.profiles[i]] * count
-    for u in plan.uuids:
-        values[u] = [_uuid_text(v) for v in values[u]]
-    taken = pa.array(index, pa.int64())
-    header_batch = rows.record_batch(pa.schema(HEADER_FIELDS), {}, [None] * len(bodies.values))
-    schema = plan.schema()
-    out = [header_batch.column(f.name).take(taken) for f in HEADER_FIELDS]
-    out += [pa.array(v, t) for v, t in zip(values, plan.types, strict=True)]
-    out += [pa.array(errors, pa.string()), pa.array(warnings, pa.list_(pa.string())), pa.array(profiles, pa.string())]
-    return pa.RecordBatch.from_arrays([*out, taken], names=[*schema.names, FRAME_INDEX])
+    return _assemble(rows, plan, index, values)
 
 
 def _uuid_text(value: Any) -> Any:

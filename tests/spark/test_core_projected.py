@@ -147,3 +147,46 @@ def test_headers_only_gives_the_header_columns_of_a_full_decode(frame_rows: list
     assert heads.column("body_json").null_count == len(frame_rows)
     assert full.column("body_json").null_count == 0
     assert heads.column("error").null_count == len(frame_rows)  # the generated frames are all good
+
+
+def test_projection_over_every_message_keeps_every_frame(frame_rows: list[dict[str, Any]]) -> None:
+    from kafka_epochs.spark.projected import AnyPlan, project_any_batch
+
+    fields = ["topic_states[].topic_name", "topic_states[].partition_states[].leader_epoch", "broker_epoch"]
+    plan = AnyPlan(fields, "kip")
+    frames = pa.array([r["frame"] for r in frame_rows], pa.binary())
+    pairing = {
+        "direction": pa.array([r["direction"] for r in frame_rows]),
+        "request_api_key": pa.array([r["request_api_key"] for r in frame_rows], pa.int16()),
+        "request_api_version": pa.array([r["request_api_version"] for r in frame_rows], pa.int16()),
+    }
+    rows = project_any_batch(frames, plan, protocol="kip", **pairing).to_pylist()
+    assert {r[FRAME_INDEX] for r in rows} == set(range(len(frame_rows)))  # no frame lost
+    got = [
+        (frame_rows[r[FRAME_INDEX]]["id"], r["api_version"], r["topic_name"], r["leader_epoch"], r["broker_epoch"])
+        for r in rows
+        if r["api_key"] == 5 and r["direction"] == "request" and r["api_version"] >= 3
+    ]
+    want = [(i, v, topic, epoch, broker) for i, v, topic, _, _, epoch, broker in expected_stop_replica(frame_rows)]
+    # a StopReplica without partitions keeps its frame as one row of nulls
+    assert [g for g in got if g[2] is not None] == want
+    empty = {g[0] for g in got if g[2] is None}
+    assert empty and not empty & {w[0] for w in want}
+    others = [r for r in rows if r["api_key"] in (0, 3, 18)]  # Produce, Metadata, ApiVersions: none of the paths
+    assert others and all(r["topic_name"] is None and r["broker_epoch"] is None for r in others)
+    with pytest.raises(ValueError, match="no message of the"):
+        AnyPlan(["topic_states[].nope"], "kip")
+
+
+def test_decode_frames_with_fields_on_spark(spark: Any, frame_rows: list[dict[str, Any]]) -> None:
+    from kafka_epochs.spark.api import decode_frames
+
+    df = frames_df(spark, frame_rows)
+    out = decode_frames(df, keep=["id"], fields=["topic_states[].partition_states[].leader_epoch"], protocol="kip")
+    assert out.columns[:2] == ["id", "direction"] and "leader_epoch" in out.columns
+    assert out.select("id").distinct().count() == len(frame_rows)
+    epochs = sorted(
+        (r["id"], r["leader_epoch"])
+        for r in out.where("api_key = 5 and direction = 'request' and leader_epoch is not null").collect()
+    )
+    assert epochs == sorted((i, epoch) for i, _, _, _, _, epoch, _ in expected_stop_replica(frame_rows))
