@@ -100,3 +100,15 @@ def struct(cls: Any, version: int, flexible: bool, depth: int = 0) -> st.SearchS
 def message(cls: Any, version: int) -> st.SearchStrategy[Any]:
     """Random valid instances of a generated message class for ``version``."""
     return struct(cls, version, version in cls.FLEXIBLE_VERSIONS)
+
+
+def damage(data: st.DataObject, raw: bytes) -> bytes:
+    """``raw`` truncated, with a few bytes overwritten, or both (drawn from ``data``)."""
+    out = bytearray(raw)
+    how = data.draw(st.sampled_from(["truncate", "flip", "both"]), label="damage")
+    if how in ("truncate", "both") and out:
+        del out[data.draw(st.integers(0, len(out) - 1)) :]
+    if how in ("flip", "both") and out:
+        for _ in range(data.draw(st.integers(1, 4))):
+            out[data.draw(st.integers(0, len(out) - 1))] = data.draw(st.integers(0, 255))
+    return bytes(out)
