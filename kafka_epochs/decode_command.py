@@ -315,7 +315,7 @@ def fields_reader(protocol: Any, args: argparse.Namespace) -> Any:
 
     A path that no message of the protocol has is refused: it would print nothing, silently.
     """
-    from kafka_epochs.projection import Projection
+    from kafka_epochs.projection import has_path
     from kafka_epochs.projection.bodies import FieldsReader
 
     if args.headers_only and args.fields:
@@ -333,15 +333,7 @@ def fields_reader(protocol: Any, args: argparse.Namespace) -> Any:
         return FieldsReader([])  # --fields "": headers only
     messages = [protocol.message(name) for name in protocol.names()]
     for path in paths:
-        found = False
-        for message in messages:
-            try:
-                Projection(message, [path])
-            except ValueError:
-                continue
-            found = True
-            break
-        if not found:
+        if not any(has_path(message, path) for message in messages):
             raise ValueError(f"--fields: no message of the {protocol.name} protocol has the field path {path!r}")
     return FieldsReader(paths)
 

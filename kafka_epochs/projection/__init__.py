@@ -29,10 +29,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kafka_epochs.projection.emit import emit
-from kafka_epochs.projection.paths import Node, resolve
+from kafka_epochs.projection.paths import Node, has_path, resolve
 from kafka_epochs.wire.errors import DecodeError
 
-__all__ = ["Projection", "projection"]
+__all__ = ["Projection", "has_path", "projection"]
 
 ProjectFn = Callable[..., int]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from kafka_epochs.projection import Projection, projection
+from kafka_epochs.projection import Projection, has_path, projection
 from kafka_epochs.wire.uuids import uuid_text
 
 __all__ = ["FieldsReader", "ProjectedBody"]
@@ -81,7 +81,7 @@ class _Plan:
         kind = getattr(message, "MESSAGE_TYPE", "")
         control = CONTROL.get((message.API_KEY, kind), ())
         self.control = projection(message, list(control)) if control else None
-        own = [p for p in paths if _resolves(message, p)]
+        own = [p for p in paths if has_path(message, p)]
         self.note: str | None = None
         self.fields: Projection | None = None
         if own:
@@ -90,14 +90,6 @@ class _Plan:
             except ValueError as e:
                 self.note = f"fields not read: {e}"
         self.reads_body = self.fields is not None or self.control is not None
-
-
-def _resolves(message: Any, path: str) -> bool:
-    try:
-        Projection(message, [path])
-    except ValueError:
-        return False
-    return True
 
 
 class FieldsReader:

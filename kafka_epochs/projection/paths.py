@@ -21,7 +21,7 @@ from typing import Any
 
 from kafka_epochs.wire.schema import FieldInfo
 
-__all__ = ["Node", "leaf_field", "resolve"]
+__all__ = ["Node", "has_path", "leaf_field", "resolve"]
 
 
 @dataclass
@@ -135,3 +135,12 @@ def leaf_field(message: Any, path: str) -> FieldInfo:
         cls = f.struct
     assert f is not None
     return f
+
+
+def has_path(message: Any, path: str) -> bool:
+    """Whether ``path`` names a value of ``message`` (a projection of it would be accepted)."""
+    try:
+        resolve(message, [path])
+    except ValueError:
+        return False
+    return True

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
-from kafka_epochs.projection import projection
+from kafka_epochs.projection import has_path, projection
 from kafka_epochs.projection.paths import leaf_field
 from kafka_epochs.spark.batch import HEADER_FIELDS, DecodedRows
 from kafka_epochs.spark.protocols import ProtocolLike, resolve
@@ -51,7 +51,19 @@ _ARROW = {
 }
 
 
-class Plan:
+class _Columns:
+    """What a projection's batch holds: the header columns, one per path, the status columns."""
+
+    names: tuple[str, ...]
+    types: tuple[pa.DataType, ...]
+    uuids: tuple[int, ...]  # the columns whose values are uuids (written as Kafka's text)
+
+    def schema(self) -> pa.Schema:
+        fields = [pa.field(name, t) for name, t in zip(self.names, self.types, strict=True)]
+        return pa.schema([*HEADER_FIELDS, *fields, *STATUS_FIELDS])
+
+
+class Plan(_Columns):
     """Columns, paths and Arrow types of a projection of ``message_name`` (picklable)."""
 
     def __init__(self, message_name: str, fields: Sequence[str] | Mapping[str, str], protocol: ProtocolLike) -> None:
@@ -69,12 +81,8 @@ class Plan:
         self.uuids = tuple(i for i, p in enumerate(self.paths) if _is_uuid(leaf_field(cls, p)))
         self.types = tuple(_arrow_type(leaf_field(cls, p)) for p in self.paths)
 
-    def schema(self) -> pa.Schema:
-        fields = [pa.field(name, t) for name, t in zip(self.names, self.types, strict=True)]
-        return pa.schema([*HEADER_FIELDS, *fields, *STATUS_FIELDS])
 
-
-class AnyPlan:
+class AnyPlan(_Columns):
     """Columns, paths and Arrow types of a projection applied to every message (picklable).
 
     Each message reads the paths it has; a path must exist in at least one message of the
@@ -95,7 +103,7 @@ class AnyPlan:
             cls = resolved.message(name)
             if cls.API_KEY is None:
                 continue
-            own = [p for p in wanted if _resolves(cls, p)]
+            own = [p for p in wanted if has_path(cls, p)]
             if not own:
                 continue
             written = projection(cls, own).paths  # refuses sibling arrays within one message
@@ -117,18 +125,6 @@ class AnyPlan:
         self.types = tuple(types[p] for p in wanted)
         self.uuids = tuple(i for i, p in enumerate(wanted) if p in uuids)
 
-    def schema(self) -> pa.Schema:
-        fields = [pa.field(name, t) for name, t in zip(self.names, self.types, strict=True)]
-        return pa.schema([*HEADER_FIELDS, *fields, *STATUS_FIELDS])
-
-
-def _resolves(cls: Any, path: str) -> bool:
-    try:
-        projection(cls, [path])
-    except ValueError:
-        return False
-    return True
-
 
 def project_any_batch(
     frames: pa.Array | pa.ChunkedArray,
@@ -149,7 +145,7 @@ def project_any_batch(
 
     def read(cls: Any, data: bytes, pos: int, version: int, end: int) -> tuple[Any, int]:
         if cls not in subsets:
-            own = [i for i, p in enumerate(plan.given) if _resolves(cls, p)]
+            own = [i for i, p in enumerate(plan.given) if has_path(cls, p)]
             subsets[cls] = (own, projection(cls, [plan.given[i] for i in own])) if own else None
         subset = subsets[cls]
         if subset is None:
@@ -184,7 +180,7 @@ def project_any_batch(
     return _assemble(rows, plan, index, values)
 
 
-def _assemble(rows: Any, plan: Any, index: list[int], values: list[list[Any]]) -> pa.RecordBatch:
+def _assemble(rows: Any, plan: _Columns, index: list[int], values: list[list[Any]]) -> pa.RecordBatch:
     bodies = rows.bodies
     for u in plan.uuids:
         values[u] = [_uuid_text(v) for v in values[u]]
