@@ -11,7 +11,12 @@ up the first time a response is built.
 
 from __future__ import annotations
 
-from kafka_epochs.epochs.client_epochs import RequestedLeaderEpoch, requested_leader_epochs
+from kafka_epochs.epochs.client_epochs import (
+    EPOCH_PATHS,
+    RequestedLeaderEpoch,
+    requested_from_columns,
+    requested_leader_epochs,
+)
 from kafka_epochs.epochs.client_reaction import (
     DEFAULT_JITTER,
     METADATA_MAX_AGE_MS_DEFAULT,
@@ -67,6 +72,7 @@ __all__ = [
     "DEFAULT_JITTER",
     "DELETE_STALE_TOPIC_DELAY_MS_DEFAULT",
     "EPOCH_DURING_DELETE",
+    "EPOCH_PATHS",
     "METADATA_MAX_AGE_MS_DEFAULT",
     "NO_EPOCH",
     "RETRY_BACKOFF_MS_DEFAULT",
@@ -107,6 +113,7 @@ __all__ = [
     "produce_partitions",
     "produce_response",
     "read_partition_metadata",
+    "requested_from_columns",
     "requested_leader_epochs",
     "stop_replica_epoch_error",
     "stop_replica_partitions",

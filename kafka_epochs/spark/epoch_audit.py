@@ -47,17 +47,19 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from kafka_epochs.epochs import (
+    EPOCH_PATHS,
     EqualEpochPolicy,
     Errors,
     check_leader_epoch,
     kafka_uuid_text,
     leader_and_isr_partitions,
+    requested_from_columns,
     requested_leader_epochs,
     stop_replica_epoch_error,
     stop_replica_partitions,
 )
 from kafka_epochs.epochs.state import ZERO_UUID, known_topic_id
-from kafka_epochs.projection import projection
+from kafka_epochs.projection import has_path, projection
 from kafka_epochs.protocol import Protocol
 from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterInfo, assign_clusters
 from kafka_epochs.spark.protocols import ProtocolLike, protocol_ref, resolve
@@ -133,10 +135,17 @@ _EVENT_ONLY = EVENT_SCHEMA.names[len(_CONTEXT) :]
 _EVENT_FIELDS = _EVENT_ONLY[:-2]
 
 
+_EVENT_INDEX = {name: i for i, name in enumerate(_EVENT_FIELDS)}
+_NO_EVENT: list[Any] = [None] * len(_EVENT_FIELDS)
+
+
 def _event(kind: str, api: str | None, version: int, **fields: Any) -> tuple[Any, ...]:
     """One event tuple in schema order; fields not given are null."""
-    fields.update(kind=kind, api=api, api_version=version)
-    return tuple(fields.get(name) for name in _EVENT_FIELDS)
+    out = _NO_EVENT.copy()  # one event per partition: filled by position, not looked up by name
+    out[_EVENT_INDEX["kind"]], out[_EVENT_INDEX["api"]], out[_EVENT_INDEX["api_version"]] = kind, api, version
+    for name, value in fields.items():
+        out[_EVENT_INDEX[name]] = value
+    return tuple(out)
 
 
 # -- extraction: one frame -> events (no Spark needed) -----------------------------------------
@@ -173,24 +182,18 @@ class EventExtractor:
         key = struct.unpack_from(">h", frame, 4)[0]
         if key not in CLIENT_EPOCH_APIS and key not in (LEADER_AND_ISR, STOP_REPLICA):
             return []  # decode nothing that cannot name an epoch
+        if key in CLIENT_EPOCH_APIS:  # partitions and epochs only, by projection
+            decoded = self.protocol.decode_request(frame, body_reader=_read_requested_epochs)
+            api = decoded.message.__name__.removesuffix("Request")
+            requested = requested_from_columns(key, decoded.api_version, decoded.body)
+            return _read_as(decoded, [_requested_event(api, decoded.api_version, p) for p in requested])
         decoded = self.protocol.decode_request(frame)
         return _read_as(decoded, self._request_events(key, decoded.body, decoded.api_version))
 
     def _request_events(self, key: int, body: Any, version: int) -> list[tuple[Any, ...]]:
         api = _api_name(body)
         if key in CLIENT_EPOCH_APIS:
-            return [
-                _event(
-                    REQUEST_EPOCH,
-                    api,
-                    version,
-                    topic=p.topic,
-                    topic_id=_uuid_text(p.topic_id),
-                    partition=p.partition,
-                    epoch=p.current_leader_epoch,
-                )
-                for p in requested_leader_epochs(body, version)
-            ]
+            return [_requested_event(api, version, p) for p in requested_leader_epochs(body, version)]
         if key == LEADER_AND_ISR:
             return [
                 _event(
@@ -316,6 +319,33 @@ def _error_code_paths(cls: Any) -> tuple[str, ...]:
                     stack.append((f.struct, f"{prefix}{f.attr}{'[]' if f.kind == 'array' else ''}.", depth + 1))
         found = _ERROR_CODE_PATHS[cls] = tuple(sorted(paths))
     return found
+
+
+def _requested_event(api: str, version: int, p: Any) -> tuple[Any, ...]:
+    return _event(
+        REQUEST_EPOCH,
+        api,
+        version,
+        topic=p.topic,
+        topic_id=_uuid_text(p.topic_id),
+        partition=p.partition,
+        epoch=p.current_leader_epoch,
+    )
+
+
+_EPOCH_PROJECTIONS: dict[Any, Any] = {}  # per request class: its EPOCH_PATHS and their projection
+
+
+def _read_requested_epochs(cls: Any, data: bytes, pos: int, version: int) -> tuple[dict[str, Any], int]:
+    """The columns of :data:`EPOCH_PATHS` a client request's layout has (a missing one maps to None)."""
+    found = _EPOCH_PROJECTIONS.get(cls)
+    if found is None:
+        found = [p for p in EPOCH_PATHS[cls.API_KEY] if p is not None and has_path(cls, p)]
+        found = _EPOCH_PROJECTIONS[cls] = (found, projection(cls, found))
+    paths, wanted = found
+    columns = wanted.empty()
+    end = wanted.read(columns, data, version, pos)
+    return dict(zip(paths, columns, strict=True)), end
 
 
 _METADATA_BROKERS = ["brokers[].host", "brokers[].port"]

@@ -151,3 +151,34 @@ def test_zero_topic_id_reads_as_no_topic_id() -> None:
 
 def test_produce_class_is_the_bundled_one() -> None:
     assert ProduceRequest.API_KEY == 0
+
+
+def test_apache_layouts_without_the_kip_fields_are_read_not_refused() -> None:
+    """Apache's ListOffsets v6+ has no topic id and its Produce v12 no CurrentLeaderEpoch (the
+    bundled KIP layouts do); Produce v13 names topics by id only. Each reads as what it carries."""
+    import uuid
+
+    from kafka_epochs import Protocol
+    from kafka_epochs.epochs import requested_from_columns, requested_leader_epochs
+
+    apache = Protocol.apache()
+    lo = apache.message("ListOffsetsRequest")
+    body = lo(
+        topics=[
+            lo.ListOffsetsTopic(
+                name="t", partitions=[lo.ListOffsetsPartition(partition_index=3, current_leader_epoch=7)]
+            )
+        ]
+    )
+    (got,) = requested_leader_epochs(lo.decode(body.encode(6), 6), 6)
+    assert (got.topic, got.partition, got.current_leader_epoch, got.topic_id) == ("t", 3, 7, None)
+
+    pr = apache.message("ProduceRequest")
+    topic_id = uuid.UUID(int=42)
+    body = pr(topic_data=[pr.TopicProduceData(topic_id=topic_id, partition_data=[pr.PartitionProduceData(index=1)])])
+    (got,) = requested_leader_epochs(pr.decode(body.encode(13), 13), 13)
+    assert (got.topic, got.partition, got.current_leader_epoch, got.topic_id) == ("", 1, -1, topic_id)
+    columns = {"topic_data[].topic_id": [topic_id], "topic_data[].partition_data[].index": [1]}
+    assert requested_from_columns(0, 13, columns) == [got]
+    (got,) = requested_leader_epochs(pr.decode(body.encode(12), 12), 12)
+    assert got.current_leader_epoch == -1  # Apache's Produce v12 has no such field

@@ -93,3 +93,29 @@ def _set_error_codes(obj: Any, codes: Any) -> None:
         elif f.kind == "array" and f.element == "struct" and value:
             for item in value:
                 _set_error_codes(item, codes)
+
+
+@pytest.mark.parametrize("profile", ["apache", "kip"])
+@pytest.mark.parametrize(
+    "name", ["ProduceRequest", "FetchRequest", "ListOffsetsRequest", "OffsetForLeaderEpochRequest"]
+)
+def test_requested_epochs_by_projection_equal_the_full_decodes(profile: str, name: str) -> None:
+    """A client request's partitions and epochs, read by projection (EPOCH_PATHS), are the events
+    the sans-IO rules give on the whole decoded request, in every version of both layouts."""
+    protocol = Protocol.profile(profile)
+    cls = protocol.message(name)
+    extractor = EventExtractor(protocol)
+    rng = random.Random(f"{profile}-{name}")
+    rows = 0
+    for version in cls.VALID_VERSIONS:
+        for _ in range(8):
+            body = random_message(cls, version, rng, version in cls.FLEXIBLE_VERSIONS)
+            frame = protocol.encode_request(body, version, 9, "client")
+            decoded = protocol.decode_request(frame)
+            full = [
+                (*e, decoded.profile, decoded.warnings or None)
+                for e in extractor._request_events(cls.API_KEY, decoded.body, version)
+            ]
+            assert extractor.events(frame, "request", None, None) == full
+            rows += len(full)
+    assert rows > 20
