@@ -51,6 +51,16 @@ def add_spark_commands(subparsers: Any) -> None:
     )
     dec.add_argument("--keep-frames", action="store_true", help="keep the frame bytes in the output")
     dec.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    dec.add_argument(
+        "--fields",
+        action="append",
+        metavar="PATH,...",
+        help="instead of body_json, one typed column per field path, read by projection (each message reads "
+        "the paths it has; one row per innermost array element; see docs/projections.md); repeatable",
+    )
+    dec.add_argument(
+        "--headers-only", action="store_true", help="read no body: headers, pairing and timing only (body_json null)"
+    )
     dec.set_defaults(run=run_spark_decode)
 
     aud = subparsers.add_parser(
@@ -128,6 +138,18 @@ def run_spark_decode(args: argparse.Namespace) -> int:
     captures = capture_paths(args.captures)
     if captures is None:
         return 2
+    fields = [p.strip() for option in args.fields or [] for p in option.split(",") if p.strip()]
+    if fields:
+        from kafka_epochs.spark.projected import AnyPlan
+
+        if args.headers_only:
+            print("kafka-epochs: --headers-only reads no body: give it or --fields, not both", file=sys.stderr)
+            return 2
+        try:
+            AnyPlan(fields, args.protocol)  # refuse a path no message has before Spark starts
+        except ValueError as e:
+            print(f"kafka-epochs: --fields: {e}", file=sys.stderr)
+            return 2
     starting = time.monotonic()
     spark = session(args.master, quiet=args.quiet)
     started = time.monotonic()
@@ -141,6 +163,8 @@ def run_spark_decode(args: argparse.Namespace) -> int:
         request_api_key_col="request_api_key",
         request_api_version_col="request_api_version",
         protocol=args.protocol,
+        headers_only=args.headers_only or (args.fields is not None and not fields),
+        fields=fields or None,
     )
     # microsecond Parquet timestamps, whatever session this is (a cluster's own may say INT96)
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
@@ -148,7 +172,7 @@ def run_spark_decode(args: argparse.Namespace) -> int:
     if not args.quiet:
         decoding = time.monotonic() - started
         written = spark.read.schema(decoded.schema).format(args.format).load(str(args.out))
-        print(decode_summary(written, decoding, started - starting), file=sys.stderr)
+        print(decode_summary(written, decoding, started - starting, projected=bool(fields)), file=sys.stderr)
     return 0
 
 
@@ -173,9 +197,16 @@ def table_paths(given: list[str]) -> list[str] | None:
     return [str(Path(path).resolve()) for path in given]
 
 
-def decode_summary(decoded: DataFrame, seconds: float, startup: float = 0.0) -> str:
-    """Counts of what a decode wrote: rows, errors, per api and direction (one small aggregation)."""
+def decode_summary(decoded: DataFrame, seconds: float, startup: float = 0.0, projected: bool = False) -> str:
+    """Counts of what a decode wrote: rows, errors, per api and direction (one small aggregation).
+
+    ``projected``: rows are projected rows (several per frame, or one), so frames are counted by
+    their capture and sequence number, and errors once per frame.
+    """
     from pyspark.sql import functions as F
+
+    if projected:
+        decoded = decoded.dropDuplicates(["capture", "seq"])
 
     counts = (
         decoded.groupBy("api_name", "direction")

@@ -77,3 +77,36 @@ def test_audit_prints_and_writes_the_five_tables(spark: Any, captures: Path, tmp
     assert [r["requested_epoch"] for r in written] == [2]
     disagreements = pq.read_table(tmp_path / "audit" / "disagreements").to_pylist()
     assert [(r["requested_epoch"], r["agreement"]) for r in disagreements] == [(7, "disagrees with the broker")]
+
+
+def test_spark_decode_fields_and_headers_only(spark: Any, captures: Path, tmp_path: Path) -> None:
+    story = str(captures / "story.pcap")
+    full_out, fields_out, heads_out = tmp_path / "full", tmp_path / "fields", tmp_path / "heads"
+    assert run("spark-decode", story, "--out", str(full_out), "--quiet")[0] == 0
+    full = pq.read_table(full_out).to_pylist()
+    paths = "topics[].partitions[].leader_epoch,topics[].name"
+    code, _, err = run("spark-decode", story, "--out", str(fields_out), "--fields", paths)
+    assert code == 0
+    rows = pq.read_table(fields_out).to_pylist()
+    assert "body_json" not in rows[0] and {"leader_epoch", "name", "seq", "capture"} <= set(rows[0])
+    assert {r["seq"] for r in rows} == {r["seq"] for r in full}  # every frame kept
+    # the Metadata responses' epochs, from the full decode's JSON bodies
+    want = sorted(
+        (r["seq"], t["name"], p["leader_epoch"])
+        for r in full
+        if r["api_name"] == "Metadata" and r["direction"] == "response"
+        for t in json.loads(r["body_json"])["topics"]
+        for p in t["partitions"]
+    )
+    got = sorted(
+        (r["seq"], r["name"], r["leader_epoch"])
+        for r in rows
+        if r["api_name"] == "Metadata" and r["direction"] == "response" and r["leader_epoch"] is not None
+    )
+    assert got == want and got
+    assert f"{len(full)} frames decoded in" in err  # frames, not projected rows
+    assert run("spark-decode", story, "--out", str(heads_out), "--headers-only", "--quiet")[0] == 0
+    heads = pq.read_table(heads_out).to_pylist()
+    assert len(heads) == len(full) and all(r["body_json"] is None for r in heads)
+    code, _, err = run("spark-decode", story, "--out", str(tmp_path / "x"), "--fields", "topics[].nmae")
+    assert code == 2 and "no message of the" in err and len(err.strip().splitlines()) == 1
