@@ -536,19 +536,7 @@ def audit(
         stale_requests=_report(stale, "requested_epoch").orderBy(*order),
         fenced_responses=events.where(F.col("kind") == ERROR_RESPONSE)
         .select(
-            "cluster",
-            "time",
-            "time_ns",
-            "seq",
-            "capture",
-            "client",
-            "broker",
-            "correlation_id",
-            "api",
-            "api_version",
-            "topic",
-            "topic_id",
-            "partition",
+            *_REPORTED,
             "path",
             "error_code",
             "error",
@@ -752,21 +740,27 @@ def _null_safe_join(left: DataFrame, right: DataFrame, keys: list[str]) -> DataF
     return left.join(renamed, condition, "left").drop(*(f"r_{k}" for k in keys))
 
 
+#: What every verdict table says of the frame it is about, in this order.
+_REPORTED = (
+    "cluster",
+    "time",
+    "time_ns",
+    "seq",
+    "capture",
+    "client",
+    "broker",
+    "correlation_id",
+    "api",
+    "api_version",
+    "topic",
+    "topic_id",
+    "partition",
+)
+
+
 def _report(checks: DataFrame, epoch_name: str, *extra: str) -> DataFrame:
     return checks.select(
-        "cluster",
-        "time",
-        "time_ns",
-        "seq",
-        "capture",
-        "client",
-        "broker",
-        "correlation_id",
-        "api",
-        "api_version",
-        "topic",
-        "topic_id",
-        "partition",
+        *_REPORTED,
         F.col("epoch").alias(epoch_name),
         *extra,
         "leader_epoch",
