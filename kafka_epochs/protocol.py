@@ -602,35 +602,46 @@ def _pick_layout(
     body_reader: BodyReader | None = None,
 ) -> tuple[Protocol, type[Message], Any, int]:
     """Read with every candidate layout (no error explanations on the way): the first that consumes
-    the frame exactly wins; else, unless strict, the first that reads with bytes left over."""
-    tries = []
+    the frame exactly wins; else, unless strict, the first that reads with bytes left over.
+
+    A body reader with an ``attempt`` method (a projection's) tries the layouts itself, and the
+    values compared are the ones it reads; any other tries them with the generated decoders and
+    then reads the chosen one (a projection that misses would cost an explanation).
+    """
+    attempt = getattr(body_reader, "attempt", None)
+    tries: list[tuple[Protocol, type[Message], Any, bool]] = []
     for layout in layouts:
         cls = layout.message_for(api_key, kind)
-        # the layout is chosen by the generated decoders (no error explained on the way), and a
-        # body reader then reads the chosen one: a projection that misses costs an explanation
-        tries.append((layout, cls, _attempt(cls, data, pos, version)))
-    exact = [(layout, cls, got) for layout, cls, got in tries if got is not None and got[1] == len(data)]
-    if exact:
-        layout, cls, (body, end) = exact[0]
-        others = [other.name for other, _, got in exact[1:] if not _same_values(got[0].to_dict(), body.to_dict())]
+        got = None if attempt is None else attempt(cls, data, pos, version)
+        # a reader that does not look at this body (None) cannot tell layouts apart: decoders can
+        read = attempt is not None and (got is None or got[0] is not None)
+        if not read:
+            got = _attempt(cls, data, pos, version)
+        tries.append((layout, cls, got, read))
+    exact = [t for t in tries if t[2] is not None and t[2][1] == len(data)]
+    partial = [t for t in tries if t[2] is not None]
+    if exact or (partial and not strict):
+        layout, cls, (body, end), read = (exact or partial)[0]
+        others = [t[0].name for t in exact[1:] if not _same_values(_values(t[2][0]), _values(body))]
         if others:
             warnings.append(
                 f"{cls.__name__} v{version} also reads exactly with the {', '.join(others)} layout, "
                 f"with other values; read with {layout.name}'s"
             )
-        if body_reader is not None:
-            body, end = body_reader(cls, data, pos, version)
-        return layout, cls, body, end
-    partial = [(layout, cls, got) for layout, cls, got in tries if got is not None]
-    if partial and not strict:
-        layout, cls, (body, end) = partial[0]
-        if body_reader is not None:
+        if body_reader is not None and not read:
             body, end = body_reader(cls, data, pos, version)
         return layout, cls, body, end
     first = tries[0][1]
     # raises the explained DecodeError of the preferred layout
     first.read(data, pos, version) if body_reader is None else body_reader(first, data, pos, version)
     raise DecodeError(f"{first.__name__} v{version} does not read these bytes", pos, "")
+
+
+def _values(body: Any) -> Any:
+    """What two readings of a body are compared on: a message's fields, or a body reader's own
+    values (columns) as they are."""
+    to_dict = getattr(body, "to_dict", None)
+    return body if to_dict is None else to_dict()
 
 
 def _same_values(a: Any, b: Any) -> bool:

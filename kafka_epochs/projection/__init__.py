@@ -90,9 +90,13 @@ class Projection:
         end: int | None = None,
         *,
         exact: bool = False,
+        explain: bool = True,
     ) -> int:
         """Append the rows of the body starting at ``offset`` to ``columns``; returns the offset
-        after it, as ``Message.read`` does (never past ``end``; with ``exact``, exactly ``end``)."""
+        after it, as ``Message.read`` does (never past ``end``; with ``exact``, exactly ``end``).
+
+        ``explain=False`` is for trying a layout: bytes it does not fit raise a DecodeError that
+        names no field, without the checked decoder's walk to find one."""
         if type(data) is not bytes:
             data = bytes(data)
         if end is None:
@@ -109,6 +113,8 @@ class Projection:
             pos = -1
         for column in columns:
             del column[before:]
+        if not explain:
+            raise DecodeError(f"{self.message.__name__} v{version} does not fit these bytes", offset, "")
         raise self._error(data, offset, end, version, pos)
 
     def function(self, version: int) -> ProjectFn:

@@ -12,12 +12,14 @@ whatever was asked: a Produce request's ``acks`` (acks=0 is never answered) and 
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 from kafka_epochs.projection import Projection, has_path, projection
+from kafka_epochs.wire.errors import DecodeError
 from kafka_epochs.wire.uuids import uuid_text
 
-__all__ = ["FieldsReader", "ProjectedBody"]
+__all__ = ["FieldsReader", "ProjectedBody", "ProjectingReader", "projecting"]
 
 PRODUCE, SASL_HANDSHAKE, API_VERSIONS = 0, 17, 18
 
@@ -92,17 +94,55 @@ class _Plan:
         self.reads_body = self.fields is not None or self.control is not None
 
 
-class FieldsReader:
+class ProjectingReader:
+    """A body reader built on projections, which can also *try* a layout cheaply.
+
+    Where two layouts of a message share a version (the KIP documents' and Apache's), the
+    protocol reads the body with each to choose one. ``attempt`` lets it do that with the
+    projections themselves: bytes a layout does not fit cost no explanation and no full decode.
+    """
+
+    def read(
+        self, message: Any, data: bytes, pos: int, version: int, end: int | None, explain: bool
+    ) -> tuple[Any, int]:
+        raise NotImplementedError
+
+    def __call__(self, message: Any, data: bytes, pos: int, version: int, end: int | None = None) -> tuple[Any, int]:
+        """The body at ``data[pos:end]`` (``end``: the frame's end, default the end of ``data``)."""
+        return self.read(message, data, pos, version, end, True)
+
+    def attempt(self, message: Any, data: bytes, pos: int, version: int) -> tuple[Any, int] | None:
+        """The body and the offset after it, or None when ``message`` at ``version`` does not fit."""
+        try:
+            return self.read(message, data, pos, version, None, False)
+        except DecodeError:
+            return None
+
+
+ReadFunction = Callable[[Any, bytes, int, int, "int | None", bool], tuple[Any, int]]
+
+
+class _Projecting(ProjectingReader):
+    def __init__(self, function: ReadFunction) -> None:
+        self.read = function  # type: ignore[method-assign,assignment]
+
+
+def projecting(function: ReadFunction) -> ProjectingReader:
+    """A body reader of ``function(message, data, pos, version, end, explain)``, which reads with
+    projections and passes ``end`` and ``explain`` on to each ``Projection.read``."""
+    return _Projecting(function)
+
+
+class FieldsReader(ProjectingReader):
     """``Message.read``'s stand-in that reads only ``paths`` (none: headers only)."""
 
     def __init__(self, paths: list[str] | tuple[str, ...]) -> None:
         self.paths = tuple(paths)
         self._plans: dict[Any, _Plan] = {}
 
-    def __call__(
-        self, message: Any, data: bytes, pos: int, version: int, end: int | None = None
+    def read(
+        self, message: Any, data: bytes, pos: int, version: int, end: int | None, explain: bool
     ) -> tuple[ProjectedBody | None, int]:
-        """The body at ``data[pos:end]`` (``end``: the frame's end, default the end of ``data``)."""
         plan = self._plans.get(message)
         if plan is None:
             plan = self._plans[message] = _Plan(message, self.paths)
@@ -113,11 +153,11 @@ class FieldsReader:
         control: dict[str, Any] = {}
         if plan.control is not None:
             columns = plan.control.empty()
-            stop = plan.control.read(columns, data, version, pos, limit)
+            stop = plan.control.read(columns, data, version, pos, limit, explain=explain)
             control = {path: column[0] for path, column in zip(plan.control.paths, columns, strict=True)}
         values: dict[str, list[Any]] = {}
         if plan.fields is not None:
             columns = plan.fields.empty()
-            stop = plan.fields.read(columns, data, version, pos, limit)
+            stop = plan.fields.read(columns, data, version, pos, limit, explain=explain)
             values = dict(zip(plan.fields.paths, columns, strict=True))
         return ProjectedBody(message, version, values, control, plan.note), stop

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -129,11 +129,15 @@ def _slow_row(
     out: Bodies, headers: Headers, i: int, frame: bytes, protocol: Protocol, render: Render, read_body: ReadBody
 ) -> None:
     assumed = [ASSUMED_REQUEST] if headers.direction_assumed else []
-    reader = None
-    if read_body is not _read_message:
+    reader: BodyReader | None = None
+    if hasattr(read_body, "attempt"):
+        reader = cast(BodyReader, read_body)  # a ProjectingReader: it also tries layouts by projection
+    elif read_body is not _read_message:
 
-        def reader(cls: Any, data: bytes, pos: int, version: int) -> tuple[Any, int]:
+        def whole_frame(cls: Any, data: bytes, pos: int, version: int) -> tuple[Any, int]:
             return read_body(cls, data, pos, version, len(data))
+
+        reader = whole_frame
 
     try:
         decoded = _decode_one(headers, i, frame, protocol, reader)

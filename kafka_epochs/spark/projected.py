@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 from kafka_epochs.projection import has_path, projection
+from kafka_epochs.projection.bodies import projecting
 from kafka_epochs.projection.paths import leaf_field
 from kafka_epochs.spark.batch import HEADER_FIELDS, DecodedRows
 from kafka_epochs.spark.protocols import ProtocolLike, resolve
@@ -143,16 +144,17 @@ def project_any_batch(
     """
     subsets: dict[Any, tuple[list[int], Any] | None] = {}
 
-    def read(cls: Any, data: bytes, pos: int, version: int, end: int) -> tuple[Any, int]:
+    @projecting
+    def read(cls: Any, data: bytes, pos: int, version: int, end: int | None, explain: bool) -> tuple[Any, int]:
         if cls not in subsets:
             own = [i for i, p in enumerate(plan.given) if has_path(cls, p)]
             subsets[cls] = (own, projection(cls, [plan.given[i] for i in own])) if own else None
         subset = subsets[cls]
         if subset is None:
-            return None, end  # a message with none of the paths: its body is not looked at
+            return None, len(data) if end is None else end  # none of the paths: the body is not looked at
         own, wanted = subset
         columns = wanted.empty()
-        stop = wanted.read(columns, data, version, pos, end)
+        stop = wanted.read(columns, data, version, pos, end, explain=explain)
         return (own, columns), stop
 
     def keep(body: Any, version: int, is_response: bool) -> Any:
@@ -232,12 +234,13 @@ def project_batch(
     """The projected rows of the frames of ``plan``'s message, with a :data:`FRAME_INDEX` column."""
     paths = plan.paths
 
-    def read(cls: Any, data: bytes, pos: int, version: int, end: int) -> tuple[Any, int]:
+    @projecting
+    def read(cls: Any, data: bytes, pos: int, version: int, end: int | None, explain: bool) -> tuple[Any, int]:
         if cls.__name__ != plan.message_name:
-            return None, end  # another message: not looked at (its rows are dropped)
+            return None, len(data) if end is None else end  # another message: not looked at (rows dropped)
         wanted = projection(cls, paths)
         columns = wanted.empty()
-        stop = wanted.read(columns, data, version, pos, end)
+        stop = wanted.read(columns, data, version, pos, end, explain=explain)
         return columns, stop
 
     def keep(columns: Any, version: int, is_response: bool) -> Any:

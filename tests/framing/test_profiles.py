@@ -6,45 +6,18 @@ import struct
 import uuid
 
 import pytest
+from produce_frames import apache_produce, kip_produce
 
 from kafka_epochs import DecodeError, Protocol
 from kafka_epochs.protocol import AutoProtocol, ProtocolChain
-from kafka_epochs.records import Record, encode_batch
 
 APACHE, KIP, AUTO = Protocol.apache(), Protocol.kip(), Protocol.auto()
-BATCH = encode_batch([Record(key=b"k", value=b"v")])
 
 
 def refit(frame: bytes, extra: bytes) -> bytes:
     """``frame`` with ``extra`` bytes after its body and the size prefix fixed."""
     body = frame[4:] + extra
     return struct.pack(">i", len(body)) + body
-
-
-def kip_produce(epoch: int) -> bytes:
-    cls = KIP.message("ProduceRequest")
-    body = cls(
-        acks=-1,
-        timeout_ms=500,
-        topic_data=[
-            cls.TopicProduceData(
-                name="orders",
-                partition_data=[cls.PartitionProduceData(index=2, current_leader_epoch=epoch, records=BATCH)],
-            )
-        ],
-    )
-    return KIP.encode_request(body, 12, correlation_id=5, client_id="kip-producer")
-
-
-def apache_produce(version: int = 12) -> bytes:
-    cls = APACHE.message("ProduceRequest")
-    topic = cls.TopicProduceData(partition_data=[cls.PartitionProduceData(index=2, records=BATCH)])
-    if version >= 13:
-        topic.topic_id = uuid.UUID(int=9)
-    else:
-        topic.name = "orders"
-    body = cls(acks=-1, timeout_ms=500, topic_data=[topic])
-    return APACHE.encode_request(body, version, correlation_id=6, client_id="java-4.0")
 
 
 def test_profiles_by_name() -> None:
