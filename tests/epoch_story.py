@@ -139,13 +139,14 @@ def list_offsets_response(partition: int, error: int) -> Any:
     )
 
 
-def leader_and_isr(controller_epoch: int, states: dict[int, int]) -> Any:
+def leader_and_isr(controller_epoch: int, states: dict[int, int], kind: int = 1) -> Any:
+    """LeaderAndIsr for ``orders`` partitions (partition -> leader epoch); ``kind`` 1 INCREMENTAL, 2 FULL."""
     r = m("LeaderAndIsrRequest")
     return r(
         controller_id=3,
         controller_epoch=controller_epoch,
         broker_epoch=100,
-        type=1,
+        type=kind,
         topic_states=[
             r.LeaderAndIsrTopicState(
                 topic_name="orders",

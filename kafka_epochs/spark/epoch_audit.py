@@ -38,8 +38,9 @@ decoded objects, not JSON. A frame that does not decode contributes nothing: the
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
@@ -50,9 +51,11 @@ from kafka_epochs.epochs import (
     EPOCH_PATHS,
     EqualEpochPolicy,
     Errors,
+    LeaderAndIsrType,
     check_leader_epoch,
     kafka_uuid_text,
     leader_and_isr_partitions,
+    leader_and_isr_type,
     requested_from_columns,
     requested_leader_epochs,
     stop_replica_epoch_error,
@@ -60,6 +63,7 @@ from kafka_epochs.epochs import (
 )
 from kafka_epochs.epochs.state import ZERO_UUID, known_topic_id
 from kafka_epochs.projection import has_path, projection
+from kafka_epochs.projection.bodies import projecting
 from kafka_epochs.protocol import Protocol
 from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterInfo, assign_clusters
 from kafka_epochs.spark.protocols import ProtocolLike, protocol_ref, resolve
@@ -120,6 +124,7 @@ EVENT_SCHEMA = pa.schema(
         ("epoch", pa.int32()),  # observed leader epoch, or the epoch a request names
         ("leader", pa.int32()),  # leader_epoch events
         ("delete", pa.bool_()),  # stop_replica events
+        ("request_type", pa.string()),  # LeaderAndIsr v5+ leader_epoch events: FULL or INCREMENTAL (KIP-516)
         ("error_code", pa.int32()),
         ("error", pa.string()),
         ("path", pa.string()),  # error_response events
@@ -195,6 +200,8 @@ class EventExtractor:
         if key in CLIENT_EPOCH_APIS:
             return [_requested_event(api, version, p) for p in requested_leader_epochs(body, version)]
         if key == LEADER_AND_ISR:
+            kind = leader_and_isr_type(body, version)
+            request_type = kind.name if kind != LeaderAndIsrType.UNKNOWN else None
             return [
                 _event(
                     LEADER_EPOCH,
@@ -205,6 +212,7 @@ class EventExtractor:
                     partition=p.partition,
                     epoch=p.leader_epoch,
                     leader=p.leader,
+                    request_type=request_type,
                 )
                 for p in leader_and_isr_partitions(body, version)
             ]
@@ -286,19 +294,22 @@ class EventExtractor:
         return out
 
 
-def _read_epoch_errors(cls: Any, data: bytes, pos: int, version: int) -> tuple[bool, int]:
+@projecting
+def _read_epoch_errors(
+    cls: Any, data: bytes, pos: int, version: int, end: int | None, explain: bool
+) -> tuple[bool, int]:
     """Whether any ``error_code`` field of the body holds one of :data:`EPOCH_ERRORS`.
 
     One projection per error_code field (each alone, so an empty array elsewhere hides nothing).
     """
-    end = len(data)
+    stop = len(data) if end is None else end
     found = False
     for path in _error_code_paths(cls):
         wanted = projection(cls, [path])
         columns = wanted.empty()
-        end = wanted.read(columns, data, version, pos)
+        stop = wanted.read(columns, data, version, pos, end, explain=explain)
         found = found or not _ERROR_CODES.isdisjoint(columns[0])
-    return found, end
+    return found, stop
 
 
 _ERROR_CODE_PATHS: dict[Any, tuple[str, ...]] = {}
@@ -336,7 +347,10 @@ def _requested_event(api: str, version: int, p: Any) -> tuple[Any, ...]:
 _EPOCH_PROJECTIONS: dict[Any, Any] = {}  # per request class: its EPOCH_PATHS and their projection
 
 
-def _read_requested_epochs(cls: Any, data: bytes, pos: int, version: int) -> tuple[dict[str, Any], int]:
+@projecting
+def _read_requested_epochs(
+    cls: Any, data: bytes, pos: int, version: int, end: int | None, explain: bool
+) -> tuple[dict[str, Any], int]:
     """The columns of :data:`EPOCH_PATHS` a client request's layout has (a missing one maps to None)."""
     found = _EPOCH_PROJECTIONS.get(cls)
     if found is None:
@@ -344,8 +358,8 @@ def _read_requested_epochs(cls: Any, data: bytes, pos: int, version: int) -> tup
         found = _EPOCH_PROJECTIONS[cls] = (found, projection(cls, found))
     paths, wanted = found
     columns = wanted.empty()
-    end = wanted.read(columns, data, version, pos)
-    return dict(zip(paths, columns, strict=True)), end
+    stop = wanted.read(columns, data, version, pos, end, explain=explain)
+    return dict(zip(paths, columns, strict=True)), stop
 
 
 _METADATA_BROKERS = ["brokers[].host", "brokers[].port"]
@@ -359,16 +373,17 @@ _METADATA_PARTITIONS = [
 ]
 
 
-def _read_metadata(cls: Any, data: bytes, pos: int, version: int) -> tuple[Any, int]:
+@projecting
+def _read_metadata(cls: Any, data: bytes, pos: int, version: int, end: int | None, explain: bool) -> tuple[Any, int]:
     """A MetadataResponse body as three sets of columns (brokers, cluster id, partitions)."""
     found = []
-    end = pos
+    stop = pos
     for paths in (_METADATA_BROKERS, _METADATA_CLUSTER, _METADATA_PARTITIONS):
         wanted = projection(cls, paths)
         columns = wanted.empty()
-        end = wanted.read(columns, data, version, pos)
+        stop = wanted.read(columns, data, version, pos, end, explain=explain)
         found.append(columns)
-    return found, end
+    return found, stop
 
 
 def _metadata_events(body: Any, version: int) -> list[tuple[Any, ...]]:
@@ -485,6 +500,9 @@ class AuditResult:
     disagreements: DataFrame
     #: every extracted event, with its cluster (cached: the tables are built from it)
     events: DataFrame
+    #: every judged request and StopReplica partition, whatever its verdict (``verdict`` NONE:
+    #: accepted; null: no epoch known), with ``leader_epoch``, ``broker_error`` and ``agreement``
+    judged: DataFrame
 
     def tables(self) -> dict[str, DataFrame]:
         return {
@@ -498,6 +516,16 @@ class AuditResult:
     def unpersist(self) -> None:
         """Free the cached events (and what they were computed from)."""
         self.events.unpersist()
+
+    def report(
+        self, path: str | Path, *, max_partitions: int = 20, title: str | None = None, sources: Sequence[str] = ()
+    ) -> Path:
+        """Write the audit as one self-contained HTML file (needs the ``report`` extra): a
+        summary, the timelines of the ``max_partitions`` partitions with the most incidents, and
+        each incident explained. ``sources`` names what was audited, for the page."""
+        from kafka_epochs.spark.audit_report import write_audit_report
+
+        return write_audit_report(self, path, max_partitions=max_partitions, title=title, sources=sources)
 
 
 def audit(
@@ -547,6 +575,7 @@ def audit(
         stop_replica_fenced=_report(stops, "requested_epoch", "delete").orderBy(*order),
         disagreements=_report(checks.where(disagrees), "requested_epoch", "kind", "delete").orderBy(*order),
         events=events,
+        judged=checks,
     )
 
 

@@ -79,6 +79,20 @@ def add_spark_commands(subparsers: Any) -> None:
     aud.add_argument("--format", choices=("parquet", "json"), default="parquet", help="format of --out")
     aud.add_argument("--rows", type=int, default=50, metavar="N", help="rows of each table to print (default 50)")
     aud.add_argument(
+        "--report",
+        type=Path,
+        metavar="OUT.html",
+        help="also write the audit as one self-contained HTML page: summary, timelines, incidents explained "
+        "(needs the report extra: pip install 'kafka-epochs[report]')",
+    )
+    aud.add_argument(
+        "--report-partitions",
+        type=int,
+        default=20,
+        metavar="N",
+        help="partitions the report draws, those with the most incidents first (default 20)",
+    )
+    aud.add_argument(
         "--equal-epoch",
         choices=("accept", "fence"),
         default="accept",
@@ -257,7 +271,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from kafka_epochs.spark.epoch_audit import audit
 
     inputs = table_paths(args.inputs) if args.table else capture_paths(args.inputs)
-    if inputs is None:
+    if inputs is None or (args.report is not None and not _report_installed()):
         return 2
     spark = session(args.master, quiet=args.quiet)
     if args.table:
@@ -275,8 +289,23 @@ def run_audit(args: argparse.Namespace) -> int:
         if args.out is not None:
             table.write.mode("overwrite").format(args.format).save(str(args.out / name))
         table.unpersist()
+    if args.report is not None:
+        written = result.report(args.report, max_partitions=args.report_partitions, sources=args.inputs)
+        print(f"\nreport: {written}")
     result.unpersist()
     return 0
+
+
+def _report_installed() -> bool:
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        print(
+            "kafka-epochs: --report needs the report extra (matplotlib missing): pip install 'kafka-epochs[report]'",
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 # -- shared ------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ pytest.importorskip("pyspark")
 
 import pyarrow.parquet as pq
 from epoch_story import write_damaged, write_sample
+from html_page import Page
 
 from kafka_epochs.spark.job import add_spark_commands
 
@@ -65,10 +66,25 @@ def test_spark_decode_json_keeps_frames_and_refuses_to_overwrite(spark: Any, cap
 
 
 def test_audit_prints_and_writes_the_five_tables(spark: Any, captures: Path, tmp_path: Path) -> None:
+    page = tmp_path / "pages" / "audit.html"
     code, out, _ = run(
-        "audit", str(captures / "story.pcap"), "--out", str(tmp_path / "audit"), "--equal-epoch", "fence", "--quiet"
+        "audit",
+        str(captures / "story.pcap"),
+        "--out",
+        str(tmp_path / "audit"),
+        "--equal-epoch",
+        "fence",
+        "--quiet",
+        "--report",
+        str(page),
+        "--report-partitions",
+        "1",
     )
     assert code == 0
+    assert f"report: {page}" in out
+    text = Page(page.read_text(encoding="utf-8")).text
+    assert "1 more with incidents are not drawn" in text  # --report-partitions 1 of the story's 2
+    assert "Verdicts the brokers contradict 1" in text and "so this verdict is not trusted" in text
     assert "== timeline: 4 rows ==" in out and "== stale_requests: 3 rows ==" in out
     assert "== fenced_responses: 6 rows ==" in out and "== stop_replica_fenced: 1 rows ==" in out
     assert "== disagreements: 1 rows ==" in out  # the equal epoch the story's broker accepted

@@ -1,0 +1,326 @@
+"""An ``AuditResult`` brought to the driver as a report's plain values (:mod:`kafka_epochs.report`).
+
+Only what the page shows is collected, however large the capture: aggregates for the summary,
+the ``max_partitions`` partitions with the most incidents (their epochs, their incidents up to
+``max_incidents`` each, their requests thinned to ``max_markers`` a verdict), and the
+LeaderAndIsr requests (the stray-partition view needs all of them, in order).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, Row, Window
+from pyspark.sql import functions as F
+
+from kafka_epochs.report import write_report
+from kafka_epochs.report.explain import rule_of
+from kafka_epochs.report.model import (
+    ACCEPTED,
+    DISAGREEMENT,
+    DISPUTED,
+    FENCED_RESPONSE,
+    NO_EPOCH,
+    STALE_REQUEST,
+    STOP_FENCED,
+    STOP_REPLICA_FENCED,
+    ControlRequest,
+    ControlRule,
+    EpochSighting,
+    Frame,
+    Incident,
+    Marker,
+    PartitionView,
+    ReportData,
+    Summary,
+)
+from kafka_epochs.report.strays import with_strays
+from kafka_epochs.spark.epoch_audit import DISAGREES, AuditResult
+
+_KEY = ["cluster", "topic", "partition"]
+_FRAME = ["capture", "seq", "time_ns", "client", "broker", "correlation_id"]
+
+
+def write_audit_report(
+    result: AuditResult,
+    path: str | Path,
+    *,
+    max_partitions: int = 20,
+    max_incidents: int = 50,
+    max_markers: int = 500,
+    title: str | None = None,
+    sources: Sequence[str] = (),
+) -> Path:
+    """Collect ``result`` (see the module docstring for the bounds) and write the report."""
+    data = report_data(result, max_partitions=max_partitions, max_incidents=max_incidents, max_markers=max_markers)
+    data.title = title or data.title
+    data.sources = list(sources)
+    return write_report(data, path)
+
+
+def report_data(
+    result: AuditResult, *, max_partitions: int = 20, max_incidents: int = 50, max_markers: int = 500
+) -> ReportData:
+    # every table below is read several times: the verdicts (which the incident tables are
+    # built from) and the incidents are computed once, then dropped
+    judged = result.judged.persist()
+    incidents = _incident_rows(result).persist()
+    try:
+        return _collect(result, judged, incidents, max_partitions, max_incidents, max_markers)
+    finally:
+        incidents.unpersist()
+        judged.unpersist()
+
+
+def _collect(
+    result: AuditResult,
+    judged: DataFrame,
+    incidents: DataFrame,
+    max_partitions: int,
+    max_incidents: int,
+    max_markers: int,
+) -> ReportData:
+    per_partition = (
+        incidents.where(F.col("partition").isNotNull()).groupBy(*_KEY).count().withColumnRenamed("count", "n")
+    )
+    ranked = per_partition.orderBy(F.desc("n"), "cluster", "topic", "partition").collect()
+    chosen = ranked[:max_partitions]
+    views = {
+        (r["cluster"], r["topic"], r["partition"]): PartitionView(r["cluster"], r["topic"], r["partition"])
+        for r in chosen
+    }
+    if views:
+        keys = result.events.sparkSession.createDataFrame(
+            [tuple(k) for k in views], "cluster string, topic string, partition int"
+        )
+        _fill_incidents(views, incidents, keys, max_incidents)
+        _fill_sightings(views, result.timeline, keys)
+        _fill_markers(views, judged, keys, max_markers)
+        _fill_rules(views, result.events, keys)
+    others = [
+        _incident(r)
+        for r in incidents.where(F.col("partition").isNull()).orderBy("time_ns", "seq").limit(max_incidents).collect()
+    ]
+    control, left_out = _control_requests(result.events, judged)
+    return ReportData(
+        summary=_summary(result, incidents),
+        partitions=list(views.values()),
+        partitions_left_out=len(ranked) - len(chosen),
+        incidents_left_out=sum(r["n"] for r in ranked[max_partitions:]),
+        other_incidents=others,
+        control_requests=control,
+        control_requests_left_out=left_out,
+    )
+
+
+def _incident_rows(result: AuditResult) -> DataFrame:
+    """The four incident tables as one, with a ``kind`` column (the table each row is from)."""
+    common = [*_FRAME, "cluster", "api", "api_version", "topic", "partition", "error", "profile", "warnings"]
+
+    def shaped(table: DataFrame, kind: str, **extra: Any) -> DataFrame:
+        columns = [F.col(c) for c in common]
+        for name, source in (
+            ("requested_epoch", "requested_epoch"),
+            ("leader_epoch", "leader_epoch"),
+            ("broker_error", "broker_error"),
+            ("path", "path"),
+            ("delete", "delete"),
+        ):
+            columns.append(F.col(source).alias(name) if source in table.columns else F.lit(None).alias(name))
+        return table.select(*columns, F.lit(kind).alias("kind"))
+
+    return (
+        shaped(result.stale_requests, STALE_REQUEST)
+        .unionByName(shaped(result.stop_replica_fenced, STOP_REPLICA_FENCED))
+        .unionByName(shaped(result.fenced_responses, FENCED_RESPONSE))
+        .unionByName(shaped(result.disagreements, DISAGREEMENT))
+    )
+
+
+def _frame(row: Row) -> Frame:
+    capture = row["capture"]
+    return Frame(
+        _shown(capture),
+        row["seq"],
+        row["time_ns"],
+        row["client"],
+        row["broker"],
+        row["correlation_id"],
+        decodable=_is_file(capture),
+    )
+
+
+@functools.cache
+def _is_file(capture: str | None) -> bool:
+    return bool(capture) and os.path.isfile(str(capture))
+
+
+def _shown(capture: str | None) -> str | None:
+    """A capture's path as the page shows it: relative to the working directory when under it
+    (the ``decode`` commands the page suggests then run from there)."""
+    if not capture or not os.path.isabs(capture):
+        return capture
+    relative = os.path.relpath(capture)
+    return capture if relative.startswith("..") else relative
+
+
+def _incident(row: Row) -> Incident:
+    return Incident(
+        kind=row["kind"],
+        frame=_frame(row),
+        api=row["api"],
+        api_version=row["api_version"],
+        cluster=row["cluster"],
+        topic=row["topic"],
+        partition=row["partition"],
+        error=row["error"],
+        requested_epoch=row["requested_epoch"],
+        leader_epoch=row["leader_epoch"],
+        broker_error=row["broker_error"],
+        path=row["path"],
+        delete=row["delete"],
+        profile=row["profile"],
+        warnings=tuple(row["warnings"] or ()),
+    )
+
+
+def _of(views: dict[tuple[Any, ...], PartitionView], row: Row) -> PartitionView:
+    return views[(row["cluster"], row["topic"], row["partition"])]
+
+
+def _only(table: DataFrame, keys: DataFrame) -> DataFrame:
+    """The rows of ``table`` about the chosen partitions (null clusters match each other)."""
+    renamed = F.broadcast(keys.withColumnsRenamed({c: f"k_{c}" for c in _KEY}))
+    joined = table.join(renamed, [table[c].eqNullSafe(F.col(f"k_{c}")) for c in _KEY])
+    return joined.drop(*(f"k_{c}" for c in _KEY))
+
+
+def _numbered(table: DataFrame, *within: str) -> DataFrame:
+    window = Window.partitionBy(*_KEY, *within).orderBy("time_ns", "seq")
+    return table.withColumn("rank", F.row_number().over(window)).withColumn(
+        "total", F.count(F.lit(1)).over(Window.partitionBy(*_KEY, *within))
+    )
+
+
+def _fill_incidents(
+    views: dict[tuple[Any, ...], PartitionView], incidents: DataFrame, keys: DataFrame, limit: int
+) -> None:
+    rows = _numbered(_only(incidents, keys)).where(F.col("rank") <= limit).orderBy("time_ns", "seq").collect()
+    for row in rows:
+        view = _of(views, row)
+        view.incidents.append(_incident(row))
+        view.incidents_seen = row["total"]
+
+
+def _fill_sightings(views: dict[tuple[Any, ...], PartitionView], timeline: DataFrame, keys: DataFrame) -> None:
+    for row in _only(timeline, keys).collect():
+        sources = row["sources"] or []
+        _of(views, row).sightings.append(
+            EpochSighting(row["first_seen_ns"], row["leader_epoch"], row["leader"], "/".join(sources))
+        )
+
+
+def _verdict(row: Row) -> str:
+    verdict = row["verdict"]
+    if row["agreement"] == DISAGREES:
+        return DISPUTED
+    if verdict is None:
+        return NO_EPOCH
+    if verdict == "NONE":
+        return ACCEPTED
+    return STOP_FENCED if row["kind"] == "stop_replica" else verdict
+
+
+def _fill_markers(views: dict[tuple[Any, ...], PartitionView], judged: DataFrame, keys: DataFrame, limit: int) -> None:
+    """Every verdict's requests, thinned evenly over time to ``limit`` a verdict."""
+    numbered = _numbered(_only(judged, keys), "verdict")
+    step = F.greatest(F.lit(1), F.ceil(F.col("total") / F.lit(limit)))
+    kept = numbered.where(((F.col("rank") - 1) % step) == 0).select(
+        *_KEY, *_FRAME, "api", "api_version", "epoch", "leader_epoch", "verdict", "kind", "agreement"
+    )
+    totals = _only(judged, keys).groupBy(*_KEY).count().collect()
+    for row in totals:
+        _of(views, row).requests_seen = row["count"]
+    for row in kept.collect():
+        _of(views, row).markers.append(
+            Marker(_frame(row), row["api"], row["api_version"], row["epoch"], row["leader_epoch"], _verdict(row))
+        )
+
+
+def _fill_rules(views: dict[tuple[Any, ...], PartitionView], events: DataFrame, keys: DataFrame) -> None:
+    control = events.where(
+        ((F.col("kind") == "leader_epoch") & (F.col("api") == "LeaderAndIsr"))
+        | ((F.col("kind") == "stop_replica") & (F.col("delete") | (F.col("epoch") == -2)))
+    )
+    for row in _only(control, keys).orderBy("time_ns", "seq").collect():
+        if row["api"] == "LeaderAndIsr":
+            label = f"LeaderAndIsr {row['request_type'] or ''} epoch {row['epoch']}".replace("  ", " ")
+        else:
+            label = "StopReplica delete" + (" (-2)" if row["epoch"] == -2 else "")
+        _of(views, row).rules.append(ControlRule(row["time_ns"], label, _frame(row)))
+
+
+def _control_requests(events: DataFrame, judged: DataFrame, limit: int = 200) -> tuple[list[ControlRequest], int]:
+    """The LeaderAndIsr requests in capture order, with the strays of each FULL one (deletions by
+    StopReplicas the rules accept count; a fenced one deleted nothing)."""
+    name = F.concat_ws("-", F.col("topic"), F.col("partition").cast("string"))
+    leader_and_isr = (
+        events.where((F.col("kind") == "leader_epoch") & (F.col("api") == "LeaderAndIsr"))
+        .groupBy("cluster", *_FRAME, "api_version", "request_type")
+        .agg(F.sort_array(F.collect_list(name)).alias("names"))
+        .orderBy("time_ns", "seq")
+        .collect()
+    )
+    deletions = [
+        (r["time_ns"] or 0, r["cluster"], r["broker"], r["name"])
+        for r in judged.where((F.col("kind") == "stop_replica") & F.col("delete") & (F.col("verdict") == "NONE"))
+        .select("time_ns", "cluster", "broker", name.alias("name"))
+        .collect()
+    ]
+    requests = [
+        ControlRequest(_frame(r), r["cluster"], r["api_version"], r["request_type"] or "", tuple(r["names"]))
+        for r in leader_and_isr
+    ]
+    found = with_strays(requests, deletions)
+    return found[:limit], max(0, len(found) - limit)
+
+
+def _summary(result: AuditResult, incidents: DataFrame) -> Summary:
+    events = result.events
+    row = events.agg(
+        F.min("time_ns").alias("first"),
+        F.max("time_ns").alias("last"),
+        F.count_distinct("capture", "seq").alias("frames"),
+        F.array_sort(F.collect_set("client")).alias("clients"),
+        F.array_sort(F.collect_set("broker")).alias("brokers"),
+        F.array_sort(F.collect_set("cluster")).alias("clusters"),
+        F.count_distinct(
+            F.when(F.col("partition").isNotNull(), F.struct(F.coalesce("cluster", F.lit("")), "topic", "partition"))
+        ).alias("partitions"),
+    ).first()
+    assert row is not None
+    counts: dict[tuple[str, str, str], int] = {}
+    for r in incidents.groupBy("kind", "api", "error").count().collect():
+        probe = Incident(
+            r["kind"], Frame(None, None, None, None, None, None), r["api"], None, None, None, None, r["error"]
+        )
+        key = (r["kind"], rule_of(probe), r["error"] or "?")
+        counts[key] = counts.get(key, 0) + r["count"]
+    return Summary(
+        first_ns=row["first"],
+        last_ns=row["last"],
+        frames=row["frames"],
+        clients=list(row["clients"] or []),
+        brokers=list(row["brokers"] or []),
+        partitions=row["partitions"],
+        clusters=list(row["clusters"] or []),
+        counts=counts,
+        disagreements=result.disagreements.count(),
+    )
+
+
+__all__ = ["report_data", "write_audit_report"]
