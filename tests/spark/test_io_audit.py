@@ -12,12 +12,20 @@ pytest.importorskip("pyspark")
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from epoch_story import CLIENT, CONTROLLER, ORDERS_ID, fetch_response, frame_table_rows, write_sample
+from epoch_story import (
+    CLIENT,
+    CONTROLLER,
+    ORDERS_ID,
+    fetch_response,
+    frame_table_rows,
+    leader_and_isr,
+    write_sample,
+)
 
 from kafka_epochs import Protocol
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.spark.datasource import register
-from kafka_epochs.spark.epoch_audit import ANSWER, ERROR_RESPONSE, LEADER_EPOCH, EventExtractor, audit
+from kafka_epochs.spark.epoch_audit import ANSWER, ERROR_RESPONSE, EVENT_SCHEMA, LEADER_EPOCH, EventExtractor, audit
 
 P = Protocol.bundled()
 ORDERS_ID_TEXT = "RlrGd25wRjmW0jTlkbFptQ"
@@ -151,17 +159,33 @@ def test_the_package_attribute_is_callable(story: Any) -> None:
 
 def test_error_context_without_spark() -> None:
     frame = P.encode_response(fetch_response(3, 74), 12, correlation_id=1)
+    # an event tuple holds the schema's fields from "kind" on, in order
+    names = EVENT_SCHEMA.names[EVENT_SCHEMA.names.index("kind") :]
+    kind, topic, topic_id, partition, code, error = (
+        names.index(n) for n in ("kind", "topic", "topic_id", "partition", "error_code", "error")
+    )
     events = EventExtractor(P).events(frame, "response", 1, 12)
-    assert [(e[0], e[3], e[4], e[5], e[9], e[10]) for e in events] == [
+    assert [(e[kind], e[topic], e[topic_id], e[partition], e[code], e[error]) for e in events] == [
         (ANSWER, None, None, None, None, None),  # a Fetch was answered: verdicts can be checked against it
         (ERROR_RESPONSE, "orders", None, 3, 74, "FENCED_LEADER_EPOCH"),
     ]  # v12 has no topic id: the zero id is none
     v13 = EventExtractor(P).events(P.encode_response(fetch_response(3, 75), 13, correlation_id=1), "response", 1, 13)
-    assert [(e[4], e[5], e[10]) for e in v13 if e[0] == ERROR_RESPONSE] == [(ORDERS_ID_TEXT, 3, "UNKNOWN_LEADER_EPOCH")]
+    assert [(e[topic_id], e[partition], e[error]) for e in v13 if e[kind] == ERROR_RESPONSE] == [
+        (ORDERS_ID_TEXT, 3, "UNKNOWN_LEADER_EPOCH")
+    ]
     clean = EventExtractor(P).events(P.encode_response(fetch_response(3, 0), 12, correlation_id=1), "response", 1, 12)
-    assert [e[0] for e in clean] == [ANSWER]  # no epoch error bytes: answered, nothing decoded
+    assert [e[kind] for e in clean] == [ANSWER]  # no epoch error bytes: answered, nothing decoded
     assert str(ORDERS_ID) != ORDERS_ID_TEXT  # the audit speaks Kafka's text form of ids
     assert EventExtractor(P).events(b"\x00\x00\x00\x02\x00", "response", 1, 12) == []  # undecodable: nothing
+
+
+def test_leader_and_isr_events_carry_the_request_type() -> None:
+    names = EVENT_SCHEMA.names[EVENT_SCHEMA.names.index("kind") :]
+    at = names.index("request_type")
+    for kind, expected in ((1, "INCREMENTAL"), (2, "FULL"), (7, None)):  # 7: no type Kafka defines
+        frame = P.encode_request(leader_and_isr(2, {0: 7, 1: 4}, kind=kind), 5, correlation_id=1)
+        events = EventExtractor(P).events(frame, "request", None, None)
+        assert [e[at] for e in events] == [expected, expected]
 
 
 def test_the_lead_sample_audits(spark: Any) -> None:
