@@ -75,12 +75,19 @@ def encode_legacy(
     return write_message(wrapper, "wrapper")
 
 
+def _attributes_byte(value: object, path: str) -> int:
+    """The attributes byte: 0-255 as the decoder gives it, or -128..-1, the same byte read signed."""
+    if type(value) is not int or not -128 <= value <= 255:
+        raise EncodeError(f"{path}: attributes is one byte (0 to 255, or -128 to -1 read signed), not {value!r}")
+    return value & 0xFF
+
+
 def write_message(message: LegacyMessage, path: str = "message") -> bytes:
     """``message`` with its offset/size header; a wrapper's value is made from ``message.inner``."""
     magic = message.magic
     if magic not in (0, 1):
         raise EncodeError(f"{path}.magic: legacy messages have magic 0 or 1, not {magic}")
-    attributes = check_int(message.attributes, 8, f"{path}.attributes") & 0xFF
+    attributes = _attributes_byte(message.attributes, f"{path}.attributes")
     problem = codecs.codec_problem(attributes & COMPRESSION_MASK, magic)
     if problem:
         raise EncodeError(f"{path}.attributes: {problem}")

@@ -28,6 +28,7 @@ from kafka_epochs import DecodeError, EncodeError, KafkaEpochsError
 from kafka_epochs.capture import BadRecord, CaptureFormatError, Packet, read_packets, write_pcap
 from kafka_epochs.capture.files import layouts as formats
 
+SAMPLES = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
 FRAMES = [
     (1_700_000_000_123_456_789, b"first packet"),
     (1_700_000_001_000_000_001, b"second"),
@@ -160,6 +161,31 @@ def test_cut_gzip_stream_reports_the_damage_after_the_packets_it_held() -> None:
     records = packets(compressed[: len(compressed) // 2])
     assert any(isinstance(r, Packet) for r in records)
     assert isinstance(records[-1], BadRecord) and records[-1].error.path == "gzip"
+
+
+def test_a_gzip_bomb_is_refused_after_a_bounded_read() -> None:
+    # 300 MiB of zeros after a pcap header: 16-byte empty records by the million, 300 KiB compressed
+    compressed = gzip.compress(pcap_file([]) + bytes(300 << 20), 6)
+    records = packets(compressed)
+    assert len(records) < 200_000  # read up to about 2 MiB, not 300
+    assert isinstance(records[-1], BadRecord) and records[-1].error.path == "gzip"
+    assert "expands more than 200 times" in str(records[-1].error)
+
+
+def test_real_traffic_compressed_hard_is_no_bomb() -> None:
+    # real clients' packets (librdkafka, kafka-python, aiokafka), 40 times over: 1.4 MB
+    real = [p for p in read_packets(SAMPLES / "clients.pcap") if isinstance(p, Packet)]
+    body = pcap_file([(p.timestamp_ns + copy, p.data) for copy in range(40) for p in real])
+    compressed = gzip.compress(body, 9)
+    assert len(body) > 1 << 20
+    records = packets(compressed)
+    assert len(records) == 40 * len(real) and all(isinstance(r, Packet) for r in records)
+
+
+def test_a_small_file_is_never_refused_however_well_it_compresses() -> None:
+    body = pcap_file([(1_700_000_000_000_000_000 + i, FRAMES[0][1]) for i in range(30_000)])  # 840 KB
+    records = packets(gzip.compress(body, 9))
+    assert len(records) == 30_000 and all(isinstance(r, Packet) for r in records)
 
 
 # -- pcapng
@@ -454,3 +480,28 @@ def test_construct_header_builds_what_the_writer_writes() -> None:
     out = io.BytesIO()
     write_pcap(out, [], 113)
     assert out.getvalue() == header
+
+
+@pytest.mark.parametrize(
+    ("tsresol", "timestamp"),
+    [
+        (0, (1 << 64) - 1),  # seconds: 2**64 of them
+        (0, 586_524 * 365 * 86_400),  # the year 586524
+        (3, (1 << 63) // 1000),  # milliseconds: one past the range
+    ],
+)
+def test_a_pcapng_time_no_64_bit_nanosecond_count_holds_is_that_packet_s_error(tsresol: int, timestamp: int) -> None:
+    good = [pcapng_enhanced(0, 1_700_000_000, frame) for _, frame in FRAMES]
+    data = pcapng_section(LE) + pcapng_interface(1, LE, tsresol=tsresol) + good[0]
+    data += pcapng_enhanced(0, timestamp, FRAMES[1][1]) + good[2]
+    records = packets(data)
+    assert [type(r) for r in records] == [Packet, BadRecord, Packet]  # the rest of the file is read
+    bad = records[1]
+    assert isinstance(bad, BadRecord) and bad.error.path == "pcapng.enhanced_packet.timestamp"
+    assert "outside the years 1677-2262" in str(bad.error)
+
+
+def test_the_last_representable_pcapng_time_is_kept() -> None:
+    data = pcapng_section(LE) + pcapng_interface(1, LE, tsresol=9) + pcapng_enhanced(0, (1 << 63) - 1, FRAMES[0][1])
+    (packet,) = packets(data)
+    assert isinstance(packet, Packet) and packet.timestamp_ns == (1 << 63) - 1

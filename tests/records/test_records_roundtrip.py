@@ -7,10 +7,13 @@ zstd at fixed settings), so re-encoding a decoded entry reproduces our own bytes
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafka_epochs.errors import EncodeError
 from kafka_epochs.records import (
     Compression,
     LegacyMessage,
@@ -20,6 +23,7 @@ from kafka_epochs.records import (
     encode_batch,
     encode_legacy,
     encode_records,
+    write_message,
 )
 
 from .helpers import ALL_CODECS, INT16, INT32, INT64, LEGACY_CODECS, legacy_lists, record_lists
@@ -165,3 +169,18 @@ def test_encode_batch_defaults_follow_the_producer() -> None:
     assert isinstance(batch, RecordBatch)
     assert batch.max_timestamp == 1_030 and batch.last_offset_delta == 2 and batch.last_offset == 2
     assert batch.timestamp_type is TimestampType.CREATE_TIME and not batch.is_control
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+@pytest.mark.parametrize("high_bits", [0x80, 0xC8, 0xF8])
+def test_legacy_attribute_bits_kafka_never_set_still_round_trip(magic: int, high_bits: int) -> None:
+    # a peer may set the unused high bits: the decoder gives the byte as 0-255, and the encoder
+    # takes back exactly what the decoder gave (and the same byte read signed)
+    message = LegacyMessage(offset=3, magic=magic, attributes=high_bits, timestamp=7 if magic else None, value=b"v")
+    data = write_message(message)
+    (got,) = decode_records(data)
+    assert isinstance(got, LegacyMessage) and got.attributes == high_bits
+    assert write_message(got) == data
+    assert write_message(dataclasses.replace(got, attributes=high_bits - 256)) == data
+    with pytest.raises(EncodeError, match="attributes is one byte"):
+        write_message(dataclasses.replace(got, attributes=256))

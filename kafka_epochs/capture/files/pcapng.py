@@ -20,6 +20,8 @@ from kafka_epochs.capture.files.source import ByteStream, refill
 SUPPORTED_MAJOR_VERSION = 1
 DEFAULT_TSRESOL = 6  # microseconds, when an interface has no if_tsresol option
 NANOS_PER_SECOND = 1_000_000_000
+#: the times a packet may have: what a signed 64-bit count of nanoseconds holds (Arrow, Spark)
+MIN_TIME_NS, MAX_TIME_NS = -(1 << 63), (1 << 63) - 1
 
 
 class Interface(NamedTuple):
@@ -320,4 +322,17 @@ def _packet_or_error(
         )
     link_type, _, multiplier, divisor, offset_ns = interfaces[interface_id]
     timestamp_ns = raw_timestamp * multiplier // divisor + offset_ns
+    if not MIN_TIME_NS <= timestamp_ns <= MAX_TIME_NS:
+        # a flipped bit, or an if_tsresol that does not fit the numbers: no time can be given,
+        # and a guessed one would be silently wrong
+        return BadRecord(
+            index,
+            block_offset,
+            CaptureFormatError(
+                f"timestamp {raw_timestamp} (in the interface's units) is {timestamp_ns // NANOS_PER_SECOND} s "
+                "from 1970, outside the years 1677-2262 that a 64-bit nanosecond time holds",
+                block_offset + 12,
+                f"{where}.timestamp",
+            ),
+        )
     return Packet(timestamp_ns, link_type, buf[data_start : data_start + captured], interface_id, index, original)

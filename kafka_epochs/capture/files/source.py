@@ -17,6 +17,10 @@ from kafka_epochs.capture.errors import CaptureFormatError
 
 READ_CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
+#: A gzip capture may expand this many times its compressed size (real captures: 3-10x) ...
+MAX_GZIP_RATIO = 200
+#: ... once past this much output (small files are never refused).
+GZIP_RATIO_FREE = 1 << 20
 
 
 class ByteStream(Protocol):
@@ -42,8 +46,14 @@ class _Prefixed:
     def __init__(self, prefix: bytes, rest: ByteStream) -> None:
         self._prefix = prefix
         self._rest = rest
+        self.consumed = 0  # bytes handed out so far
 
     def read(self, size: int = -1, /) -> bytes:
+        data = self._read(size)
+        self.consumed += len(data)
+        return data
+
+    def _read(self, size: int) -> bytes:
         if not self._prefix:
             return self._rest.read(size)
         if size < 0:
@@ -62,12 +72,16 @@ class GzipInput:
     """A gzip-compressed capture. A corrupt or cut compressed stream reads as end of data, and
     the problem is kept in :attr:`error` so that the reader can report it after the last packet."""
 
-    def __init__(self, prefix: bytes, rest: ByteStream) -> None:
-        self._inner = gzip.GzipFile(None, "rb", fileobj=_Prefixed(prefix, rest))
+    def __init__(self, prefix: bytes, rest: ByteStream, max_ratio: int = MAX_GZIP_RATIO) -> None:
+        self._compressed = _Prefixed(prefix, rest)
+        self._inner = gzip.GzipFile(None, "rb", fileobj=self._compressed)
         self.error: CaptureFormatError | None = None
         self._position = 0
+        self._max_ratio = max_ratio
 
     def read(self, size: int = -1, /) -> bytes:
+        if self.error is None and self._position > GZIP_RATIO_FREE:
+            self._check_ratio()  # before reading on: what was read so far is handed out whole
         if self.error is not None:
             return b""
         try:
@@ -80,6 +94,18 @@ class GzipInput:
             return b""
         self._position += len(data)
         return data
+
+    def _check_ratio(self) -> None:
+        if self._position > self._max_ratio * self._compressed.consumed:
+            # a decompression bomb (or a file of nothing): millions of empty records would take
+            # minutes to read and tell nothing
+            self.error = CaptureFormatError(
+                f"the compressed capture expands more than {self._max_ratio} times its size "
+                f"({self._position:,} bytes from {self._compressed.consumed:,}); no capture of real traffic "
+                "does: refused as a decompression bomb (decompress it yourself to read it anyway)",
+                self._position,
+                "gzip",
+            )
 
 
 def read_head(stream: BinaryIO | ByteStream, size: int) -> bytes:
