@@ -64,7 +64,8 @@ stop = readme["stop"].collect()
 out = {"frames": frames.count(), "rows": len(rows), "errors": [r["error"] for r in rows if r["error"]],
        "expected": expected, "got": got, "stop": len(stop),
        "stop_clean": all(r["error"] is None and r["body"]["topic_states"] for r in stop),
-       "timeline": readme["report"].timeline.count()}
+       "timeline": readme["result"].timeline.count(),
+       "report": 'id="summary"' in Path("audit.html").read_text()}
 
 spark = readme["spark"]
 source = spark.read.format("kafka-capture").load("captures/")
@@ -116,6 +117,7 @@ def test_the_readme_example_decodes_requests_and_responses_as_they_are(examples:
     assert examples["got"] == examples["expected"]
     assert any(key.startswith("response ") for key in examples["got"])
     assert examples["stop"] > 0 and examples["stop_clean"] and examples["timeline"] > 0
+    assert examples["report"]  # the README's result.report("audit.html") wrote the page
 
 
 def test_the_spark_doc_examples_run_as_written(examples: dict[str, Any]) -> None:
