@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -175,3 +176,24 @@ def test_paths_directories_and_globs(captures: dict[str, Path]) -> None:
     assert expand_paths([str(root / "s*.pcap"), str(captures["story"])]) == [str(captures["story"].resolve())]
     with pytest.raises(FileNotFoundError, match="no capture files"):
         expand_paths([str(root / "nothing-*.pcap")])
+
+
+def test_damaged_real_captures_keep_their_other_rows_in_spark(spark: Any, tmp_path: Path) -> None:
+    # a pcapng time past any calendar, and a gzip bomb: a row each says so, the rest are read
+    from capture_mutations import header_end, real_captures
+
+    captures = real_captures()
+    seconds = bytearray(captures["clients-seconds.pcapng"])
+    seconds[header_end(bytes(seconds)) + 15] ^= 0x80  # the first packet's timestamp, top bit
+    (tmp_path / "late.pcapng").write_bytes(bytes(seconds))
+    (tmp_path / "clean.pcapng").write_bytes(captures["clients-seconds.pcapng"])
+    (tmp_path / "bomb.pcap.gz").write_bytes(gzip.compress(captures["sample.pcap"][:24] + bytes(64 << 20), 6))
+    register(spark)
+    rows = spark.read.format("kafka-capture").load(str(tmp_path)).collect()
+    late = [r for r in rows if r.capture.endswith("late.pcapng")]
+    clean = [r for r in rows if r.capture.endswith("clean.pcapng")]
+    errors = [r.capture_error for r in late if r.capture_error is not None]
+    assert len(errors) == 1 and "outside the years 1677-2262" in errors[0]
+    assert len(late) - 1 == len(clean) > 20  # the first packet is a SYN: every frame is still there
+    bomb = [r.capture_error for r in rows if r.capture.endswith("bomb.pcap.gz") and r.capture_error is not None]
+    assert bomb and "decompression bomb" in bomb[-1]
