@@ -21,6 +21,7 @@ from kafka_epochs.spark.batch import DECODED_SCHEMA, decode_batch
 from kafka_epochs.spark.projected import FRAME_INDEX, AnyPlan, Plan, project_any_batch, project_batch
 from kafka_epochs.spark.protocols import ProtocolLike, ProtocolRef, protocol_ref
 from kafka_epochs.spark.schema import message_classes
+from kafka_epochs.spark.shipping import ship_package
 from kafka_epochs.spark.spark_types import spark_schema
 from kafka_epochs.spark.typed import decode_typed_batch, typed_schema
 
@@ -79,6 +80,7 @@ def decode_frames(
     typed column per path: one row per element of the innermost array walked, and one row (field
     columns null) for a frame with none of them, so no frame is lost.
     """
+    ship_package(df.sparkSession)  # a cluster's executors get this kafka_epochs
     if fields is not None:
         if isinstance(fields, str):
             raise TypeError("fields is a list of field paths (or a {column: path} dict), not one string")
@@ -130,6 +132,7 @@ def decode_api(
     the body is not decoded: only those fields are read, each into its own typed column, one row
     per element of the innermost array walked (see :mod:`kafka_epochs.spark.projected`).
     """
+    ship_package(df.sparkSession)  # a cluster's executors get this kafka_epochs
     if fields is not None:
         return _decode_fields(
             df,

@@ -51,6 +51,7 @@ from kafka_epochs.pairing import (
     StreamLost,
 )
 from kafka_epochs.spark.protocols import ProtocolRef, protocol_ref, resolve
+from kafka_epochs.spark.shipping import ship_package
 
 #: The name to give ``spark.read.format``.
 FORMAT = "kafka-capture"
@@ -517,5 +518,7 @@ class KafkaCaptureDataSource(DataSource):
 
 
 def register(spark: Any) -> None:
-    """Make ``format("kafka-capture")`` known to ``spark`` (once per session is enough)."""
+    """Make ``format("kafka-capture")`` known to ``spark`` (once per session is enough); on a
+    cluster, also ship this kafka_epochs to the executors (:mod:`kafka_epochs.spark.shipping`)."""
+    ship_package(spark)
     spark.dataSource.register(KafkaCaptureDataSource)

@@ -67,6 +67,7 @@ from kafka_epochs.projection.bodies import projecting
 from kafka_epochs.protocol import Protocol
 from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterInfo, assign_clusters
 from kafka_epochs.spark.protocols import ProtocolLike, protocol_ref, resolve
+from kafka_epochs.spark.shipping import ship_package
 from kafka_epochs.spark.spark_types import spark_schema
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, LEADER_AND_ISR, STOP_REPLICA, OFFSET_FOR_LEADER_EPOCH = 0, 1, 2, 3, 4, 5, 23
@@ -542,6 +543,7 @@ def audit(
     """
     if cluster_key not in CLUSTER_KEYS:
         raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
+    ship_package(frames.sparkSession)  # a cluster's executors get this kafka_epochs
     ref = protocol_ref(protocol)
 
     def extract(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -134,6 +134,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="read each capture as N partitions split by connection (default 1)",
     )
     parser.add_argument("--quiet", action="store_true", help="no Spark progress bar and no summary")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_conf_pair,
+        help="a Spark setting (repeatable), as spark-submit takes it: e.g. on a cluster "
+        "spark.pyspark.python=/opt/env/bin/python or spark.archives=env.tar.gz#env",
+    )
 
 
 # -- spark-decode ------------------------------------------------------------------------------
@@ -165,7 +174,7 @@ def run_spark_decode(args: argparse.Namespace) -> int:
             print(f"kafka-epochs: --fields: {e}", file=sys.stderr)
             return 2
     starting = time.monotonic()
-    spark = session(args.master, quiet=args.quiet)
+    spark = session(args.master, quiet=args.quiet, conf=dict(args.conf))
     started = time.monotonic()
     frames = read_captures(spark, captures, ports=args.port, flow_buckets=args.flow_buckets, protocol=args.protocol)
     frames = _spread(spark, frames, args.partitions)
@@ -273,7 +282,7 @@ def run_audit(args: argparse.Namespace) -> int:
     inputs = table_paths(args.inputs) if args.table else capture_paths(args.inputs)
     if inputs is None or (args.report is not None and not _report_installed()):
         return 2
-    spark = session(args.master, quiet=args.quiet)
+    spark = session(args.master, quiet=args.quiet, conf=dict(args.conf))
     if args.table:
         frames = spark.read.parquet(*inputs)
     else:
@@ -325,29 +334,45 @@ def _spark_installed() -> bool:
     return not missing
 
 
-def session(master: str, *, quiet: bool = False, app_name: str = "kafka-epochs") -> SparkSession:
+def _conf_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"--conf takes KEY=VALUE, not {text!r}")
+    return key.strip(), value
+
+
+def session(
+    master: str, *, quiet: bool = False, app_name: str = "kafka-epochs", conf: dict[str, str] | None = None
+) -> SparkSession:
     """A SparkSession for the commands: :func:`local_session` for local masters, else a plain one.
 
     Spark's stage progress bar shows only on a terminal and not with ``quiet``; ``quiet`` also
     starts the JVM with a log4j configuration that lets only errors through, and sends what the
     JVM itself prints on start-up (not through log4j) to :data:`JVM_LOG` instead of the terminal.
     """
-    conf: dict[str, Any] = {
+    settings: dict[str, Any] = {
         "spark.ui.showConsoleProgress": sys.stderr.isatty() and not quiet,
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     }
     if quiet:
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_quiet_log4j()}"
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_quiet_log4j()}"
+    settings.update(conf or {})  # the caller's settings win
     with _jvm_stderr_to_log(quiet):
         if master == "local" or master.startswith("local["):
             from kafka_epochs.spark.session import local_session
 
-            spark = local_session(master, app_name, **conf)
-        else:  # a cluster: its own settings decide addresses and Python; ours would be wrong there
+            spark = local_session(master, app_name, **settings)
+        else:  # a cluster: its own settings decide addresses and the executors' Python
             from pyspark.sql import SparkSession
 
+            # PySpark names its workers' Python from this process's PYSPARK_PYTHON (the capture
+            # source's planner beside the driver, and every executor): spark.pyspark.python
+            # sets it, as spark-submit would
+            python = settings.get("spark.pyspark.python")
+            if python:
+                os.environ["PYSPARK_PYTHON"] = str(python)
             builder = SparkSession.builder.master(master).appName(app_name)
-            for key, value in conf.items():
+            for key, value in settings.items():
                 builder = builder.config(key, str(value).lower() if isinstance(value, bool) else value)
             spark = builder.getOrCreate()
     # Spark's INFO/WARN chatter would bury the progress bar and the summary

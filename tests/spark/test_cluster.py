@@ -1,0 +1,184 @@
+"""A real Spark standalone cluster (a master and two workers on 127.0.0.1, from PySpark's own
+launchers) whose executors run a Python that does not have kafka_epochs, as on a cluster that
+never saw it: the job must ship the package itself, and give the rows local mode gives.
+
+The drivers run in subprocesses (one SparkContext per process, and the suite's own local session
+is already running here). One cluster serves the module; it is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+import pyarrow.parquet as pq
+from epoch_story import write_damaged, write_sample
+
+from kafka_epochs.spark.standalone import StandaloneCluster
+
+from .test_io_cli import run
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "kafka_epochs" / "samples"
+KAFKA_EPOCHS = str(Path(sys.executable).parent / "kafka-epochs")
+
+
+def bare_python(folder: Path) -> str:
+    """A Python with this environment's packages (pyarrow, construct, ...) but not kafka_epochs.
+
+    A venv whose site-packages names this one's with a plain path line: the path is searched,
+    but the ``.pth`` files in it (where an editable install of kafka_epochs lives) are not run.
+    """
+    venv.create(folder, with_pip=False)
+    python = folder / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(site, "driver-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return str(python)
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> str:
+    folder = tmp_path_factory.mktemp("bare-python")
+    python = bare_python(folder)
+    probe = subprocess.run(  # run elsewhere than the checkout, whose folder would be on sys.path
+        [python, "-c", "import pyarrow, construct; import kafka_epochs"], check=False, capture_output=True, cwd=folder
+    )
+    if probe.returncode == 0:  # a non-editable install sits in site-packages itself
+        pytest.fail("kafka_epochs is importable without shipping: this test needs an editable install (pip install -e)")
+    assert b"No module named 'kafka_epochs'" in probe.stderr
+    return python
+
+
+@pytest.fixture(scope="module")
+def cluster(bare: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    with StandaloneCluster(workers=2, cores=1, memory="1g", root=tmp_path_factory.mktemp("cluster")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Several files: the epoch story, a damaged capture, and real clients' traffic."""
+    root = tmp_path_factory.mktemp("cluster-captures")
+    paths = [write_sample(root / "story.pcap"), write_damaged(root / "damaged.pcap")]
+    return [str(p) for p in paths] + [str(SAMPLES / "sample.pcap"), str(SAMPLES / "clients.pcap")]
+
+
+def cluster_conf(python: str) -> list[str]:
+    conf = {
+        "spark.pyspark.python": python,
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.executor.memory": "512m",
+        "spark.sql.shuffle.partitions": "2",
+    }
+    return [arg for key, value in conf.items() for arg in ("--conf", f"{key}={value}")]
+
+
+def rows_of(path: Path) -> list[dict[str, Any]]:
+    rows = pq.read_table(path).to_pylist()
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def test_spark_decode_on_the_cluster_gives_local_mode_s_rows(
+    spark: Any, cluster: StandaloneCluster, bare: str, captures: list[str], tmp_path: Path
+) -> None:
+    on_cluster = tmp_path / "cluster"
+    done = subprocess.run(
+        [
+            KAFKA_EPOCHS,
+            "spark-decode",
+            *captures,
+            "--out",
+            str(on_cluster),
+            "--master",
+            cluster.url,
+            *cluster_conf(bare),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,  # the driver's working directory is not the checkout
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "frames decoded in" in done.stderr
+    local = tmp_path / "local"
+    assert run("spark-decode", *captures, "--out", str(local), "--master", "local[2]", "--quiet")[0] == 0
+    cluster_rows, local_rows = rows_of(on_cluster), rows_of(local)
+    assert len(cluster_rows) > 150 and cluster_rows == local_rows
+    # the work went to the workers: each one's directory holds an application's executor
+    assert all(any(cluster.worker_dir(n).iterdir()) for n in range(cluster.workers))
+
+
+#: The Python API on the cluster, in its own driver process; prints one JSON line of results.
+API_SCRIPT = """
+import json, sys
+from pyspark.sql import SparkSession
+from kafka_epochs.spark import audit, decode_frames, register
+
+url, captures = sys.argv[1], json.loads(sys.argv[2])
+spark = (SparkSession.builder.master(url).config("spark.driver.host", "127.0.0.1")
+         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.executor.memory", "512m")
+         .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+register(spark)  # ships the package: the executors' Python has none
+frames = spark.read.format("kafka-capture").load(captures)
+decoded = decode_frames(frames, keep=["capture", "seq"]).select("capture", "seq", "api_name", "body_json", "error")
+result = audit(frames)
+where = spark.sparkContext.parallelize(range(4), 2).map(lambda _: __import__("kafka_epochs").__file__).collect()
+out = {
+    "decoded": sorted(map(list, decoded.collect())),
+    "stale": sorted(list(r) for r in result.stale_requests.select("capture", "seq", "partition", "error").collect()),
+    "stops": result.stop_replica_fenced.count(),
+    "executors_import_from": sorted(set(where)),
+}
+print("RESULT " + json.dumps(out))
+spark.stop()
+"""
+
+
+def test_the_python_api_on_the_cluster_ships_the_package_and_agrees_with_local_mode(
+    spark: Any, cluster: StandaloneCluster, bare: str, captures: list[str], tmp_path: Path
+) -> None:
+    env = dict(os.environ, PYSPARK_PYTHON=bare)
+    done = subprocess.run(
+        [sys.executable, "-c", API_SCRIPT, cluster.url, json.dumps(captures)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-4000:]
+    got = json.loads(lines[0].removeprefix("RESULT "))
+    # the executors imported kafka_epochs from the zip the driver shipped, not from an install
+    assert got["executors_import_from"] and all(".zip" in path for path in got["executors_import_from"])
+
+    from kafka_epochs.spark import audit, decode_frames, register
+
+    register(spark)
+    frames = spark.read.format("kafka-capture").load(captures)
+    local = decode_frames(frames, keep=["capture", "seq"]).select("capture", "seq", "api_name", "body_json", "error")
+    assert got["decoded"] == sorted(map(list, local.collect()))
+    result = audit(frames)
+    stale = sorted(list(r) for r in result.stale_requests.select("capture", "seq", "partition", "error").collect())
+    assert got["stale"] == stale and len(stale) >= 4
+    assert got["stops"] == result.stop_replica_fenced.count() >= 2
