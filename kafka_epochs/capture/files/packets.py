@@ -12,9 +12,11 @@ class Packet:
     """One captured packet, as the file stored it.
 
     ``index`` counts the file's records from 0 (packets and bad records alike), so ``index + 1`` is
-    the frame number Wireshark shows for a file without bad records. ``interface`` is the pcapng
-    interface id (0 for pcap). ``original_length`` is the length on the wire; ``data`` is shorter
-    when the capture's snapshot length cut the packet.
+    the frame number Wireshark shows for a file without bad records (-1 when read from a byte
+    range, which cannot count the records before it). ``interface`` is the pcapng interface id (0
+    for pcap). ``original_length`` is the length on the wire; ``data`` is shorter when the
+    capture's snapshot length cut the packet. ``offset`` is where the record starts in the
+    (decompressed) file, -1 where not known.
     """
 
     timestamp_ns: int
@@ -23,6 +25,7 @@ class Packet:
     interface: int
     index: int
     original_length: int
+    offset: int = -1
 
 
 @dataclass(frozen=True, slots=True)

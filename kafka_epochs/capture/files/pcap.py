@@ -90,6 +90,7 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
                     ),
                 )
                 return
-        yield Packet(seconds * 1_000_000_000 + fraction * fraction_ns, link_type, buf[start:end], 0, index, original)
+        time_ns = seconds * 1_000_000_000 + fraction * fraction_ns
+        yield Packet(time_ns, link_type, buf[start:end], 0, index, original, base + pos)
         index += 1
         pos = end

@@ -224,9 +224,8 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                 if interface.snaplen:
                     captured = min(captured, interface.snaplen)
                 # No timestamp either: the previous packet's keeps the capture's times in order.
-                yield Packet(
-                    last_timestamp_ns, interface.link_type, buf[pos + 12 : pos + 12 + captured], 0, index, original
-                )
+                data = buf[pos + 12 : pos + 12 + captured]
+                yield Packet(last_timestamp_ns, interface.link_type, data, 0, index, original, block_offset)
             index += 1
         elif block_type == formats.BLOCK_PACKET_OBSOLETE:
             if total_length < 32:
@@ -335,4 +334,5 @@ def _packet_or_error(
                 f"{where}.timestamp",
             ),
         )
-    return Packet(timestamp_ns, link_type, buf[data_start : data_start + captured], interface_id, index, original)
+    data = buf[data_start : data_start + captured]
+    return Packet(timestamp_ns, link_type, data, interface_id, index, original, block_offset)
