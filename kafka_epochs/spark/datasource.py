@@ -503,7 +503,9 @@ class KafkaCaptureReader(DataSourceReader):
 
 
 class KafkaCaptureDataSource(DataSource):
-    """``spark.read.format("kafka-capture").load(paths)``; options ``ports``, ``flowBuckets``, ``protocol``."""
+    """``spark.read.format("kafka-capture").load(paths)``; options ``ports``, ``flowBuckets``, ``protocol``.
+
+    Also a stream: ``spark.readStream.format("kafka-capture").load(DIR)`` (option ``settleSeconds``)."""
 
     @classmethod
     def name(cls) -> str:
@@ -515,6 +517,12 @@ class KafkaCaptureDataSource(DataSource):
     def reader(self, schema: Any) -> DataSourceReader:
         # option names are case-insensitive in Spark: look them up lower-cased, in a plain dict
         return KafkaCaptureReader({k.lower(): v for k, v in self.options.items()})
+
+    def streamReader(self, schema: Any) -> Any:
+        """``spark.readStream.format("kafka-capture").load(DIR)``: see :mod:`kafka_epochs.spark.streaming`."""
+        from kafka_epochs.spark.streaming import CaptureStreamReader
+
+        return CaptureStreamReader({k.lower(): v for k, v in self.options.items()})
 
 
 def register(spark: Any) -> None:
