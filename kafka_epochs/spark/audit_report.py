@@ -68,7 +68,7 @@ def report_data(
     # every table below is read several times: the verdicts (which the incident tables are
     # built from) and the incidents are computed once, then dropped
     judged = result.judged.persist()
-    incidents = _incident_rows(result).persist()
+    incidents = incident_rows(result).persist()
     try:
         return _collect(result, judged, incidents, max_partitions, max_incidents, max_markers)
     finally:
@@ -102,7 +102,7 @@ def _collect(
         _fill_markers(views, judged, keys, max_markers)
         _fill_rules(views, result.events, keys)
     others = [
-        _incident(r)
+        to_incident(r)
         for r in incidents.where(F.col("partition").isNull()).orderBy("time_ns", "seq").limit(max_incidents).collect()
     ]
     control, left_out = _control_requests(result.events, judged)
@@ -117,7 +117,7 @@ def _collect(
     )
 
 
-def _incident_rows(result: AuditResult) -> DataFrame:
+def incident_rows(result: AuditResult) -> DataFrame:
     """The four incident tables as one, with a ``kind`` column (the table each row is from)."""
     common = [*_FRAME, "cluster", "api", "api_version", "topic", "partition", "error", "profile", "warnings"]
 
@@ -168,7 +168,7 @@ def _shown(capture: str | None) -> str | None:
     return capture if relative.startswith("..") else relative
 
 
-def _incident(row: Row) -> Incident:
+def to_incident(row: Row) -> Incident:
     return Incident(
         kind=row["kind"],
         frame=_frame(row),
@@ -212,7 +212,7 @@ def _fill_incidents(
     rows = _numbered(_only(incidents, keys)).where(F.col("rank") <= limit).orderBy("time_ns", "seq").collect()
     for row in rows:
         view = _of(views, row)
-        view.incidents.append(_incident(row))
+        view.incidents.append(to_incident(row))
         view.incidents_seen = row["total"]
 
 
@@ -323,4 +323,4 @@ def _summary(result: AuditResult, incidents: DataFrame) -> Summary:
     )
 
 
-__all__ = ["report_data", "write_audit_report"]
+__all__ = ["incident_rows", "report_data", "to_incident", "write_audit_report"]

@@ -79,6 +79,26 @@ def add_spark_commands(subparsers: Any) -> None:
     aud.add_argument("--format", choices=("parquet", "json"), default="parquet", help="format of --out")
     aud.add_argument("--rows", type=int, default=50, metavar="N", help="rows of each table to print (default 50)")
     aud.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep auditing one directory as capture files land in it (rotating captures), printing each new "
+        "incident once; stop with Ctrl-C",
+    )
+    aud.add_argument(
+        "--state",
+        type=Path,
+        metavar="DIR",
+        help="--follow's state (frames read, checkpoint, incidents printed): the same DIR resumes a follow",
+    )
+    aud.add_argument("--trigger-seconds", type=float, default=5.0, help="--follow: how often to look (default 5)")
+    aud.add_argument(
+        "--settle-seconds",
+        type=float,
+        default=2.0,
+        help="--follow: a file unchanged this long is complete (default 2)",
+    )
+    aud.add_argument("--stop-after", type=float, metavar="SECONDS", help=argparse.SUPPRESS)  # for scripts and tests
+    aud.add_argument(
         "--report",
         type=Path,
         metavar="OUT.html",
@@ -279,6 +299,8 @@ def run_audit(args: argparse.Namespace) -> int:
     from kafka_epochs.epochs import EqualEpochPolicy
     from kafka_epochs.spark.epoch_audit import audit
 
+    if args.follow:
+        return _follow(args)
     inputs = table_paths(args.inputs) if args.table else capture_paths(args.inputs)
     if inputs is None or (args.report is not None and not _report_installed()):
         return 2
@@ -303,6 +325,33 @@ def run_audit(args: argparse.Namespace) -> int:
         print(f"\nreport: {written}")
     result.unpersist()
     return 0
+
+
+def _follow(args: argparse.Namespace) -> int:
+    if len(args.inputs) != 1 or not Path(args.inputs[0]).is_dir() or args.table:
+        print("kafka-epochs: audit --follow takes one directory of capture files", file=sys.stderr)
+        return 2
+    from kafka_epochs.epochs import EqualEpochPolicy
+    from kafka_epochs.spark.follow import Follow
+
+    state = args.state or Path(tempfile.mkdtemp(prefix="kafka-epochs-follow-"))
+    state.mkdir(parents=True, exist_ok=True)
+    spark = session(args.master, quiet=args.quiet, conf=dict(args.conf))
+    policy = EqualEpochPolicy.FENCE if args.equal_epoch == "fence" else EqualEpochPolicy.ACCEPT
+    if not args.quiet:
+        print(f"following {args.inputs[0]} (state in {state}); Ctrl-C stops", file=sys.stderr)
+    follow = Follow(
+        spark,
+        str(Path(args.inputs[0]).resolve()),
+        state,
+        protocol=args.protocol,
+        equal_epoch=policy,
+        cluster_key=args.cluster_by,
+        trigger_seconds=args.trigger_seconds,
+        settle_seconds=args.settle_seconds,
+        out=sys.stdout,
+    )
+    return follow.run(stop_after=args.stop_after)
 
 
 def _report_installed() -> bool:

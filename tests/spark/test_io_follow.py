@@ -1,0 +1,84 @@
+"""``kafka-epochs audit --follow DIR``: incidents printed as capture files land, once each, across restarts."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+from epoch_story import write_sample
+
+from kafka_epochs.spark.follow import Follow
+
+from .test_io_cli import run
+
+SAMPLES = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
+TRIGGER, SETTLE = 1.0, 0.5
+
+
+class Lines:
+    """A text stream that keeps each printed line with the time it came."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[float, str]] = []
+
+    def write(self, text: str) -> int:
+        self.lines += [(time.monotonic(), line) for line in text.splitlines() if line.strip()]
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_an_incident_is_printed_within_a_trigger_of_its_file_settling(spark: Any, tmp_path: Path) -> None:
+    incoming = tmp_path / "in"
+    incoming.mkdir()
+    out = Lines()
+    follow = Follow(spark, str(incoming), tmp_path / "state", trigger_seconds=TRIGGER, settle_seconds=SETTLE, out=out)
+    thread = threading.Thread(target=follow.run, kwargs={"stop_after": 40})
+    thread.start()
+    try:
+        time.sleep(3)  # the query is up and has looked at an empty directory
+        write_sample(incoming / "story.pcap")
+        landed = time.monotonic()
+        while not out.lines and time.monotonic() - landed < 30:
+            time.sleep(0.1)
+    finally:
+        for query in spark.streams.active:
+            query.stop()
+        thread.join()
+    assert out.lines, "nothing printed"
+    latency = out.lines[0][0] - landed
+    # settle, then at most one trigger until the batch starts, then the batch's own audit
+    assert latency < SETTLE + TRIGGER + 20, latency
+    text = "\n".join(line for _, line in out.lines)
+    assert "Produce v12 from 10.0.0.1:50001 carried leader epoch 4 for orders-0 while the leader was at 5" in text
+    assert "StopReplica v3 from 10.0.0.20:40000 (the controller) carried leader epoch 2 for orders-1" in text
+
+
+def test_the_command_resumes_from_its_state_and_prints_nothing_twice(spark: Any, tmp_path: Path) -> None:
+    incoming, state = tmp_path / "in", tmp_path / "state"
+    incoming.mkdir()
+    write_sample(incoming / "story-1.pcap")
+    args = ["audit", str(incoming), "--follow", "--state", str(state), "--quiet", "--stop-after", "12"]
+    args += ["--trigger-seconds", str(TRIGGER), "--settle-seconds", str(SETTLE)]
+    code, first, _ = run(*args)
+    assert code == 0 and "FENCED_LEADER_EPOCH (KIP-359)" in first
+    shutil.copy(SAMPLES / "clients.pcap", incoming / "clients.pcap")  # real clients: no incident
+    code, second, _ = run(*args)
+    assert code == 0 and second.strip() == ""  # story-1's incidents were printed already
+    write_sample(incoming / "story-2.pcap")  # the same story again, another file: its own incidents
+    code, third, _ = run(*args)
+    assert code == 0 and third.count("KIP-359") == first.count("KIP-359") and "story-1" not in third
+
+
+def test_follow_takes_one_directory(tmp_path: Path) -> None:
+    code, _, err = run("audit", str(SAMPLES / "sample.pcap"), "--follow", "--quiet")
+    assert code == 2 and "one directory" in err
