@@ -7,7 +7,7 @@ import html
 import shlex
 from collections.abc import Iterable
 
-from kafka_epochs.report.explain import explain, partition_name
+from kafka_epochs.report.explain import explain
 from kafka_epochs.report.model import Frame, Incident, PartitionView, ReportData, Summary
 from kafka_epochs.report.plots import timeline_svg
 
@@ -215,4 +215,4 @@ def _names(names: Iterable[str], limit: int = 20) -> str:
     return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
-__all__ = ["partition_name", "render", "time_text"]
+__all__ = ["render", "time_text"]

@@ -121,16 +121,12 @@ def incident_rows(result: AuditResult) -> DataFrame:
     """The four incident tables as one, with a ``kind`` column (the table each row is from)."""
     common = [*_FRAME, "cluster", "api", "api_version", "topic", "partition", "error", "profile", "warnings"]
 
-    def shaped(table: DataFrame, kind: str, **extra: Any) -> DataFrame:
+    # columns only some tables have: null in the others
+    some = ("requested_epoch", "leader_epoch", "broker_error", "path", "delete")
+
+    def shaped(table: DataFrame, kind: str) -> DataFrame:
         columns = [F.col(c) for c in common]
-        for name, source in (
-            ("requested_epoch", "requested_epoch"),
-            ("leader_epoch", "leader_epoch"),
-            ("broker_error", "broker_error"),
-            ("path", "path"),
-            ("delete", "delete"),
-        ):
-            columns.append(F.col(source).alias(name) if source in table.columns else F.lit(None).alias(name))
+        columns += [F.col(c) if c in table.columns else F.lit(None).alias(c) for c in some]
         return table.select(*columns, F.lit(kind).alias("kind"))
 
     return (

@@ -31,8 +31,13 @@ from kafka_epochs.spark.datasource import register
 from kafka_epochs.spark.epoch_audit import audit
 from kafka_epochs.spark.protocols import ProtocolLike
 
-_KINDS = {STALE_REQUEST: "stale", STOP_REPLICA_FENCED: "fenced StopReplica", FENCED_RESPONSE: "answer"}
-_KINDS[DISAGREEMENT] = "disputed"
+#: how a printed line names its incident's table
+_KINDS = {
+    STALE_REQUEST: "stale",
+    STOP_REPLICA_FENCED: "fenced StopReplica",
+    FENCED_RESPONSE: "answer",
+    DISAGREEMENT: "disputed",
+}
 
 
 class Follow:

@@ -55,6 +55,34 @@ def test_bad_inputs_get_one_line_and_exit_2(
     assert not (tmp_path / "out").exists()
 
 
+def test_a_report_without_the_report_extra_is_refused_before_spark_starts(
+    tmp_path: Path, no_spark: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    assert main(["audit", str(SAMPLE), "--report", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "needs the report extra" in err and "pip install 'kafka-epochs[report]'" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_spark_setting_must_be_key_equals_value(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["spark-decode", str(SAMPLE), "--out", "x", "--conf", "spark.executor.memory"])
+    assert stop.value.code == 2 and "--conf takes KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_capture_stream_reads_one_directory(tmp_path: Path) -> None:
+    from kafka_epochs.spark.streaming import CaptureStreamReader
+
+    with pytest.raises(ValueError, match="as a stream reads one directory"):
+        CaptureStreamReader({"path": str(SAMPLE)})
+    with pytest.raises(ValueError, match="as a stream reads one directory"):
+        CaptureStreamReader({"paths": f'["{tmp_path}", "{tmp_path}"]'})
+
+
 def test_the_progress_bar_shows_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[dict[str, Any]] = []
 
