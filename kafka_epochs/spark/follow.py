@@ -73,7 +73,10 @@ class Follow:
         self.batches = 0
         self._lock = threading.Lock()
 
-    def run(self, stop_after: float | None = None) -> int:
+    def run(self, stop_after: float | None = None, *, once: bool = False) -> int:
+        """Follow until stopped (``stop_after`` seconds, Ctrl-C), or with ``once`` read the files
+        complete by now (after one settle time), print, and return: an incremental audit for a
+        scheduled job, resumed from the same state each time."""
         register(self.spark)
         frames = (
             self.spark.readStream.format("kafka-capture")
@@ -87,7 +90,11 @@ class Follow:
             .start()
         )
         try:
-            query.awaitTermination(None if stop_after is None else max(1, round(stop_after)))
+            if once:
+                time.sleep(self.settle_seconds)  # files that landed just before are complete by then
+                query.processAllAvailable()
+            else:
+                query.awaitTermination(None if stop_after is None else max(1, round(stop_after)))
         except KeyboardInterrupt:
             pass
         finally:

@@ -97,6 +97,12 @@ def add_spark_commands(subparsers: Any) -> None:
         default=2.0,
         help="--follow: a file unchanged this long is complete (default 2)",
     )
+    aud.add_argument(
+        "--once",
+        action="store_true",
+        help="--follow: read the files complete by now, print, and stop (an incremental audit for a scheduled "
+        "job: the same --state resumes it)",
+    )
     aud.add_argument("--stop-after", type=float, metavar="SECONDS", help=argparse.SUPPRESS)  # for scripts and tests
     aud.add_argument(
         "--report",
@@ -351,7 +357,7 @@ def _follow(args: argparse.Namespace) -> int:
         settle_seconds=args.settle_seconds,
         out=sys.stdout,
     )
-    return follow.run(stop_after=args.stop_after)
+    return follow.run(stop_after=args.stop_after, once=args.once)
 
 
 def _report_installed() -> bool:

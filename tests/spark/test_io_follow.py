@@ -42,13 +42,13 @@ def test_an_incident_is_printed_within_a_trigger_of_its_file_settling(spark: Any
     incoming.mkdir()
     out = Lines()
     follow = Follow(spark, str(incoming), tmp_path / "state", trigger_seconds=TRIGGER, settle_seconds=SETTLE, out=out)
-    thread = threading.Thread(target=follow.run, kwargs={"stop_after": 40})
+    thread = threading.Thread(target=follow.run, kwargs={"stop_after": 120})
     thread.start()
     try:
         time.sleep(3)  # the query is up and has looked at an empty directory
         write_sample(incoming / "story.pcap")
         landed = time.monotonic()
-        while not out.lines and time.monotonic() - landed < 30:
+        while not out.lines and time.monotonic() - landed < 90:
             time.sleep(0.1)
     finally:
         for query in spark.streams.active:
@@ -56,8 +56,9 @@ def test_an_incident_is_printed_within_a_trigger_of_its_file_settling(spark: Any
         thread.join()
     assert out.lines, "nothing printed"
     latency = out.lines[0][0] - landed
-    # settle, then at most one trigger until the batch starts, then the batch's own audit
-    assert latency < SETTLE + TRIGGER + 20, latency
+    # settle, then at most one trigger until the batch starts, then the batch's own audit (about
+    # 7 s warm, 18 s cold on an idle 2-core machine; docs/spark.md): a bound with room for load
+    assert latency < SETTLE + TRIGGER + 60, latency
     text = "\n".join(line for _, line in out.lines)
     assert "Produce v12 from 10.0.0.1:50001 carried leader epoch 4 for orders-0 while the leader was at 5" in text
     assert "StopReplica v3 from 10.0.0.20:40000 (the controller) carried leader epoch 2 for orders-1" in text
@@ -67,7 +68,7 @@ def test_the_command_resumes_from_its_state_and_prints_nothing_twice(spark: Any,
     incoming, state = tmp_path / "in", tmp_path / "state"
     incoming.mkdir()
     write_sample(incoming / "story-1.pcap")
-    args = ["audit", str(incoming), "--follow", "--state", str(state), "--quiet", "--stop-after", "12"]
+    args = ["audit", str(incoming), "--follow", "--state", str(state), "--quiet", "--once"]
     args += ["--trigger-seconds", str(TRIGGER), "--settle-seconds", str(SETTLE)]
     code, first, _ = run(*args)
     assert code == 0 and "FENCED_LEADER_EPOCH (KIP-359)" in first
