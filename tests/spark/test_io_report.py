@@ -39,14 +39,18 @@ def story_with_full_request() -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def story_page(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Page:
+def story_report(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     register(spark)
     folder = tmp_path_factory.mktemp("report")
     capture = folder / "story.pcap"
     write_capture(capture, story_with_full_request(), mss=200)
     result = audit(spark.read.format("kafka-capture").load(str(capture)))
-    written = result.report(folder / "story.html", sources=["story.pcap"])
-    return Page(written.read_text(encoding="utf-8"))
+    return result.report(folder / "story.html", sources=["story.pcap"])
+
+
+@pytest.fixture(scope="module")
+def story_page(story_report: Path) -> Page:
+    return Page(story_report.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +144,24 @@ def test_sample_report_in_a_browser(sample_report: Path, tmp_path: Path) -> None
     }
     assert dom.tags.count("svg") == 2
     assert "FENCED_LEADER_EPOCH (KIP-359)" in dom.text and "FENCED_LEADER_EPOCH (KIP-570)" in dom.text
+
+
+def test_the_story_report_in_a_browser(story_report: Path, tmp_path: Path) -> None:
+    chromium = _chromium()
+    from PIL import Image
+
+    shot = tmp_path / "story.png"
+    url = story_report.resolve().as_uri()
+    _browser(chromium, f"--screenshot={shot}", "--window-size=1280,1600", url)
+    with Image.open(shot) as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20) or []
+    assert sum(count for count, rgb in colours if rgb != (255, 255, 255)) > 0.03 * 1280 * 1600
+    assert any(_near(rgb, (0xEF, 0x6C, 0x00)) for _, rgb in colours)  # the UNKNOWN_LEADER_EPOCH markers
+    dom = Page(_browser(chromium, "--dump-dom", url).stdout.decode())
+    drawn = [i for i in dom.ids if i.startswith("partition-")]
+    assert len(drawn) == 2 and {i[-8:] for i in drawn} == {"orders-0", "orders-1"}
+    assert dom.tags.count("svg") == 2 and "UNKNOWN_LEADER_EPOCH (KIP-320)" in dom.text
+    assert "FULL orders-0 orders-1" in dom.text  # the stray view: orders-1 left out of the FULL request
 
 
 def test_docs_keep_a_screenshot_of_the_sample_report() -> None:
