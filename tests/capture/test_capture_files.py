@@ -112,13 +112,14 @@ def test_pcap_cut_inside_a_record_header() -> None:
     assert isinstance(records[-1], BadRecord) and "record header" in records[-1].error.reason
 
 
-def test_pcap_record_longer_than_the_limit_stops_reading_without_allocating_it() -> None:
+def test_pcap_record_longer_than_the_limit_is_reported_and_the_records_after_it_read() -> None:
     data = bytearray(pcap_file(FRAMES))
     first_record = 24
-    struct.pack_into("<I", data, first_record + 8, 0xFFFFFFF0)  # captured length
+    struct.pack_into("<I", data, first_record + 8, 0xFFFFFFF0)  # captured length: nothing is allocated for it
     records = packets(bytes(data))
-    assert len(records) == 1 and isinstance(records[0], BadRecord)
-    assert records[0].error.path == "pcap.record.captured_length"
+    assert isinstance(records[0], BadRecord) and records[0].error.path == "pcap.record.captured_length"
+    assert [r.data for r in records[1:] if isinstance(r, Packet)] == [d for _, d in FRAMES[1:]]
+    assert [r.index for r in records] == [0, 1, 2]
 
 
 def test_record_limit_is_configurable() -> None:

@@ -1,8 +1,9 @@
 """The classic pcap format: one file header, then a record header and the bytes of each packet.
 
 Both byte orders, microsecond and nanosecond timestamps, and the record header of Kuznetzov's
-patched libpcap (8 more bytes, ignored) are read. A record that cannot be read ends the file,
-because pcap has no way to find the next record without trusting the broken one's length.
+patched libpcap (8 more bytes, ignored) are read. pcap has no markers between records: after a
+record whose length cannot be, the next is found where record headers chain again
+(:mod:`~kafka_epochs.capture.files.pcap_sync`), and reading goes on from there.
 """
 
 from __future__ import annotations
@@ -12,19 +13,10 @@ from collections.abc import Iterator
 from kafka_epochs.capture.errors import CaptureFormatError
 from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import BadRecord, Packet
+from kafka_epochs.capture.files.pcap_sync import CHAIN, PCAP_MAGICS, SUPPORTED_MAJOR_VERSION, PcapHeader, chains
 from kafka_epochs.capture.files.source import ByteStream, refill
 
-# magic (read big-endian) -> (file is big-endian, nanoseconds per timestamp fraction unit, record header size)
-PCAP_MAGICS: dict[int, tuple[bool, int, int]] = {
-    formats.PCAP_MICRO_BIG: (True, 1000, formats.PCAP_RECORD_HEADER_SIZE),
-    formats.PCAP_MICRO_LITTLE: (False, 1000, formats.PCAP_RECORD_HEADER_SIZE),
-    formats.PCAP_NANO_BIG: (True, 1, formats.PCAP_RECORD_HEADER_SIZE),
-    formats.PCAP_NANO_LITTLE: (False, 1, formats.PCAP_RECORD_HEADER_SIZE),
-    formats.PCAP_KUZNETZOV_BIG: (True, 1000, formats.PCAP_KUZNETZOV_RECORD_HEADER_SIZE),
-    formats.PCAP_KUZNETZOV_LITTLE: (False, 1000, formats.PCAP_KUZNETZOV_RECORD_HEADER_SIZE),
-}
-
-SUPPORTED_MAJOR_VERSION = 2
+__all__ = ["PCAP_MAGICS", "read_pcap"]
 
 
 def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Iterator[Packet | BadRecord]:
@@ -42,6 +34,7 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
         )
     link_type = header.link_type_and_fcs & 0xFFFF
     unpack_record = formats.fast_layouts(big_endian).pcap_record.unpack_from
+    sync = PcapHeader(buf[: formats.PCAP_FILE_HEADER_SIZE])
 
     pos = formats.PCAP_FILE_HEADER_SIZE
     base = 0  # file offset of buf[0]
@@ -62,6 +55,8 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
                     )
                 return
         seconds, fraction, captured, original = unpack_record(buf, pos)
+        if sync.anchor is None:
+            sync.anchor = seconds  # the first record's time: what resynchronising goes by
         if captured > max_record_size:
             yield BadRecord(
                 index,
@@ -72,7 +67,12 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
                     "pcap.record.captured_length",
                 ),
             )
-            return
+            index += 1
+            buf, base, found = _resync(stream, buf, base, pos + 1, sync, max_record_size)
+            if found is None:
+                return
+            pos = found
+            continue
         start = pos + record_size
         end = start + captured
         if end > len(buf):
@@ -94,3 +94,25 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
         yield Packet(time_ns, link_type, buf[start:end], 0, index, original, base + pos)
         index += 1
         pos = end
+
+
+def _resync(
+    stream: ByteStream, buf: bytes, base: int, start: int, sync: PcapHeader, max_record_size: int
+) -> tuple[bytes, int, int | None]:
+    """The records after a broken one: the first place from ``buf[start]`` on where records chain
+    (see :mod:`~kafka_epochs.capture.files.pcap_sync`). Returns the buffer, its file offset, and
+    the position found in it, or None at the end of the data. Bytes passed over are dropped, so
+    memory stays bounded by the lookahead whatever the damage."""
+    lookahead = CHAIN * sync.longest_record(max_record_size) + 1
+    pos = start
+    while True:
+        if len(buf) < pos + lookahead:
+            buf = refill(stream, buf, 0, pos + lookahead)
+        at_end = len(buf) < pos + lookahead
+        limit = len(buf) if at_end else len(buf) - lookahead + 1
+        for i in range(pos, limit):
+            if chains(buf, i, sync, max_record_size, at_end):
+                return buf, base, i
+        if at_end:
+            return buf, base, None
+        buf, base, pos = buf[limit:], base + limit, 0
