@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from kafka_epochs.capture.alignment.aligner import FrameAligner
-from kafka_epochs.capture.alignment.flows import FlowClassifier
-from kafka_epochs.capture.alignment.rules import FrameRule, default_frame_rule
-from kafka_epochs.capture.errors import UnsupportedPacket
-from kafka_epochs.capture.events import (
-    Direction,
-    Flow,
-    FlowEvent,
-    PacketError,
-    StreamEnd,
-    StreamEvent,
-    StreamStart,
-)
-from kafka_epochs.capture.files.packets import BadRecord
+from kafka_epochs.capture.alignment.rules import default_frame_rule
+from kafka_epochs.capture.events import StreamEvent
 from kafka_epochs.capture.files.reader import DEFAULT_MAX_RECORD_SIZE, CaptureSource, read_packets
-from kafka_epochs.capture.network.dissect import Dissector
-from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES, StreamReassembler
+from kafka_epochs.capture.pipeline import FrameRules, StreamPipeline
+from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES
 from kafka_epochs.capture.stats import CaptureStats
-from kafka_epochs.errors import DecodeError
-
-FrameRules = Callable[[Flow, Direction], FrameRule]
 
 
 class CaptureStreams:
@@ -58,72 +43,18 @@ class CaptureStreams:
         self.stats = CaptureStats()
 
     def __iter__(self) -> Iterator[StreamEvent]:
-        stats = self.stats
-        dissector = Dissector()
-        classifier = FlowClassifier(self.ports, auto_detect=self.auto_detect_ports, stats=stats)
-        reassembler = StreamReassembler(max_buffered_bytes=self.max_buffered_bytes, stats=stats)
-        align = self._aligner_stage() if self.align_frames else None
-        feed = reassembler.feed
-        last_timestamp_ns = 0
-        last_index = -1
-
+        pipeline = StreamPipeline(
+            ports=self.ports,
+            auto_detect_ports=self.auto_detect_ports,
+            align_frames=self.align_frames,
+            frame_rules=self.frame_rules,
+            max_buffered_bytes=self.max_buffered_bytes,
+            stats=self.stats,
+        )
+        step = pipeline.record
         for record in read_packets(self.source, max_record_size=self.max_record_size):
-            stats.packets += 1
-            last_index = record.index
-            if isinstance(record, BadRecord):
-                stats.bad_packets += 1
-                yield PacketError(record.index, last_timestamp_ns, record.error)
-                continue
-            last_timestamp_ns = record.timestamp_ns
-            try:
-                segment = dissector.segment(record)
-            except (DecodeError, UnsupportedPacket) as exc:
-                stats.bad_packets += 1
-                yield PacketError(record.index, last_timestamp_ns, exc)
-                continue
-            if isinstance(segment, str):
-                stats.ignored[segment] += 1
-                continue
-            decision = classifier.classify(segment)
-            if decision is not None:
-                events = feed(decision[0], decision[1], segment)
-            else:
-                released = classifier.take_released()
-                if not released:
-                    continue
-                events = []
-                for flow, direction, held in released:
-                    events += feed(flow, direction, held)
-            if align is None:
-                yield from events
-            else:
-                yield from align(events)
-
-        classifier.finish()
-        events = reassembler.finish_all(last_timestamp_ns, last_index)
-        yield from (events if align is None else align(events))
-
-    def _aligner_stage(self) -> Callable[[list[FlowEvent]], list[FlowEvent]]:
-        aligners: dict[tuple[Flow, Direction], FrameAligner] = {}
-        rules = self.frame_rules
-        stats = self.stats
-
-        def align(events: list[FlowEvent]) -> list[FlowEvent]:
-            out: list[FlowEvent] = []
-            for event in events:
-                key = (event.flow, event.direction)
-                if type(event) is StreamStart:
-                    aligner = aligners[key] = FrameAligner(
-                        event.flow, event.direction, rules(event.flow, event.direction), stats
-                    )
-                else:
-                    aligner = aligners[key]
-                aligner.feed(event, out)
-                if type(event) is StreamEnd:
-                    del aligners[key]
-            return out
-
-        return align
+            yield from step(record)
+        yield from pipeline.finish()
 
 
 def iter_streams(

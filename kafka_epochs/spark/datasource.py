@@ -29,7 +29,7 @@ import glob
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -37,7 +37,10 @@ from typing import Any, NamedTuple
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kafka_epochs.capture import CaptureStreams, Flow, Gap, PacketError, Resync, StreamData, StreamEnd
+from kafka_epochs.capture import Flow, Gap, PacketError, Resync, StreamData, StreamEnd
+from kafka_epochs.capture.events import StreamEvent
+from kafka_epochs.capture.files.reader import read_packets
+from kafka_epochs.capture.pipeline import StreamPipeline
 from kafka_epochs.direction import Direction
 from kafka_epochs.errors import KafkaEpochsError
 from kafka_epochs.framing import RequestEvent
@@ -92,9 +95,13 @@ SCHEMA_DDL = (
     "request_api_version int, frame binary, capture_error string, sasl_mechanism string"
 )
 
-#: ``seq`` = event index << SEQ_SHIFT | row within the event. An event's data comes from one
-#: capture record (at most 16 MiB, the reader's record bound), so it holds fewer than 2**22 frames
-#: of at least 4 bytes each: the row number never spills into the next event's range.
+#: ``seq`` = key << SEQ_SHIFT | row within the key, the key being the file offset of the record
+#: whose reading made the row (a record holds at most 16 MiB, the reader's bound, so fewer than
+#: 2**22 frames of at least 4 bytes: the row number never spills into the next key). The rows
+#: made at the end of the capture are keyed past the last record, in order of where each
+#: connection was first seen. Offsets, unlike record or event counts, are known to a reader that
+#: starts in the middle of the file, so the rows of a capture read in parts number alike
+#: (:mod:`kafka_epochs.spark.split`). Keys stay below 2**39: files up to 256 GiB.
 SEQ_SHIFT = 24
 
 
@@ -252,30 +259,65 @@ class CaptureFrames:
         self._connections: dict[Flow, _Flow] = {}
         self._skipped: set[Flow] = set()  # flows of other buckets, so their id is hashed only once
         self._seq = 0  # the next row's seq
+        #: where each flow's first event came (keys its rows at the end of the capture)
+        self._first_key: dict[Flow, int] = {}
 
     def __iter__(self) -> Iterator[FrameRow]:
-        streams = CaptureStreams(self.path, ports=self.ports)
-        index = 0
+        pipeline = self.pipeline()
+        key = -1
         try:
-            # every bucket runs the whole pipeline, so event indexes agree between buckets
-            for index, event in enumerate(streams):
-                self._seq = index << SEQ_SHIFT
-                if isinstance(event, StreamData):
-                    conn = self._connection(event.flow)
-                    if conn is not None:
-                        yield from self._data(conn, event)
-                elif isinstance(event, (Gap, Resync)):
-                    yield from self._realign(event)
-                elif isinstance(event, StreamEnd):
-                    self._end(event)
-                elif isinstance(event, PacketError) and self.bucket == 0:
-                    # a packet belongs to no known flow: one bucket reports it, not all of them
-                    yield self._error_row(event.packet, event.timestamp_ns, f"packet {event.packet}: {event.error}")
+            for record in read_packets(self.path):
+                # offsets grow through a file; max() keeps a trailing gzip error's key after them
+                key = max(record.offset, key + 1)
+                yield from self.rows(pipeline.record(record), key)
+            yield from self.end_rows(pipeline.finish(), key + 1)
         except (KafkaEpochsError, OSError) as e:
             # not a capture at all, or unreadable: one row says so, and the job goes on
             if self.bucket == 0:
-                self._seq = (index + 1) << SEQ_SHIFT
+                self._seq = (key + 1) << SEQ_SHIFT
                 yield self._error_row(None, None, f"cannot read {self.path}: {e}")
+
+    def pipeline(self) -> StreamPipeline:
+        return StreamPipeline(ports=self.ports)
+
+    def rows(self, events: Iterable[StreamEvent], key: int) -> Iterator[FrameRow]:
+        """The rows of the events one record (at file offset ``key``) completed."""
+        self._seq = key << SEQ_SHIFT
+        for event in events:
+            yield from self._event_rows(event, key)
+
+    def end_rows(self, events: Iterable[StreamEvent], end: int) -> Iterator[FrameRow]:
+        """The rows of the capture's end, ``end`` being past the last record's offset. Each
+        connection's are keyed by where its first event came, so a reader that saw only some
+        connections numbers them as one that saw all of them."""
+        flow: Flow | None = None
+        for event in events:
+            if isinstance(event, PacketError):
+                continue  # the end of a capture is no packet
+            if event.flow != flow:
+                flow = event.flow
+                self._seq = (end + self._first_key.get(flow, 0)) << SEQ_SHIFT
+            yield from self._event_rows(event, end)
+
+    def packet_error_row(self, packet: int, time_ns: int, error: object) -> FrameRow:
+        return self._error_row(packet, time_ns, f"packet {packet}: {error}")
+
+    def _event_rows(self, event: StreamEvent, key: int) -> Iterator[FrameRow]:
+        if isinstance(event, StreamData):
+            self._first_key.setdefault(event.flow, key)
+            conn = self._connection(event.flow)
+            if conn is not None:
+                yield from self._data(conn, event)
+        elif isinstance(event, PacketError):
+            if self.bucket == 0:
+                # a packet belongs to no known flow: one bucket reports it, not all of them
+                yield self.packet_error_row(event.packet, event.timestamp_ns, event.error)
+        else:
+            self._first_key.setdefault(event.flow, key)
+            if isinstance(event, (Gap, Resync)):
+                yield from self._realign(event)
+            elif isinstance(event, StreamEnd):
+                self._end(event)
 
     # -- events --------------------------------------------------------------------------------
 

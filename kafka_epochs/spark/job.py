@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 #: The data source columns that decoding replaces (decode_frames gives its own of these names).
 _DECODED_AGAIN = ("frame", "direction", "correlation_id")
 DEFAULT_MASTER = "local[*]"
+#: Uncompressed pcap files larger than this are read in ranges by many tasks (``--split-mb``).
+DEFAULT_SPLIT_BYTES = 256 << 20
 
 
 def add_spark_commands(subparsers: Any) -> None:
@@ -159,6 +162,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="read each capture as N partitions split by connection (default 1)",
     )
+    parser.add_argument(
+        "--split-mb",
+        type=int,
+        default=DEFAULT_SPLIT_BYTES >> 20,
+        metavar="N",
+        help=f"read an uncompressed pcap file larger than N MiB in byte ranges by many tasks "
+        f"(the same rows; default {DEFAULT_SPLIT_BYTES >> 20}, 0: never)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no Spark progress bar and no summary")
     parser.add_argument(
         "--conf",
@@ -202,7 +213,14 @@ def run_spark_decode(args: argparse.Namespace) -> int:
     starting = time.monotonic()
     spark = session(args.master, quiet=args.quiet, conf=dict(args.conf))
     started = time.monotonic()
-    frames = read_captures(spark, captures, ports=args.port, flow_buckets=args.flow_buckets, protocol=args.protocol)
+    frames = read_captures(
+        spark,
+        captures,
+        ports=args.port,
+        flow_buckets=args.flow_buckets,
+        protocol=args.protocol,
+        split_bytes=args.split_mb << 20,
+    )
     frames = _spread(spark, frames, args.partitions)
     keep = [c for c in frames.columns if c not in _DECODED_AGAIN or (args.keep_frames and c == "frame")]
     decoded = decode_frames(
@@ -314,7 +332,14 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.table:
         frames = spark.read.parquet(*inputs)
     else:
-        frames = read_captures(spark, inputs, ports=args.port, flow_buckets=args.flow_buckets, protocol=args.protocol)
+        frames = read_captures(
+            spark,
+            inputs,
+            ports=args.port,
+            flow_buckets=args.flow_buckets,
+            protocol=args.protocol,
+            split_bytes=args.split_mb << 20,
+        )
     policy = EqualEpochPolicy.FENCE if args.equal_epoch == "fence" else EqualEpochPolicy.ACCEPT
     result = audit(frames, protocol=args.protocol, equal_epoch=policy, cluster_key=args.cluster_by)
     for name, table in result.tables().items():
@@ -482,14 +507,34 @@ def read_captures(
     ports: list[int] | None = None,
     flow_buckets: int = 1,
     protocol: list[str] | None = None,
+    split_bytes: int = DEFAULT_SPLIT_BYTES,
 ) -> DataFrame:
-    """The ``kafka-capture`` data source over ``paths`` (registered on first use)."""
-    from kafka_epochs.spark.datasource import FORMAT, register
+    """The ``kafka-capture`` data source over ``paths`` (registered on first use); uncompressed
+    pcap files larger than ``split_bytes`` (0: none) are read in ranges by many tasks instead
+    (:mod:`kafka_epochs.spark.split`: the same rows)."""
+    from kafka_epochs.spark.datasource import FORMAT, expand_paths, register
+    from kafka_epochs.spark.protocols import protocol_ref
+    from kafka_epochs.spark.split import read_split
 
     register(spark)
-    reader = spark.read.format(FORMAT).option("flowBuckets", str(flow_buckets))
-    if ports:
-        reader = reader.option("ports", ",".join(str(p) for p in ports))
-    if protocol:
-        reader = reader.option("protocol", json.dumps([str(p) for p in protocol]))
-    return reader.load([str(p) for p in paths])
+    files = expand_paths([str(p) for p in paths])
+    large = [f for f in files if split_bytes and _splittable(f, split_bytes)]
+    parts = [read_split(spark, f, ports=ports, protocol=protocol_ref(protocol) if protocol else None) for f in large]
+    rest = [f for f in files if f not in large]
+    if rest or not parts:
+        reader = spark.read.format(FORMAT).option("flowBuckets", str(flow_buckets))
+        if ports:
+            reader = reader.option("ports", ",".join(str(p) for p in ports))
+        if protocol:
+            reader = reader.option("protocol", json.dumps([str(p) for p in protocol]))
+        parts.insert(0, reader.load(rest))
+    return functools.reduce(lambda a, b: a.unionByName(b), parts)
+
+
+def _splittable(path: str, split_bytes: int) -> bool:
+    from kafka_epochs.capture.files.ranges import splittable
+
+    try:
+        return os.path.getsize(path) > split_bytes and splittable(path)
+    except OSError:
+        return False  # the data source reports an unreadable file as a row

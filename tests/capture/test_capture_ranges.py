@@ -117,3 +117,24 @@ def test_a_range_that_must_hold_records_and_finds_none_says_so(tmp_path: Path) -
     # and the range after the zeros finds the records again
     after = [p for p in read_pcap_range(path, middle + 100_000, len(data)) if isinstance(p, Packet)]
     assert after and after[-1].offset == last
+
+
+def test_a_length_past_the_end_of_the_file_is_one_bad_record_when_records_follow(tmp_path: Path) -> None:
+    """A damaged captured length within the reader's bound but past the file's end: that record
+    is bad, and the records after it are still read, whole and in ranges alike."""
+    data = bytearray((SAMPLES / "sample.pcap").read_bytes())
+    records = whole(SAMPLES / "sample.pcap")
+    broken = records[30][0]
+    data[broken + 8 : broken + 12] = (len(data) * 2).to_bytes(4, "little")  # under 16 MiB, past the end
+    path = tmp_path / "long.pcap"
+    path.write_bytes(bytes(data))
+    got = list(read_packets(path))
+    bad = [r for r in got if not isinstance(r, Packet)]
+    assert [(b.index, b.offset) for b in bad] == [(30, broken)] and "file ends inside a packet" in str(bad[0].error)
+    assert whole(path) == records[:30] + records[31:]
+    for cut in (broken - 5, broken + 3, broken + 500):
+        assert in_ranges(path, [cut]) == whole(path), cut
+    # a file that really is cut inside its last packet still ends with that one bad record
+    path.write_bytes((SAMPLES / "sample.pcap").read_bytes()[:-10])
+    tail = list(read_packets(path))
+    assert not isinstance(tail[-1], Packet) and all(isinstance(r, Packet) for r in tail[:-1])

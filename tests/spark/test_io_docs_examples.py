@@ -97,6 +97,7 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for sample in SAMPLES:
         shutil.copy(sample, work / "captures" / sample.name)
     shutil.copy(SAMPLES[0], work / "broker-1.pcapng")  # the reader knows a capture by its bytes
+    shutil.copy(SAMPLES[0], work / "broker-1.pcap")
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(ROOT / "README.md"), str(ROOT / "docs" / "spark.md")],
         cwd=work,

@@ -174,7 +174,7 @@ class FlowClassifier:
         if client is None:  # a verdict needs a first sender; this keeps the type checker informed
             return None
         broker = pair[1] if pair[0] == client else pair[0]
-        self._learn_port(broker.port)
+        self.learn_port(broker.port)
         self._release(Flow(client, broker), undecided.segments)
         return None
 
@@ -189,7 +189,8 @@ class FlowClassifier:
             return None
         return looks_like_api_versions_request(undecided.first_bytes)
 
-    def _learn_port(self, port: int) -> None:
+    def learn_port(self, port: int) -> None:
+        """Make ``port`` a Kafka port: connections held or dropped on it are followed from now on."""
         if port in self.ports:
             return
         self.ports.add(port)

@@ -89,7 +89,13 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
                         f"file ends inside a packet ({len(buf) - start} of {captured} bytes)", base, "pcap.record.data"
                     ),
                 )
-                return
+                index += 1
+                # a cut file, or a damaged length: records may still follow if it was the length
+                buf, base, found = _resync(stream, buf, base, 1, sync, max_record_size)
+                if found is None:
+                    return
+                pos = found
+                continue
         time_ns = seconds * 1_000_000_000 + fraction * fraction_ns
         yield Packet(time_ns, link_type, buf[start:end], 0, index, original, base + pos)
         index += 1

@@ -52,23 +52,113 @@ def read_pcap_range(
     max_record_size: int = 16 * 1024 * 1024,
 ) -> Iterator[Packet | BadRecord]:
     """The records of the pcap file at ``path`` whose first byte is in ``[start, end)``."""
-    with open(path, "rb") as f:
-        header = PcapHeader(f.read(formats.PCAP_FILE_HEADER_SIZE))
-        size = os.fstat(f.fileno()).st_size
-        end = min(end, size)
-        pos = formats.PCAP_FILE_HEADER_SIZE
-        header.anchor_at(f.read(header.record_size))  # every search, here or after damage, needs it
-        if start > pos:
-            stop = min(end, start + MAX_SEARCH)
-            found = _first_record(f, header, start, stop, size, max_record_size)
-            if found is None:
-                if stop < end or _must_hold_a_record(header, start, end, max_record_size):
-                    # never silent: bytes that should hold records, and none could be found
-                    yield _bad(start, f"no pcap record could be found in bytes {start}-{stop}", "pcap.record")
-                return
-            pos = found
-        if pos < end:
-            yield from _records(f, header, pos, end, size, max_record_size)
+    return iter(PcapRange(path, start, end, max_record_size=max_record_size))
+
+
+class PcapRange:
+    """The records of one byte range of a pcap file (see the module's description), iterable once.
+
+    ``exact``: ``start`` is known to be where a record starts (a reader that followed the file's
+    records to it said so): no search. ``report_unfound``: a range long enough to hold a record
+    that finds none yields a bad record saying so; a reader that knows the bytes are the tail of
+    damage already reported (the range before ended looking for a record) turns that off.
+    After iteration, :attr:`next_offset` is where the record after the range's last one starts
+    (at or past ``end``), or None when the range ended looking for a record after damage or
+    the file ended.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        start: int,
+        end: int,
+        *,
+        exact: bool = False,
+        report_unfound: bool = True,
+        max_record_size: int = 16 * 1024 * 1024,
+    ) -> None:
+        self.path = path
+        self.start = start
+        self.end = end
+        self.exact = exact
+        self.report_unfound = report_unfound
+        self.max_record_size = max_record_size
+        self.next_offset: int | None = None
+
+    def __iter__(self) -> Iterator[Packet | BadRecord]:
+        max_record_size = self.max_record_size
+        start = self.start
+        with open(self.path, "rb") as f:
+            header = PcapHeader(f.read(formats.PCAP_FILE_HEADER_SIZE))
+            size = os.fstat(f.fileno()).st_size
+            end = min(self.end, size)
+            pos = formats.PCAP_FILE_HEADER_SIZE
+            header.anchor_at(f.read(header.record_size))  # every search, here or after damage, needs it
+            if self.exact:
+                pos = start
+            elif start > pos:
+                stop = min(end, start + MAX_SEARCH)
+                found = _first_record(f, header, start, stop, size, max_record_size)
+                if found is None:
+                    if self.report_unfound and (stop < end or _must_hold_a_record(header, start, end, max_record_size)):
+                        # never silent: bytes that should hold records, and none could be found
+                        yield _bad(start, f"no pcap record could be found in bytes {start}-{stop}", "pcap.record")
+                    return
+                pos = found
+            if pos < end:
+                yield from self._records(f, header, pos, end, size)
+            elif pos < size:
+                self.next_offset = pos
+
+    def _records(self, f: BinaryIO, header: PcapHeader, pos: int, end: int, size: int) -> Iterator[Packet | BadRecord]:
+        """Records from ``pos`` (a record start) while they start before ``end``."""
+        max_record_size = self.max_record_size
+        rs = header.record_size
+        f.seek(pos)
+        buf = b""
+        at = 0  # position in buf
+        base = pos  # file offset of buf[0]
+        while base + at < end:
+            if len(buf) - at < rs:
+                buf = buf[at:] + f.read(_CHUNK)
+                base += at
+                at = 0
+                if len(buf) < rs:
+                    if buf:
+                        message = f"file ends inside a record header ({len(buf)} of {rs} bytes)"
+                        yield _bad(base, message, "pcap.record")
+                    return
+            seconds, fraction, captured, original = header.unpack(buf, at)
+            if captured > max_record_size:
+                message = f"record claims {captured} captured bytes, more than the limit of {max_record_size}"
+                yield _bad(base + at, message, "pcap.record.captured_length", base + at + 8)
+                # as the whole-file reader does: look for the records after the broken one
+                found = _first_record(f, header, base + at + 1, end, size, max_record_size)
+                if found is None:
+                    return
+                f.seek(found)
+                buf, at, base = b"", 0, found
+                continue
+            if at + rs + captured > len(buf):
+                buf = buf[at:] + f.read(max(_CHUNK, rs + captured))
+                base += at
+                at = 0
+                if rs + captured > len(buf):
+                    have = len(buf) - rs
+                    yield _bad(base, f"file ends inside a packet ({have} of {captured} bytes)", "pcap.record.data")
+                    # as the whole-file reader does: the length may be what is damaged
+                    found = _first_record(f, header, base + 1, end, size, max_record_size)
+                    if found is None:
+                        return
+                    f.seek(found)
+                    buf, at, base = b"", 0, found
+                    continue
+            data = buf[at + rs : at + rs + captured]
+            time_ns = seconds * 1_000_000_000 + fraction * header.fraction_ns
+            yield Packet(time_ns, header.link_type, data, 0, -1, original, base + at)
+            at += rs + captured
+        if base + at < size:
+            self.next_offset = base + at
 
 
 def _must_hold_a_record(header: PcapHeader, start: int, end: int, max_record_size: int) -> bool:
@@ -99,48 +189,6 @@ def _first_record(
     return None
 
 
-def _records(
-    f: BinaryIO, header: PcapHeader, pos: int, end: int, size: int, max_record_size: int
-) -> Iterator[Packet | BadRecord]:
-    """Records from ``pos`` (a record start) while they start before ``end``."""
-    rs = header.record_size
-    f.seek(pos)
-    buf = b""
-    at = 0  # position in buf
-    base = pos  # file offset of buf[0]
-    while base + at < end:
-        if len(buf) - at < rs:
-            buf = buf[at:] + f.read(_CHUNK)
-            base += at
-            at = 0
-            if len(buf) < rs:
-                if buf:
-                    yield _bad(base, f"file ends inside a record header ({len(buf)} of {rs} bytes)", "pcap.record")
-                return
-        seconds, fraction, captured, original = header.unpack(buf, at)
-        if captured > max_record_size:
-            message = f"record claims {captured} captured bytes, more than the limit of {max_record_size}"
-            yield _bad(base + at, message, "pcap.record.captured_length")
-            # as the whole-file reader does: look for the records after the broken one
-            found = _first_record(f, header, base + at + 1, end, size, max_record_size)
-            if found is None:
-                return
-            f.seek(found)
-            buf, at, base = b"", 0, found
-            continue
-        if at + rs + captured > len(buf):
-            buf = buf[at:] + f.read(max(_CHUNK, rs + captured))
-            base += at
-            at = 0
-            if rs + captured > len(buf):
-                have = len(buf) - rs
-                yield _bad(base, f"file ends inside a packet ({have} of {captured} bytes)", "pcap.record.data")
-                return
-        data = buf[at + rs : at + rs + captured]
-        time_ns = seconds * 1_000_000_000 + fraction * header.fraction_ns
-        yield Packet(time_ns, header.link_type, data, 0, -1, original, base + at)
-        at += rs + captured
-
-
-def _bad(offset: int, message: str, path: str) -> BadRecord:
-    return BadRecord(-1, offset, CaptureFormatError(message, offset, path))
+def _bad(offset: int, message: str, path: str, where: int | None = None) -> BadRecord:
+    """A bad record at ``offset``, its error pointing at ``where`` (the field at fault) or at it."""
+    return BadRecord(-1, offset, CaptureFormatError(message, offset if where is None else where, path))

@@ -1,0 +1,131 @@
+"""A pcap file read in byte ranges by many tasks gives exactly the rows of the file read whole."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from capture_mutations import mutate, real_captures
+from split_captures import busy_capture, learnt_port_capture, split_rows
+
+from kafka_epochs.spark import split
+from kafka_epochs.spark.datasource import FrameRow, capture_frames
+
+SAMPLES = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
+
+
+def whole(path: Path) -> list[FrameRow]:
+    rows = list(capture_frames(str(path)))
+    seqs = [r.seq for r in rows]
+    assert len(set(seqs)) == len(seqs) and seqs == sorted(seqs)  # seq: unique, in reading order
+    return rows
+
+
+@pytest.mark.parametrize("name", ["sample.pcap", "clients.pcap"])
+@pytest.mark.parametrize("range_bytes", [97, 1000, 4096, 65536])
+def test_real_captures(name: str, range_bytes: int) -> None:
+    path = SAMPLES / name
+    expected = whole(path)
+    got, learnt = split_rows(path, range_bytes)
+    assert got == expected
+    if name == "clients.pcap":  # its brokers listen on ports learnt from the clients' handshakes
+        assert len(learnt) == 3 and all(port != 9092 for _, port in learnt)
+
+
+@pytest.mark.parametrize("range_bytes", [211, 1500, 9000])
+def test_connections_across_ranges_with_segments_out_of_order_and_repeated(tmp_path: Path, range_bytes: int) -> None:
+    path = tmp_path / "busy.pcap"
+    path.write_bytes(busy_capture())
+    expected = whole(path)
+    assert len(expected) == 480 and not any(r.capture_error for r in expected)
+    assert split_rows(path, range_bytes, shares=4)[0] == expected
+
+
+def test_a_port_learnt_from_one_connection_makes_others_kafka_in_every_share(tmp_path: Path) -> None:
+    path = tmp_path / "learnt.pcap"
+    path.write_bytes(learnt_port_capture())
+    expected = whole(path)
+    clients = {r.client for r in expected}
+    assert clients == {"10.0.2.1:41000", "10.0.2.2:42000", "10.0.2.3:43000"}
+    for range_bytes in (300, 2000):
+        got, learnt = split_rows(path, range_bytes, shares=0)
+        assert [port for _, port in learnt] == [19092]
+        assert got == expected
+    # without being told, the connections without the handshake would be dropped
+    untaught = split_rows(path, 2000, shares=0, teach=False)[0]
+    assert {r.client for r in untaught} == {"10.0.2.2:42000"}
+
+
+def test_damaged_captures(tmp_path: Path) -> None:
+    """Mutated real captures (bit flips, absurd lengths, cuts, repeats): split equals whole."""
+    rng = random.Random(20261126)
+    captures = {k: v for k, v in real_captures().items() if k.endswith(".pcap")}
+    path = tmp_path / "damaged.pcap"
+    tried = 0
+    while tried < 80:
+        data, what, header = mutate(captures[rng.choice(sorted(captures))], rng)
+        if header:
+            continue  # a damaged file header: the file is not split (nor, maybe, a capture)
+        tried += 1
+        path.write_bytes(data)
+        expected = list(capture_frames(str(path)))
+        range_bytes = rng.choice([300, 1000, 2500, 9000])
+        assert split_rows(path, range_bytes)[0] == expected, (what, range_bytes)
+
+
+def test_line_up_restarts_a_range_where_the_records_before_lead() -> None:
+    counts = [
+        split.RangeCount(0, 100, False, 3, 24, 80, 5, 130),  # its last record ends at 130
+        split.RangeCount(100, 200, False, 1, 150, 150, 6, 190),  # its search found 150, not 130
+        split.RangeCount(200, 300, False, 0, None, None, None, None),
+        split.RangeCount(300, 400, False, 2, 310, 350, 9, None),
+    ]
+    recounted = []
+
+    def recount(path: str, start: int, end: int, exact: bool) -> split.RangeCount:
+        recounted.append((start, end, exact))
+        return split.RangeCount(start, end, exact, 2, 130, 160, 7, 450)  # a record from 160 to 450
+
+    plans, end = split.line_up("f", counts, recount)
+    assert recounted == [(130, 200, True)]
+    assert plans[1] == split.RangePlan(130, 200, True, 3, 5)
+    # ranges 2 and 3 lie inside the record at 160: nothing is read there
+    assert plans[2] == split.RangePlan(300, 300, True, 5, 7) and plans[3] == split.RangePlan(400, 400, True, 5, 7)
+    assert end == split.CaptureEnd(7, 4, 160)
+
+
+def test_ranges_cover_the_file() -> None:
+    assert split.cut(10, 4) == [(0, 4), (4, 8), (8, 10)]
+    with pytest.raises(ValueError):
+        split.cut(10, split.MAX_SEARCH + 1)
+
+
+# -- on Spark ------------------------------------------------------------------------------------
+
+
+def as_rows(df: Any) -> list[FrameRow]:
+    return sorted((FrameRow(*(r[f] for f in FrameRow._fields)) for r in df.collect()), key=lambda r: (r.capture, r.seq))
+
+
+def test_spark_reads_a_file_in_ranges_as_the_data_source_reads_it_whole(spark: Any, tmp_path: Path) -> None:
+    busy = tmp_path / "busy.pcap"
+    busy.write_bytes(busy_capture(connections=4, requests=30))
+    for path, range_bytes in [(SAMPLES / "clients.pcap", 4096), (busy, 65536)]:
+        df = split.read_split(spark, path, range_bytes=range_bytes)
+        assert as_rows(df) == whole(path.resolve())
+
+
+def test_read_captures_splits_only_the_large_pcap_files(spark: Any, tmp_path: Path) -> None:
+    from kafka_epochs.spark.job import read_captures
+
+    (tmp_path / "busy.pcap").write_bytes(busy_capture(connections=3, requests=20))
+    (tmp_path / "sample.pcap.gz").write_bytes(gzip.compress((SAMPLES / "sample.pcap").read_bytes()))
+    (tmp_path / "clients.pcap").write_bytes((SAMPLES / "clients.pcap").read_bytes())
+    expected = as_rows(read_captures(spark, [str(tmp_path)], split_bytes=0))
+    assert {r.capture.rsplit("/", 1)[1] for r in expected} == {"busy.pcap", "sample.pcap.gz", "clients.pcap"}
+    split_read = read_captures(spark, [str(tmp_path)], split_bytes=30_000)  # busy and clients are larger
+    assert "MapInArrow" in split_read._jdf.queryExecution().analyzed().toString()
+    assert as_rows(split_read) == expected
