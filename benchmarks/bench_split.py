@@ -118,9 +118,12 @@ print(json.dumps({"rows": row["rows"], "bytes": row["bytes"], "errors": row["err
 def run(path: Path, master: str, split_mb: int, conf: dict[str, str] | None = None) -> dict[str, float]:
     started = time.perf_counter()
     command = [sys.executable, "-c", READ, str(path), master, str(split_mb), json.dumps(conf or {})]
-    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{master} split_mb={split_mb} failed:\n{done.stderr[-3000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["wall"] = time.perf_counter() - started
+    print(f"  {master} split_mb={split_mb}: {result}", file=sys.stderr, flush=True)
     return result
 
 
@@ -153,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
                 "spark.driver.bindAddress": "127.0.0.1",
                 "spark.executor.memory": "2g",
             }
-            with StandaloneCluster(workers=2, cores=1, root=root / "cluster") as cluster:
+            with StandaloneCluster(workers=2, cores=1, memory="3g", root=root / "cluster") as cluster:
                 runs.append(("split, standalone 2 x 1 core", 2, run(path, cluster.url, 64, conf)))
     first = runs[0][2]
     for _, _, result in runs:

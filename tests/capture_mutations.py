@@ -28,7 +28,8 @@ SAMPLES = Path(__file__).resolve().parent.parent / "kafka_epochs" / "samples"
 PCAP_HEADER = 24
 
 
-def _block(block_type: int, body: bytes) -> bytes:
+def le_block(block_type: int, body: bytes) -> bytes:
+    """A little-endian pcapng block of ``block_type`` around ``body`` (padded to 4 bytes)."""
     body += b"\x00" * (-len(body) % 4)
     total = 12 + len(body)
     return struct.pack("<II", block_type, total) + body + struct.pack("<I", total)
@@ -37,14 +38,14 @@ def _block(block_type: int, body: bytes) -> bytes:
 def as_pcapng(pcap: bytes, tsresol: int = 9) -> bytes:
     """The packets of a pcap file as a pcapng file: one section, one Ethernet interface whose
     times are in units of 10**-tsresol seconds."""
-    section = _block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    section = le_block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
     option = struct.pack("<HH", 9, 1) + bytes([tsresol, 0, 0, 0]) + struct.pack("<HH", 0, 0)
-    interface = _block(1, struct.pack("<HHI", 1, 0, 0) + option)
+    interface = le_block(1, struct.pack("<HHI", 1, 0, 0) + option)
     blocks = [section, interface]
     for p in read_packets(io.BytesIO(pcap)):
         assert isinstance(p, Packet)
         t = p.timestamp_ns // 10 ** (9 - tsresol)
-        blocks.append(_block(6, struct.pack("<IIIII", 0, t >> 32, t & 0xFFFFFFFF, len(p.data), len(p.data)) + p.data))
+        blocks.append(le_block(6, struct.pack("<IIIII", 0, t >> 32, t & 0xFFFFFFFF, len(p.data), len(p.data)) + p.data))
     return b"".join(blocks)
 
 

@@ -8,12 +8,14 @@ whole-file read on many captures quickly; the Spark test runs the same steps as 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import defaultdict
 from pathlib import Path
 
 from capture.packet_builders import Conversation, pcap_file, request_frame, response_frame
 
+from kafka_epochs.capture import split as parts
 from kafka_epochs.capture.alignment.flows import DEFAULT_PORTS
 from kafka_epochs.spark import split
 from kafka_epochs.spark.datasource import FrameRow
@@ -26,13 +28,14 @@ def split_rows(
     ``seq``), and the ports learnt on the way (``shares=0``: a share per connection; ``teach=False``:
     the shares are not told the ports learnt elsewhere)."""
     name = str(path)
-    counts = [split.count_range(name, start, end) for start, end in split.cut(os.path.getsize(name), range_bytes)]
-    plans, end = split.line_up(name, counts)
-    packets = [row for plan in plans for row in split.range_packets(name, plan, ports)]
-    unknown = sorted((r for r in packets if not r[8]), key=lambda r: r[1])
-    classify = split.CLASSIFY_BYTES
-    learners = split.port_learners([(r[0], r[1], r[3], r[4], r[5], r[6][:classify]) for r in unknown], ports)
-    learnt = split.learnt_ports(learners, ports)
+    counts = [
+        parts.count_range(name, start, end, ports=ports) for start, end in parts.cut(os.path.getsize(name), range_bytes)
+    ]
+    lined_up = parts.line_up(name, counts, functools.partial(parts.count_range, ports=ports))
+    assert lined_up is not None, "the file cannot be read in ranges"
+    plans, end, heads = lined_up
+    packets = [row for plan in plans for row in parts.range_packets(name, plan)]
+    learnt = parts.learnt_ports(parts.port_learners(sorted(heads, key=lambda h: h[1]), ports), ports)
     dealt: dict[int, list[tuple[object, ...]]] = defaultdict(list)
     for row in packets:
         dealt[row[0] % shares if shares else row[0]].append(row)

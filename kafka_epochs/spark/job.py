@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 #: The data source columns that decoding replaces (decode_frames gives its own of these names).
 _DECODED_AGAIN = ("frame", "direction", "correlation_id")
 DEFAULT_MASTER = "local[*]"
-#: Uncompressed pcap files larger than this are read in ranges by many tasks (``--split-mb``).
+#: Uncompressed pcap and pcapng files larger than this are read in ranges by many tasks (``--split-mb``).
 DEFAULT_SPLIT_BYTES = 256 << 20
 
 
@@ -167,7 +167,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_SPLIT_BYTES >> 20,
         metavar="N",
-        help=f"read an uncompressed pcap file larger than N MiB in byte ranges by many tasks "
+        help=f"read an uncompressed pcap or pcapng file larger than N MiB in byte ranges by many tasks "
         f"(the same rows; default {DEFAULT_SPLIT_BYTES >> 20}, 0: never)",
     )
     parser.add_argument("--quiet", action="store_true", help="no Spark progress bar and no summary")
@@ -510,7 +510,7 @@ def read_captures(
     split_bytes: int = DEFAULT_SPLIT_BYTES,
 ) -> DataFrame:
     """The ``kafka-capture`` data source over ``paths`` (registered on first use); uncompressed
-    pcap files larger than ``split_bytes`` (0: none) are read in ranges by many tasks instead
+    pcap and pcapng files larger than ``split_bytes`` (0: none) are read in ranges by many tasks instead
     (:mod:`kafka_epochs.spark.split`: the same rows)."""
     from kafka_epochs.spark.datasource import FORMAT, expand_paths, register
     from kafka_epochs.spark.protocols import protocol_ref

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import struct
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -27,7 +28,7 @@ from packet_builders import (
 )
 
 from kafka_epochs import DecodeError
-from kafka_epochs.capture import Endpoint, PacketError, StreamData, UnsupportedPacket, iter_streams
+from kafka_epochs.capture import Endpoint, PacketError, StreamData, UnsupportedPacket, iter_streams, read_packets
 from kafka_epochs.capture.files.packets import Packet
 from kafka_epochs.capture.network.dissect import NOT_IP, NOT_TCP, Dissector
 from kafka_epochs.capture.network.tcp import Segment
@@ -311,3 +312,40 @@ def test_damaged_frames_give_a_segment_a_reason_or_our_errors(
 def test_segment_struct_matches_header_layout() -> None:
     # The TCP flags byte sits at offset 13: a sanity check of the builders the other tests rely on.
     assert struct.unpack_from(">B", TCP4, 13)[0] == ACK | PSH
+
+
+def test_the_cheap_port_look_agrees_with_full_dissection() -> None:
+    """``Dissector.tcp_ports`` answers only where ``segment`` finds those same ports (or cannot
+    read the packet): on the bundled captures, and on packets it must pass over."""
+    samples = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
+    dissector = Dissector()
+    answered = 0
+    for name in ("sample.pcap", "clients.pcap"):
+        for record in read_packets(samples / name):
+            assert isinstance(record, Packet)
+            ports = dissector.tcp_ports(record)
+            segment = dissector.segment(record)
+            if ports is not None:
+                answered += 1
+                assert not isinstance(segment, str) and ports == (segment.source.port, segment.destination.port)
+    assert answered > 100
+    tcp_bytes = tcp(40000, 9092, 1, 1, 0x18, b"x")
+    cases = {
+        "plain IPv4": (ethernet(ipv4("10.0.0.1", "10.0.0.2", tcp_bytes)), (40000, 9092)),
+        "IPv4 options": (ethernet(ipv4("10.0.0.1", "10.0.0.2", tcp_bytes, ihl=6, options=bytes(4))), (40000, 9092)),
+        "plain IPv6": (ethernet(ipv6("fe80::1", "fe80::2", tcp_bytes), ETHERTYPE_IPV6), (40000, 9092)),
+        "a fragment": (ethernet(ipv4("10.0.0.1", "10.0.0.2", tcp_bytes, flags_fragment=0x2000)), None),
+        "UDP": (ethernet(ipv4("10.0.0.1", "10.0.0.2", tcp_bytes, protocol=17)), None),
+        "IPv6 extension": (
+            ethernet(ipv6("fe80::1", "fe80::2", ipv6_extension(6) + tcp_bytes, next_header=0), ETHERTYPE_IPV6),
+            None,
+        ),
+        "cut short": (ethernet(ipv4("10.0.0.1", "10.0.0.2", tcp_bytes))[:36], None),
+    }
+    for what, (frame, expected) in cases.items():
+        packet = Packet(0, 1, frame, 0, 0, len(frame))
+        assert dissector.tcp_ports(packet) == expected, what
+        if expected is not None:
+            segment = dissector.segment(packet)
+            assert not isinstance(segment, str) and (segment.source.port, segment.destination.port) == expected
+    assert dissector.tcp_ports(Packet(0, 147, b"\x00" * 60, 0, 0, 60)) is None  # a link type with no decoder

@@ -20,6 +20,8 @@ from kafka_epochs.capture.files.source import ByteStream, refill
 SUPPORTED_MAJOR_VERSION = 1
 DEFAULT_TSRESOL = 6  # microseconds, when an interface has no if_tsresol option
 NANOS_PER_SECOND = 1_000_000_000
+#: the block types that carry a packet
+PACKET_BLOCKS = frozenset({formats.BLOCK_ENHANCED_PACKET, formats.BLOCK_SIMPLE_PACKET, formats.BLOCK_PACKET_OBSOLETE})
 #: the times a packet may have: what a signed 64-bit count of nanoseconds holds (Arrow, Spark)
 MIN_TIME_NS, MAX_TIME_NS = -(1 << 63), (1 << 63) - 1
 
@@ -88,19 +90,57 @@ def _interface(body: bytes, pos: int, end: int, big_endian: bool, file_offset: i
     return Interface(parsed.link_type, parsed.snaplen, multiplier, divisor, offset_ns)
 
 
+class PcapngState:
+    """What reading carries from one block to the next: the section's byte order and interfaces,
+    the last packet's time (a simple packet block has none), the record count; and, for a reader
+    of part of a file, where it stopped and what it met on the way."""
+
+    def __init__(self) -> None:
+        self.big_endian = False
+        self.layouts = formats.fast_layouts(False)
+        self.interfaces: list[Interface] = []
+        self.last_timestamp_ns = 0
+        self.index = 0
+        self.first_block = True
+        #: where the next block starts, when reading stopped at ``end`` or before a packet block
+        self.next_offset: int | None = None
+        #: a broken block length ended the reading (what follows cannot be found through it)
+        self.stopped = False
+
+    def copy(self) -> PcapngState:
+        other = PcapngState()
+        other.big_endian, other.layouts = self.big_endian, self.layouts
+        other.interfaces = list(self.interfaces)
+        other.last_timestamp_ns, other.index, other.first_block = self.last_timestamp_ns, self.index, False
+        return other
+
+
 def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Iterator[Packet | BadRecord]:
     """The packets of a pcapng file whose first bytes, ``head``, are a section header's block type."""
-    buf = head
-    pos = 0
-    base = 0  # file offset of buf[0]
-    index = 0
-    big_endian = False
-    layouts = formats.fast_layouts(big_endian)
-    interfaces: list[Interface] = []
-    last_timestamp_ns = 0
-    first_block = True
+    return read_blocks(stream, head, 0, PcapngState(), max_record_size=max_record_size)
 
+
+def read_blocks(
+    stream: ByteStream,
+    buf: bytes,
+    base: int,
+    state: PcapngState,
+    *,
+    max_record_size: int,
+    stop_at: int | None = None,
+    before_packets: bool = False,
+) -> Iterator[Packet | BadRecord]:
+    """The records of the blocks from ``buf[0]`` (at file offset ``base``, a block's start) on,
+    read with ``state``; stopping at the first block at or past ``stop_at``, or, with
+    ``before_packets``, before the first packet block (:attr:`PcapngState.next_offset` then says where)."""
+    pos = 0
+    index = state.index
+    interfaces = state.interfaces
+    layouts = state.layouts
     while True:
+        if stop_at is not None and base + pos >= stop_at:
+            state.next_offset = base + pos
+            return
         # 12 bytes: block type, total length and (for a section header) the byte-order magic.
         if len(buf) - pos < formats.MIN_BLOCK_SIZE:
             buf = refill(stream, buf, pos, formats.MIN_BLOCK_SIZE)
@@ -117,23 +157,27 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                     )
                 return
         block_type = int.from_bytes(buf[pos : pos + 4], "big")  # the section header's type reads the same both ways
+        if before_packets and layouts.u32.unpack_from(buf, pos)[0] in PACKET_BLOCKS:
+            state.next_offset = base + pos
+            return
         if block_type == formats.BLOCK_SECTION_HEADER:
             magic = buf[pos + 8 : pos + 12]
             if magic == b"\x1a\x2b\x3c\x4d":
-                big_endian = True
+                state.big_endian = True
             elif magic == b"\x4d\x3c\x2b\x1a":
-                big_endian = False
+                state.big_endian = False
             else:
                 error = CaptureFormatError(
                     f"section header has byte-order magic {magic.hex()}, not 1a2b3c4d in either order",
                     base + pos + 8,
                     "pcapng.section_header.byte_order_magic",
                 )
-                if first_block:
+                if state.first_block:
                     raise error
+                state.stopped = True
                 yield BadRecord(index, base + pos, error)
                 return
-            layouts = formats.fast_layouts(big_endian)
+            state.layouts = layouts = formats.fast_layouts(state.big_endian)
         block_type, total_length = layouts.block_header.unpack_from(buf, pos)
         block_offset = base + pos
         if total_length < formats.MIN_BLOCK_SIZE or total_length % 4 or total_length > max_record_size:
@@ -143,8 +187,9 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                 block_offset + 4,
                 "pcapng.block.total_length",
             )
-            if first_block:
+            if state.first_block:
                 raise error
+            state.stopped = True
             yield BadRecord(index, block_offset, error)
             return
         if len(buf) - pos < total_length:
@@ -168,8 +213,9 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                 block_offset + total_length - 4,
                 "pcapng.block.trailing_total_length",
             )
-            if first_block:
+            if state.first_block:
                 raise error
+            state.stopped = True
             yield BadRecord(index, block_offset, error)
             return
         body_end = end - 4
@@ -198,7 +244,7 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                     "pcapng.enhanced_packet",
                 )
                 if isinstance(record, Packet):
-                    last_timestamp_ns = record.timestamp_ns
+                    state.last_timestamp_ns = record.timestamp_ns
                 yield record
                 index += 1
         elif block_type == formats.BLOCK_SIMPLE_PACKET:
@@ -225,7 +271,7 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                     captured = min(captured, interface.snaplen)
                 # No timestamp either: the previous packet's keeps the capture's times in order.
                 data = buf[pos + 12 : pos + 12 + captured]
-                yield Packet(last_timestamp_ns, interface.link_type, data, 0, index, original, block_offset)
+                yield Packet(state.last_timestamp_ns, interface.link_type, data, 0, index, original, block_offset)
             index += 1
         elif block_type == formats.BLOCK_PACKET_OBSOLETE:
             if total_length < 32:
@@ -248,11 +294,11 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                     "pcapng.packet",
                 )
                 if isinstance(record, Packet):
-                    last_timestamp_ns = record.timestamp_ns
+                    state.last_timestamp_ns = record.timestamp_ns
                 yield record
             index += 1
         elif block_type == formats.BLOCK_SECTION_HEADER:
-            body = formats.pcapng_section_header_body(big_endian)
+            body = formats.pcapng_section_header_body(state.big_endian)
             problem: CaptureFormatError | None
             if total_length < formats.MIN_BLOCK_SIZE + body.sizeof():
                 problem = CaptureFormatError("section header block too short", block_offset, "pcapng.section_header")
@@ -266,14 +312,15 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                         "pcapng.section_header.version_major",
                     )
             if problem is not None:
-                if first_block:
+                if state.first_block:
                     raise problem
+                state.stopped = True
                 yield BadRecord(index, block_offset, problem)
                 return
-            interfaces = []
+            state.interfaces = interfaces = []
         elif block_type == formats.BLOCK_INTERFACE_DESCRIPTION:
             try:
-                interfaces.append(_interface(buf, pos + 8, body_end, big_endian, block_offset + 8))
+                interfaces.append(_interface(buf, pos + 8, body_end, state.big_endian, block_offset + 8))
             except CaptureFormatError as exc:
                 # Later packets naming this interface are reported one by one; the ids of
                 # the interfaces after it must not shift, so a stand-in keeps its place.
@@ -281,7 +328,7 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
                 yield BadRecord(index, block_offset, exc)
                 index += 1
         # Any other block (statistics, name resolution, secrets, custom) is not about packets.
-        first_block = False
+        state.first_block = False
         pos = end
 
 

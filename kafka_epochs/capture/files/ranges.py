@@ -19,7 +19,7 @@ captures split anywhere read as they do whole (the tests split real captures at 
 
 Packets read from a range have ``index`` -1 (their number in the file is only known to a
 reader that started at the top) and their file ``offset``; ordering by offset gives file order.
-Only uncompressed pcap files are split; pcapng and gzip files are read whole.
+Only uncompressed files are split (pcapng by :mod:`.pcapng_ranges`); gzip files are read whole.
 """
 
 from __future__ import annotations
@@ -39,9 +39,17 @@ _CHUNK = 1 << 20
 
 
 def splittable(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is an uncompressed pcap file (the format whose ranges can be read apart)."""
+    """Whether ``path`` is an uncompressed pcap or pcapng file (whose ranges can be read apart;
+    a pcapng file's still needs one description of its interfaces, see
+    :mod:`~kafka_epochs.capture.files.pcapng_ranges`)."""
     with open(path, "rb") as f:
-        return int.from_bytes(f.read(4), "big") in PCAP_MAGICS
+        magic = int.from_bytes(f.read(4), "big")
+    return magic in PCAP_MAGICS or magic == formats.PCAPNG_SECTION_HEADER
+
+
+def is_pcapng(path: str | os.PathLike[str]) -> bool:
+    with open(path, "rb") as f:
+        return int.from_bytes(f.read(4), "big") == formats.PCAPNG_SECTION_HEADER
 
 
 def read_pcap_range(

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import socket
+import struct
 
 from kafka_epochs.capture.errors import UnsupportedPacket
 from kafka_epochs.capture.events import Endpoint
 from kafka_epochs.capture.files.packets import Packet
-from kafka_epochs.capture.network.ip import PROTO_TCP, ipv4, ipv6
+from kafka_epochs.capture.network.ip import IPV4_MIN_HEADER, IPV6_HEADER, PROTO_TCP, ipv4, ipv6
 from kafka_epochs.capture.network.link import LinkDecoder, link_decoder
 from kafka_epochs.capture.network.tcp import Segment, tcp_header
+from kafka_epochs.errors import DecodeError
 
 NOT_IP = "not IP"
+_U16 = struct.Struct(">H")
+_PORTS = struct.Struct(">HH")
+_FRAGMENT_BITS = 0x3FFF  # IPv4 more-fragments flag and fragment offset
 NOT_TCP = "not TCP"
 _ADDRESS_CACHE_LIMIT = 1 << 16
 
@@ -30,10 +35,7 @@ class Dissector:
         :class:`UnsupportedPacket` for unknown link types and TCP carried in IP fragments.
         """
         link_type = packet.link_type
-        try:
-            decode_link = self._decoders[link_type]
-        except KeyError:
-            decode_link = self._decoders[link_type] = link_decoder(link_type)
+        decode_link = self._link(link_type)
         if decode_link is None:
             raise UnsupportedPacket(f"link type {link_type} is not supported")
         data = packet.data
@@ -58,6 +60,44 @@ class Dissector:
             packet.timestamp_ns,
             packet.index,
         )
+
+    def tcp_ports(self, packet: Packet) -> tuple[int, int] | None:
+        """(source, destination) ports of a plain TCP packet (IPv4 unfragmented, or IPv6 with no
+        extension header), None for anything else or anything short: a cheap look, for a reader
+        that wants to pass over the packets of some ports; where it answers, :meth:`segment`
+        agrees or finds the packet unreadable."""
+        decode_link = self._link(packet.link_type)
+        if decode_link is None:
+            return None
+        data = packet.data
+        try:
+            located = decode_link(data)
+        except DecodeError:
+            return None
+        if located is None:
+            return None
+        version, offset = located
+        if version == 4:
+            if len(data) < offset + IPV4_MIN_HEADER or data[offset + 9] != PROTO_TCP:
+                return None
+            if _U16.unpack_from(data, offset + 6)[0] & _FRAGMENT_BITS:
+                return None
+            start = offset + (data[offset] & 0x0F) * 4
+        elif len(data) < offset + IPV6_HEADER or data[offset + 6] != PROTO_TCP:
+            return None
+        else:
+            start = offset + IPV6_HEADER
+        if len(data) < start + 4:
+            return None
+        source, destination = _PORTS.unpack_from(data, start)
+        return source, destination
+
+    def _link(self, link_type: int) -> LinkDecoder | None:
+        try:
+            return self._decoders[link_type]
+        except KeyError:
+            decoder = self._decoders[link_type] = link_decoder(link_type)
+            return decoder
 
     def _address(self, packed: bytes) -> str:
         try:
