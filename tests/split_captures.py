@@ -43,7 +43,7 @@ def split_rows(
     for share in dealt.values():
         share.sort(key=lambda r: r[1])
         replay = split.ShareFrames(name, ports=sorted(ports))
-        rows += replay.replay([r[1:8] for r in share], learnt if teach else [], end)
+        rows += replay.replay([r[1:] for r in share], learnt if teach else [], end)
     return sorted(rows, key=lambda r: r.seq), learnt
 
 

@@ -19,6 +19,7 @@ from kafka_epochs.capture.errors import UnsupportedPacket
 from kafka_epochs.capture.events import Direction, Flow, FlowEvent, PacketError, StreamEnd, StreamEvent, StreamStart
 from kafka_epochs.capture.files.packets import BadRecord, Packet
 from kafka_epochs.capture.network.dissect import Dissector
+from kafka_epochs.capture.network.tcp import Segment
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES, StreamReassembler
 from kafka_epochs.capture.stats import CaptureStats
 from kafka_epochs.errors import DecodeError
@@ -69,6 +70,11 @@ class StreamPipeline:
         if isinstance(segment, str):
             stats.ignored[segment] += 1
             return []
+        return self.segment(segment)
+
+    def segment(self, segment: Segment) -> Sequence[StreamEvent]:
+        """The events a record's TCP segment completes (what :meth:`record` does after
+        dissecting; a reader that dissected elsewhere starts here)."""
         decision = self.classifier.classify(segment)
         if decision is not None:
             return self._aligned(self.reassembler.feed(decision[0], decision[1], segment))

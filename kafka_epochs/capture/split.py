@@ -34,7 +34,7 @@ from kafka_epochs.capture.files.pcapng_ranges import PcapngRange, read_head
 from kafka_epochs.capture.files.ranges import MAX_SEARCH, PcapRange, is_pcapng, splittable
 from kafka_epochs.capture.files.reader import DEFAULT_MAX_RECORD_SIZE
 from kafka_epochs.capture.network.dissect import Dissector
-from kafka_epochs.capture.network.tcp import FIN, RST, SYN
+from kafka_epochs.capture.network.tcp import FIN, RST, SYN, Segment
 from kafka_epochs.errors import DecodeError, KafkaEpochsError
 
 #: Bytes per range. No larger than the range reader's search (a range must be searchable to its
@@ -232,30 +232,66 @@ def pair_key(a: Endpoint, b: Endpoint) -> int:
 
 
 def range_packets(path: str, plan: RangePlan) -> Iterator[tuple[Any, ...]]:
-    """The rows (of :data:`PACKETS_SCHEMA`) of one range's TCP packets and unreadable records."""
+    """One range's TCP segments and unreadable records, as rows: ``(pair, offset, packet,
+    time_ns, client-or-server address and port, the other's, seq, ack, flags, payload, missing,
+    error)``; an unreadable record's row has only the first four and its ``error`` text."""
     dissector = Dissector()
     keys: dict[tuple[Endpoint, Endpoint], int] = {}
     time_ns = plan.time_before_ns
     index = plan.first_index
     for record in open_range(path, plan.start, plan.end, exact=plan.exact, time_before_ns=plan.time_before_ns):
         if not isinstance(record, Packet):
-            yield (0, record.offset, index, time_ns, None, None, None, f"packet {index}: {record.error}")
+            yield (0, record.offset, index, time_ns, *_NO_SEGMENT, f"packet {index}: {record.error}")
             index += 1
             continue
         time_ns = record.timestamp_ns
         try:
             segment = dissector.segment(record)
         except (DecodeError, UnsupportedPacket) as exc:
-            yield (0, record.offset, index, time_ns, None, None, None, f"packet {index}: {exc}")
+            yield (0, record.offset, index, time_ns, *_NO_SEGMENT, f"packet {index}: {exc}")
             index += 1
             continue
         if not isinstance(segment, str):
-            ends = (segment.source, segment.destination)
-            key = keys.get(ends)
+            source, destination = segment.source, segment.destination
+            key = keys.get((source, destination))
             if key is None:
-                key = keys[ends] = pair_key(*ends)
-            yield (key, record.offset, index, time_ns, record.link_type, record.original_length, record.data, None)
+                key = keys[(source, destination)] = pair_key(source, destination)
+            yield (
+                key,
+                record.offset,
+                index,
+                time_ns,
+                source.address,
+                source.port,
+                destination.address,
+                destination.port,
+                segment.seq,
+                segment.ack,
+                segment.flags,
+                segment.payload,
+                segment.missing,
+                None,
+            )
         index += 1
+
+
+def segment_of(row: Sequence[Any]) -> Segment:
+    """The segment of a :func:`range_packets` row, without its first element (the pair)."""
+    _, index, time_ns, source, source_port, destination, destination_port, seq, ack, flags, payload, missing = row[:12]
+    return Segment(
+        Endpoint(source, source_port),
+        Endpoint(destination, destination_port),
+        seq,
+        ack,
+        flags,
+        payload,
+        missing,
+        time_ns,
+        index,
+    )
+
+
+_NO_SEGMENT = (None,) * 9
 
 
 # -- 3. ports --------------------------------------------------------------------------------------

@@ -543,6 +543,13 @@ def audit(
     """
     if cluster_key not in CLUSTER_KEYS:
         raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
+    return audit_of_events(extract_events(frames, protocol=protocol), equal_epoch=equal_epoch, cluster_key=cluster_key)
+
+
+def extract_events(frames: DataFrame, *, protocol: ProtocolLike = None) -> DataFrame:
+    """The epoch events of ``frames`` (:data:`EVENT_SCHEMA`), the audit's first step: the only one
+    that reads frames. Events of frames read at different times can be stored and audited
+    together (:func:`audit_of_events`), as ``audit --follow`` does."""
     ship_package(frames.sparkSession)  # a cluster's executors get this kafka_epochs
     ref = protocol_ref(protocol)
 
@@ -550,7 +557,18 @@ def audit(
         for batch in batches:
             yield audit_events(batch, ref)
 
-    raw = _normalized(frames).mapInArrow(extract, spark_schema(EVENT_SCHEMA))
+    return _normalized(frames).mapInArrow(extract, spark_schema(EVENT_SCHEMA))
+
+
+def audit_of_events(
+    raw: DataFrame,
+    *,
+    equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT,
+    cluster_key: str = "auto",
+) -> AuditResult:
+    """The audit of events :func:`extract_events` gave (from one read or several)."""
+    if cluster_key not in CLUSTER_KEYS:
+        raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
     # integral division: as a double, a nanosecond time since 1970 has lost its microseconds
     raw = raw.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)")).cache()
     events = _named(_with_cluster(raw, cluster_key)).cache()

@@ -1,15 +1,14 @@
 """``kafka-epochs audit --follow DIR``: the epoch audit of a capture directory that keeps growing.
 
 A streaming query reads the directory's capture files as they settle (the ``kafka-capture``
-stream, :mod:`kafka_epochs.spark.streaming`) and appends their frames to a Parquet store in
-the state directory; after each micro-batch the audit runs again over every frame stored (an
-epoch's timeline needs all of them) and the incidents not printed before are printed, one line
-each, in words (:func:`kafka_epochs.report.explain.explain`). The state directory also holds
-the query's checkpoint and what was printed, so a follow restarted with the same ``--state``
-neither reads a file twice nor prints an incident twice.
-
-Each micro-batch re-audits everything stored: the cost grows with the capture set, which suits
-following a capture session, not an archive (audit that once, without ``--follow``).
+stream, :mod:`kafka_epochs.spark.streaming`); each micro-batch's frames are decoded into epoch
+events once (:func:`~kafka_epochs.spark.epoch_audit.extract_events`) and appended to a Parquet
+store in the state directory, and the audit's judging runs again over every event stored (an
+epoch's timeline needs all of them; events are a small fraction of the frames' bytes, and no
+frame is decoded twice). The incidents not printed before are printed, one line each, in words
+(:func:`kafka_epochs.report.explain.explain`). The state directory also holds the query's
+checkpoint and what was printed, so a follow restarted with the same ``--state`` neither reads
+a file twice nor prints an incident twice.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from kafka_epochs.report.explain import explain
 from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
 from kafka_epochs.spark.audit_report import incident_rows, to_incident
 from kafka_epochs.spark.datasource import register
-from kafka_epochs.spark.epoch_audit import audit
+from kafka_epochs.spark.epoch_audit import audit_of_events, extract_events
 from kafka_epochs.spark.protocols import ProtocolLike
 
 #: how a printed line names its incident's table
@@ -65,7 +64,9 @@ class Follow:
         self.trigger_seconds = trigger_seconds
         self.settle_seconds = settle_seconds
         self.out = out
-        self.store = state / "frames"
+        self.store = state / "events"
+        #: where a follow of an earlier version kept frames rather than events
+        self.frame_store = state / "frames"
         self.printed_path = state / "printed.json"
         self.printed: set[str] = set()
         if self.printed_path.is_file():  # a restarted follow prints only what it did not before
@@ -78,6 +79,7 @@ class Follow:
         complete by now (after one settle time), print, and return: an incremental audit for a
         scheduled job, resumed from the same state each time."""
         register(self.spark)
+        self._events_from_stored_frames()
         frames = (
             self.spark.readStream.format("kafka-capture")
             .option("settleSeconds", str(self.settle_seconds))
@@ -105,14 +107,21 @@ class Follow:
             return 1
         return 0
 
+    def _events_from_stored_frames(self) -> None:
+        """A state directory an earlier version wrote holds frames: their events, once."""
+        if self.store.exists() or not any(self.frame_store.glob("*.parquet")):
+            return
+        frames = self.spark.read.parquet(str(self.frame_store))
+        extract_events(frames, protocol=self.protocol).write.parquet(str(self.store))
+
     def _batch(self, frames: DataFrame, batch_id: int) -> None:
         with self._lock:
-            frames.write.mode("append").parquet(str(self.store))
+            extract_events(frames, protocol=self.protocol).write.mode("append").parquet(str(self.store))
             self.batches += 1
             if not any(self.store.glob("*.parquet")):
                 return
             stored = self.spark.read.parquet(str(self.store))
-            result = audit(stored, protocol=self.protocol, equal_epoch=self.equal_epoch, cluster_key=self.cluster_key)
+            result = audit_of_events(stored, equal_epoch=self.equal_epoch, cluster_key=self.cluster_key)
             try:
                 new = self._new_incidents(result)
             finally:

@@ -38,7 +38,6 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 from kafka_epochs.capture.alignment.flows import DEFAULT_PORTS
-from kafka_epochs.capture.files.packets import Packet
 from kafka_epochs.capture.split import (
     DEFAULT_RANGE_BYTES,
     CaptureEnd,
@@ -50,6 +49,7 @@ from kafka_epochs.capture.split import (
     port_learners,
     range_packets,
     readable_in_ranges,
+    segment_of,
 )
 from kafka_epochs.errors import KafkaEpochsError
 from kafka_epochs.spark.datasource import SEQ_SHIFT, CaptureFrames, FrameRow, to_batches
@@ -61,15 +61,23 @@ PACKETS_SCHEMA = pa.schema(
         ("offset", pa.int64()),  # the record's offset in the file
         ("packet", pa.int64()),  # the record's index in the file
         ("time_ns", pa.int64()),
-        ("link_type", pa.int32()),
-        ("original_length", pa.int64()),
-        ("data", pa.binary()),  # null on error rows
+        # the TCP segment (null on error rows)
+        ("source", pa.string()),
+        ("source_port", pa.int32()),
+        ("destination", pa.string()),
+        ("destination_port", pa.int32()),
+        ("seq", pa.int64()),
+        ("ack", pa.int64()),
+        ("flags", pa.int32()),
+        ("payload", pa.binary()),
+        ("missing", pa.int64()),
         ("error", pa.string()),  # the row's text, for a record that could not be read
     ]
 )
 PACKETS_DDL = (
-    "pair bigint, offset bigint, packet bigint, time_ns bigint, link_type int, original_length bigint, "
-    "data binary, error string"
+    "pair bigint, offset bigint, packet bigint, time_ns bigint, source string, source_port int, "
+    "destination string, destination_port int, seq bigint, ack bigint, flags int, payload binary, "
+    "missing bigint, error string"
 )
 
 
@@ -99,21 +107,23 @@ class ShareFrames(CaptureFrames):
     file told by the ports ``learnt`` elsewhere and the file's ``end``)."""
 
     def replay(
-        self, packets: Iterable[tuple[Any, ...]], learnt: Sequence[tuple[int, int]], end: CaptureEnd
+        self, packets: Iterable[Sequence[Any]], learnt: Sequence[tuple[int, int]], end: CaptureEnd
     ) -> Iterator[FrameRow]:
+        """``packets``: :func:`~kafka_epochs.capture.split.range_packets` rows without the pair,
+        in offset order."""
         pipeline = self.pipeline()
         pending = iter(sorted(learnt))
         lesson = next(pending, None)
-        for offset, index, time_ns, link_type, original_length, data, error in packets:
+        for row in packets:
+            offset, error = row[0], row[-1]
             while lesson is not None and lesson[0] < offset:
                 yield from self.rows(pipeline.learn_port(lesson[1]), lesson[0])
                 lesson = next(pending, None)
             if error is not None:
                 self._seq = offset << SEQ_SHIFT
-                yield self._error_row(index, time_ns, error)
+                yield self._error_row(row[1], row[2], error)
                 continue
-            record = Packet(time_ns, link_type, data, 0, index, original_length, offset)
-            yield from self.rows(pipeline.record(record), offset)
+            yield from self.rows(pipeline.segment(segment_of(row)), offset)
         while lesson is not None:
             yield from self.rows(pipeline.learn_port(lesson[1]), lesson[0])
             lesson = next(pending, None)
@@ -161,8 +171,7 @@ def read_split(
 
     def frames(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         share = ShareFrames(name, ports=port_list, protocol=protocol)
-        columns = ("offset", "packet", "time_ns", "link_type", "original_length", "data", "error")
-        rows = (row for batch in batches for row in _rows(batch, columns))
+        rows = (row for batch in batches for row in _rows(batch, _SHARE_COLUMNS))
         yield from to_batches(share.replay(rows, learnt, end))
 
     packets = spark.range(0, len(plans), numPartitions=len(plans)).mapInArrow(read_ranges, PACKETS_DDL)
@@ -184,6 +193,10 @@ def _read_whole(spark: Any, path: str, ports: frozenset[int], protocol: Protocol
     if protocol:
         reader = reader.option("protocol", json.dumps(list(protocol)))
     return reader.load(path)
+
+
+#: what a share reads of the packet rows: all but the pair
+_SHARE_COLUMNS = PACKETS_SCHEMA.names[1:]
 
 
 def _rows(batch: pa.RecordBatch, columns: Sequence[str]) -> Iterator[tuple[Any, ...]]:

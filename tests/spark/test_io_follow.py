@@ -83,3 +83,44 @@ def test_the_command_resumes_from_its_state_and_prints_nothing_twice(spark: Any,
 def test_follow_takes_one_directory(tmp_path: Path) -> None:
     code, _, err = run("audit", str(SAMPLES / "sample.pcap"), "--follow", "--quiet")
     assert code == 2 and "one directory" in err
+
+
+def test_events_extracted_in_parts_audit_as_the_frames_do_together(spark: Any, tmp_path: Path) -> None:
+    """What ``--follow`` relies on: the events of each micro-batch's frames, stored and audited
+    together, give the audit of all the frames at once."""
+    from kafka_epochs.spark.epoch_audit import audit, audit_of_events, extract_events
+    from kafka_epochs.spark.job import read_captures
+
+    write_sample(tmp_path / "story.pcap")
+    shutil.copy(SAMPLES / "sample.pcap", tmp_path / "sample.pcap")
+    frames = read_captures(spark, [str(tmp_path)])
+    whole = audit(frames)
+    parts = tmp_path / "events"
+    for name in ("story.pcap", "sample.pcap"):
+        extract_events(read_captures(spark, [str(tmp_path / name)])).write.mode("append").parquet(str(parts))
+    stored = audit_of_events(spark.read.parquet(str(parts)))
+    try:
+        for name, table in whole.tables().items():
+            expected = sorted(map(repr, table.collect()))
+            assert expected or name == "disagreements", name  # the captures have no disputed verdict
+            assert sorted(map(repr, stored.tables()[name].collect())) == expected, name
+    finally:
+        whole.unpersist()
+        stored.unpersist()
+
+
+def test_a_state_that_holds_frames_is_carried_over(spark: Any, tmp_path: Path) -> None:
+    """A follow of an earlier version stored frames: their events are extracted once, so the
+    epochs they saw still judge the files that come next."""
+    from kafka_epochs.spark.job import read_captures
+
+    incoming, state = tmp_path / "in", tmp_path / "state"
+    incoming.mkdir()
+    write_sample(tmp_path / "story.pcap")
+    read_captures(spark, [str(tmp_path / "story.pcap")]).write.parquet(str(state / "frames"))
+    out = Lines()
+    follow = Follow(spark, str(incoming), state, trigger_seconds=TRIGGER, settle_seconds=SETTLE, out=out)
+    assert follow.run(once=True) == 0
+    assert (state / "events").is_dir()
+    text = "\n".join(line for _, line in out.lines)
+    assert "carried leader epoch 4 for orders-0 while the leader was at 5" in text
