@@ -129,11 +129,12 @@ def incident_rows(result: AuditResult) -> DataFrame:
         columns += [F.col(c) if c in table.columns else F.lit(None).alias(c) for c in some]
         return table.select(*columns, F.lit(kind).alias("kind"))
 
+    tables = {**result.tables(), **result.unordered}  # unsorted where known: the caller orders
     return (
-        shaped(result.stale_requests, STALE_REQUEST)
-        .unionByName(shaped(result.stop_replica_fenced, STOP_REPLICA_FENCED))
-        .unionByName(shaped(result.fenced_responses, FENCED_RESPONSE))
-        .unionByName(shaped(result.disagreements, DISAGREEMENT))
+        shaped(tables["stale_requests"], STALE_REQUEST)
+        .unionByName(shaped(tables["stop_replica_fenced"], STOP_REPLICA_FENCED))
+        .unionByName(shaped(tables["fenced_responses"], FENCED_RESPONSE))
+        .unionByName(shaped(tables["disagreements"], DISAGREEMENT))
     )
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -504,6 +504,9 @@ class AuditResult:
     #: every judged request and StopReplica partition, whatever its verdict (``verdict`` NONE:
     #: accepted; null: no epoch known), with ``leader_epoch``, ``broker_error`` and ``agreement``
     judged: DataFrame
+    #: the four incident tables before their sort (a query that orders them its own way, or
+    #: not at all, need not pay for it)
+    unordered: dict[str, DataFrame] = field(default_factory=dict, repr=False)
 
     def tables(self) -> dict[str, DataFrame]:
         return {
@@ -578,24 +581,24 @@ def audit_of_events(
     disagrees = F.col("agreement") == DISAGREES
     stale = checks.where((F.col("kind") == REQUEST_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
     stops = checks.where((F.col("kind") == STOP_REPLICA_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
+    incidents = {
+        "stale_requests": _report(stale, "requested_epoch"),
+        "fenced_responses": events.where(F.col("kind") == ERROR_RESPONSE).select(
+            *_REPORTED, "path", "error_code", "error", "profile", "warnings"
+        ),
+        "stop_replica_fenced": _report(stops, "requested_epoch", "delete"),
+        "disagreements": _report(checks.where(disagrees), "requested_epoch", "kind", "delete"),
+    }
     order = ("time_ns", "seq", "topic", "partition")
     return AuditResult(
         timeline=timeline.orderBy("cluster", "topic", "partition", "first_seen", "leader_epoch"),
-        stale_requests=_report(stale, "requested_epoch").orderBy(*order),
-        fenced_responses=events.where(F.col("kind") == ERROR_RESPONSE)
-        .select(
-            *_REPORTED,
-            "path",
-            "error_code",
-            "error",
-            "profile",
-            "warnings",
-        )
-        .orderBy("time_ns", "seq", "path"),
-        stop_replica_fenced=_report(stops, "requested_epoch", "delete").orderBy(*order),
-        disagreements=_report(checks.where(disagrees), "requested_epoch", "kind", "delete").orderBy(*order),
+        stale_requests=incidents["stale_requests"].orderBy(*order),
+        fenced_responses=incidents["fenced_responses"].orderBy("time_ns", "seq", "path"),
+        stop_replica_fenced=incidents["stop_replica_fenced"].orderBy(*order),
+        disagreements=incidents["disagreements"].orderBy(*order),
         events=events,
         judged=checks,
+        unordered=incidents,
     )
 
 

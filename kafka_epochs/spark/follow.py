@@ -131,7 +131,12 @@ class Follow:
             self.printed_path.write_text(json.dumps(sorted(self.printed)))
 
     def _new_incidents(self, result: Any) -> list[str]:
-        rows = incident_rows(result).orderBy("time_ns", "seq", F.col("partition").asc_nulls_first()).collect()
+        # three of the four incident tables are cuts of the verdicts: computed once, not thrice
+        judged = result.judged.persist()
+        try:
+            rows = incident_rows(result).orderBy("time_ns", "seq", F.col("partition").asc_nulls_first()).collect()
+        finally:
+            judged.unpersist()
         lines = []
         for row in rows:
             key = json.dumps([row["kind"], row["capture"], row["seq"], row["topic"], row["partition"], row["path"]])

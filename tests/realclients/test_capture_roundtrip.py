@@ -139,3 +139,14 @@ def test_spark_batch_decoder_reads_every_frame_of_a_real_client_capture(
     path = tmp_path / f"{client}.pcap"
     to_capture(record_session(apache_protocol, client, codec="gzip"), path)
     assert spark_rows_without_errors(path) > 10
+    # read in byte ranges, a connection per share, as pcap and as pcapng: the same rows
+    from capture_mutations import as_pcapng
+    from split_captures import split_rows
+
+    from kafka_epochs.spark.datasource import capture_frames
+
+    as_ng = tmp_path / f"{client}.pcapng"
+    as_ng.write_bytes(as_pcapng(path.read_bytes()))
+    for capture in (path, as_ng):
+        rows, learnt = split_rows(capture, 1500, shares=0)
+        assert rows == list(capture_frames(str(capture))) and learnt  # the broker's port is ephemeral
