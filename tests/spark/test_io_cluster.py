@@ -182,3 +182,50 @@ def test_the_python_api_on_the_cluster_ships_the_package_and_agrees_with_local_m
     stale = sorted(list(r) for r in result.stale_requests.select("capture", "seq", "partition", "error").collect())
     assert got["stale"] == stale and len(stale) >= 4
     assert got["stops"] == result.stop_replica_fenced.count() >= 2
+
+
+#: One capture read in byte ranges on the cluster (the split job's closures, counts and shuffle
+#: run on the executors); prints the rows as JSON.
+SPLIT_SCRIPT = """
+import json, sys
+from pyspark.sql import SparkSession
+from kafka_epochs.spark.split import read_split
+
+url, path = sys.argv[1], sys.argv[2]
+spark = (SparkSession.builder.master(url).config("spark.driver.host", "127.0.0.1")
+         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.executor.memory", "512m")
+         .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+rows = read_split(spark, path, range_bytes=40_000).collect()
+print("RESULT " + json.dumps(sorted([r.seq, r.packet, r.client, r.direction, r.frame.hex() if r.frame else None,
+                                     r.capture_error] for r in rows)))
+spark.stop()
+"""
+
+
+def test_a_capture_read_in_ranges_on_the_cluster_gives_the_whole_read_s_rows(
+    cluster: StandaloneCluster, bare: str, tmp_path: Path
+) -> None:
+    from split_captures import busy_capture
+
+    from kafka_epochs.spark.datasource import capture_frames
+
+    path = tmp_path / "busy.pcap"
+    path.write_bytes(busy_capture(connections=5, requests=30))
+    assert path.stat().st_size > 5 * 40_000  # several ranges
+    env = dict(os.environ, PYSPARK_PYTHON=bare)
+    done = subprocess.run(
+        [sys.executable, "-c", SPLIT_SCRIPT, cluster.url, str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-4000:]
+    whole = [
+        [r.seq, r.packet, r.client, r.direction, r.frame.hex() if r.frame else None, r.capture_error]
+        for r in capture_frames(str(path))
+    ]
+    assert json.loads(lines[0].removeprefix("RESULT ")) == sorted(whole) and len(whole) == 300
