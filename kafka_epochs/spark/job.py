@@ -213,14 +213,7 @@ def run_spark_decode(args: argparse.Namespace) -> int:
     starting = time.monotonic()
     spark = session(args.master, quiet=args.quiet, conf=dict(args.conf))
     started = time.monotonic()
-    frames = read_captures(
-        spark,
-        captures,
-        ports=args.port,
-        flow_buckets=args.flow_buckets,
-        protocol=args.protocol,
-        split_bytes=args.split_mb << 20,
-    )
+    frames = _captures(spark, captures, args)
     frames = _spread(spark, frames, args.partitions)
     keep = [c for c in frames.columns if c not in _DECODED_AGAIN or (args.keep_frames and c == "frame")]
     decoded = decode_frames(
@@ -332,14 +325,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.table:
         frames = spark.read.parquet(*inputs)
     else:
-        frames = read_captures(
-            spark,
-            inputs,
-            ports=args.port,
-            flow_buckets=args.flow_buckets,
-            protocol=args.protocol,
-            split_bytes=args.split_mb << 20,
-        )
+        frames = _captures(spark, inputs, args)
     policy = EqualEpochPolicy.FENCE if args.equal_epoch == "fence" else EqualEpochPolicy.ACCEPT
     result = audit(frames, protocol=args.protocol, equal_epoch=policy, cluster_key=args.cluster_by)
     for name, table in result.tables().items():
@@ -498,6 +484,18 @@ def _jvm_stderr_to_log(quiet: bool) -> Iterator[None]:
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+def _captures(spark: SparkSession, paths: list[str], args: argparse.Namespace) -> DataFrame:
+    """The captures as the command's options say to read them."""
+    return read_captures(
+        spark,
+        paths,
+        ports=args.port,
+        flow_buckets=args.flow_buckets,
+        protocol=args.protocol,
+        split_bytes=args.split_mb << 20,
+    )
 
 
 def read_captures(

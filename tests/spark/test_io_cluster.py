@@ -127,17 +127,24 @@ def test_spark_decode_on_the_cluster_gives_local_mode_s_rows(
     assert all(any(cluster.worker_dir(n).iterdir()) for n in range(cluster.workers))
 
 
-#: The Python API on the cluster, in its own driver process; prints one JSON line of results.
-API_SCRIPT = """
-import json, sys
+#: A driver's session on the cluster at ``url`` (the scripts below start with it).
+CLUSTER_SESSION = """
 from pyspark.sql import SparkSession
-from kafka_epochs.spark import audit, decode_frames, register
-
-url, captures = sys.argv[1], json.loads(sys.argv[2])
 spark = (SparkSession.builder.master(url).config("spark.driver.host", "127.0.0.1")
          .config("spark.driver.bindAddress", "127.0.0.1").config("spark.executor.memory", "512m")
          .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-register(spark)  # ships the package: the executors' Python has none
+"""
+
+#: The Python API on the cluster, in its own driver process; prints one JSON line of results.
+API_SCRIPT = (
+    """
+import json, sys
+from kafka_epochs.spark import audit, decode_frames, register
+
+url, captures = sys.argv[1], json.loads(sys.argv[2])
+"""
+    + CLUSTER_SESSION
+    + """register(spark)  # ships the package: the executors' Python has none
 frames = spark.read.format("kafka-capture").load(captures)
 decoded = decode_frames(frames, keep=["capture", "seq"]).select("capture", "seq", "api_name", "body_json", "error")
 result = audit(frames)
@@ -151,6 +158,7 @@ out = {
 print("RESULT " + json.dumps(out))
 spark.stop()
 """
+)
 
 
 def test_the_python_api_on_the_cluster_ships_the_package_and_agrees_with_local_mode(
@@ -186,20 +194,20 @@ def test_the_python_api_on_the_cluster_ships_the_package_and_agrees_with_local_m
 
 #: One capture read in byte ranges on the cluster (the split job's closures, counts and shuffle
 #: run on the executors); prints the rows as JSON.
-SPLIT_SCRIPT = """
+SPLIT_SCRIPT = (
+    """
 import json, sys
-from pyspark.sql import SparkSession
 from kafka_epochs.spark.split import read_split
 
 url, path = sys.argv[1], sys.argv[2]
-spark = (SparkSession.builder.master(url).config("spark.driver.host", "127.0.0.1")
-         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.executor.memory", "512m")
-         .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-rows = read_split(spark, path, range_bytes=40_000).collect()
+"""
+    + CLUSTER_SESSION
+    + """rows = read_split(spark, path, range_bytes=40_000).collect()
 print("RESULT " + json.dumps(sorted([r.seq, r.packet, r.client, r.direction, r.frame.hex() if r.frame else None,
                                      r.capture_error] for r in rows)))
 spark.stop()
 """
+)
 
 
 def test_a_capture_read_in_ranges_on_the_cluster_gives_the_whole_read_s_rows(

@@ -24,6 +24,7 @@ from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import BadRecord, Packet
 from kafka_epochs.capture.files.pcap_sync import CHAIN
 from kafka_epochs.capture.files.pcapng import PcapngState, read_blocks
+from kafka_epochs.capture.files.ranges import ByteRange
 
 #: Block types a search believes in (the ones the format defines and capture tools write).
 KNOWN_BLOCKS = frozenset({0x0A0D0D0A, 1, 2, 3, 4, 5, 6, 9, 10, 0xBAD, 0x40000BAD})
@@ -43,7 +44,7 @@ def read_head(f: BinaryIO, max_record_size: int) -> PcapngState:
     return state
 
 
-class PcapngRange:
+class PcapngRange(ByteRange):
     """The records of one byte range of a pcapng file, iterable once (see the module's description).
 
     ``exact``: ``start`` is a block's start. ``time_before_ns``: the time of the file's last
@@ -62,13 +63,8 @@ class PcapngRange:
         time_before_ns: int = 0,
         max_record_size: int = 16 * 1024 * 1024,
     ) -> None:
-        self.path = path
-        self.start = start
-        self.end = end
-        self.exact = exact
+        super().__init__(path, start, end, exact=exact, max_record_size=max_record_size)
         self.time_before_ns = time_before_ns
-        self.max_record_size = max_record_size
-        self.next_offset: int | None = None
         self.stopped = False
         self.redescribed = False
 

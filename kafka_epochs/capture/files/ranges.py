@@ -63,7 +63,22 @@ def read_pcap_range(
     return iter(PcapRange(path, start, end, max_record_size=max_record_size))
 
 
-class PcapRange:
+class ByteRange:
+    """A byte range ``[start, end)`` of a capture file, to be read on its own, and where the
+    record after its last one starts once it has been read (:attr:`next_offset`)."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], start: int, end: int, *, exact: bool, max_record_size: int
+    ) -> None:
+        self.path = path
+        self.start = start
+        self.end = end
+        self.exact = exact
+        self.max_record_size = max_record_size
+        self.next_offset: int | None = None
+
+
+class PcapRange(ByteRange):
     """The records of one byte range of a pcap file (see the module's description), iterable once.
 
     ``exact``: ``start`` is known to be where a record starts (a reader that followed the file's
@@ -85,13 +100,8 @@ class PcapRange:
         report_unfound: bool = True,
         max_record_size: int = 16 * 1024 * 1024,
     ) -> None:
-        self.path = path
-        self.start = start
-        self.end = end
-        self.exact = exact
+        super().__init__(path, start, end, exact=exact, max_record_size=max_record_size)
         self.report_unfound = report_unfound
-        self.max_record_size = max_record_size
-        self.next_offset: int | None = None
 
     def __iter__(self) -> Iterator[Packet | BadRecord]:
         max_record_size = self.max_record_size
