@@ -127,6 +127,23 @@ def test_spark_decode_on_the_cluster_gives_local_mode_s_rows(
     assert all(any(cluster.worker_dir(n).iterdir()) for n in range(cluster.workers))
 
 
+def run_driver(script: str, args: list[str], python: str, folder: Path) -> Any:
+    """Run ``script`` as a driver process (executors on ``python``) and return what it printed
+    after ``RESULT``, as JSON."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=folder,  # the driver's working directory is not the checkout
+        env=dict(os.environ, PYSPARK_PYTHON=python),
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-4000:]
+    return json.loads(lines[0].removeprefix("RESULT "))
+
+
 #: A driver's session on the cluster at ``url`` (the scripts below start with it).
 CLUSTER_SESSION = """
 from pyspark.sql import SparkSession
@@ -164,19 +181,7 @@ spark.stop()
 def test_the_python_api_on_the_cluster_ships_the_package_and_agrees_with_local_mode(
     spark: Any, cluster: StandaloneCluster, bare: str, captures: list[str], tmp_path: Path
 ) -> None:
-    env = dict(os.environ, PYSPARK_PYTHON=bare)
-    done = subprocess.run(
-        [sys.executable, "-c", API_SCRIPT, cluster.url, json.dumps(captures)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-        env=env,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-4000:]
-    got = json.loads(lines[0].removeprefix("RESULT "))
+    got = run_driver(API_SCRIPT, [cluster.url, json.dumps(captures)], bare, tmp_path)
     # the executors imported kafka_epochs from the zip the driver shipped, not from an install
     assert got["executors_import_from"] and all(".zip" in path for path in got["executors_import_from"])
 
@@ -220,20 +225,9 @@ def test_a_capture_read_in_ranges_on_the_cluster_gives_the_whole_read_s_rows(
     path = tmp_path / "busy.pcap"
     path.write_bytes(busy_capture(connections=5, requests=30))
     assert path.stat().st_size > 5 * 40_000  # several ranges
-    env = dict(os.environ, PYSPARK_PYTHON=bare)
-    done = subprocess.run(
-        [sys.executable, "-c", SPLIT_SCRIPT, cluster.url, str(path)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-        env=env,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-4000:]
+    got = run_driver(SPLIT_SCRIPT, [cluster.url, str(path)], bare, tmp_path)
     whole = [
         [r.seq, r.packet, r.client, r.direction, r.frame.hex() if r.frame else None, r.capture_error]
         for r in capture_frames(str(path))
     ]
-    assert json.loads(lines[0].removeprefix("RESULT ")) == sorted(whole) and len(whole) == 300
+    assert got == sorted(whole) and len(whole) == 300
