@@ -191,3 +191,19 @@ def test_a_count_keeps_only_the_first_packets_of_other_traffic(tmp_path: Path) -
     assert count.records == 1003
     assert len(count.heads) == parts.HEADS_PER_START + 1  # the SYN-ACK restarts the quota
     assert whole(path) == [] == split_rows(path, 5000)[0]
+
+
+def test_a_file_that_cannot_be_read_in_ranges_is_read_whole_and_reported(spark: Any, tmp_path: Path) -> None:
+    """A pcap whose file header is broken, or no capture at all: never a failed job, the data
+    source's one row saying why, as when the file is read whole."""
+    broken = tmp_path / "broken.pcap"
+    data = bytearray((SAMPLES / "sample.pcap").read_bytes())
+    data[4:6] = (7).to_bytes(2, "little")  # pcap version 7.4
+    broken.write_bytes(bytes(data))
+    text = tmp_path / "notes.pcap"
+    text.write_bytes(b"not a capture at all, but long enough to look at " * 100)
+    for path in (broken, text):
+        assert not parts.readable_in_ranges(str(path))
+        rows = as_rows(split.read_split(spark, path, range_bytes=1000))
+        assert rows == whole(path.resolve())
+        assert len(rows) == 1 and rows[0].frame is None and "cannot read" in (rows[0].capture_error or "")
