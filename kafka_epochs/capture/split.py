@@ -297,9 +297,7 @@ _NO_SEGMENT = (None,) * 9
 # -- 3. ports --------------------------------------------------------------------------------------
 
 
-def port_learners(
-    rows: Iterable[tuple[int, int, int, int, int, bytes]], ports: frozenset[int]
-) -> Iterator[tuple[int, int, int]]:
+def port_learners(rows: Iterable[LearnerRow], ports: frozenset[int]) -> Iterator[tuple[int, int, int]]:
     """``(offset, port, client port)`` where a connection's own handshake teaches a Kafka port,
     each connection judged alone (only ``ports`` known). ``rows``: ``(pair, offset, time_ns,
     link_type, original_length, data)`` in offset order."""
