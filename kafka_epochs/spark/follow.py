@@ -2,13 +2,15 @@
 
 A streaming query reads the directory's capture files as they settle (the ``kafka-capture``
 stream, :mod:`kafka_epochs.spark.streaming`); each micro-batch's frames are decoded into epoch
-events once (:func:`~kafka_epochs.spark.epoch_audit.extract_events`) and appended to a Parquet
-store in the state directory, and the audit's judging runs again over every event stored (an
-epoch's timeline needs all of them; events are a small fraction of the frames' bytes, and no
-frame is decoded twice). The incidents not printed before are printed, one line each, in words
-(:func:`kafka_epochs.report.explain.explain`). The state directory also holds the query's
-checkpoint and what was printed, so a follow restarted with the same ``--state`` neither reads
-a file twice nor prints an incident twice.
+events once (:func:`~kafka_epochs.spark.epoch_audit.extract_events`, the batch's one Spark
+job), the events collected to the driver and stored as one Parquet file per micro-batch in the
+state directory, and judged there after the batches before
+(:class:`~kafka_epochs.spark.incremental_audit.IncrementalAudit`: the same incidents as the
+Spark audit of every event stored, without its seconds of small jobs per batch). The incidents
+not printed before are printed, one line each, in words (:func:`kafka_epochs.report.explain.explain`).
+The state directory also holds the query's checkpoint and what was printed, so a follow
+restarted with the same ``--state`` neither reads a file twice nor prints an incident twice; a
+restarted follow judges the stored events once before it reads on.
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.dataset as ds  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.report.explain import explain
 from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
-from kafka_epochs.spark.audit_report import incident_rows, to_incident
+from kafka_epochs.spark.audit_report import to_incident
 from kafka_epochs.spark.datasource import register
-from kafka_epochs.spark.epoch_audit import audit_of_events, extract_events
+from kafka_epochs.spark.epoch_audit import EVENT_SCHEMA, extract_events
+from kafka_epochs.spark.incremental_audit import Incident, IncrementalAudit, in_capture_order
 from kafka_epochs.spark.protocols import ProtocolLike
 
 #: how a printed line names its incident's table
@@ -72,6 +77,7 @@ class Follow:
         if self.printed_path.is_file():  # a restarted follow prints only what it did not before
             self.printed = set(json.loads(self.printed_path.read_text()))
         self.batches = 0
+        self.audit = IncrementalAudit(self.stored_events, equal_epoch=equal_epoch, cluster_key=cluster_key)
         self._lock = threading.Lock()
 
     def run(self, stop_after: float | None = None, *, once: bool = False) -> int:
@@ -80,6 +86,8 @@ class Follow:
         scheduled job, resumed from the same state each time."""
         register(self.spark)
         self._events_from_stored_frames()
+        if self.store.exists():  # what earlier runs stored judges what comes next
+            self._print(self.audit.reload())
         frames = (
             self.spark.readStream.format("kafka-capture")
             .option("settleSeconds", str(self.settle_seconds))
@@ -114,38 +122,40 @@ class Follow:
         frames = self.spark.read.parquet(str(self.frame_store))
         extract_events(frames, protocol=self.protocol).write.parquet(str(self.store))
 
+    def stored_events(self) -> pa.Table:
+        """Every event stored so far (micro-batch files, and the part files an earlier version wrote)."""
+        if not self.store.exists():
+            return EVENT_SCHEMA.empty_table()
+        return ds.dataset(str(self.store), format="parquet", schema=EVENT_SCHEMA).to_table()
+
     def _batch(self, frames: DataFrame, batch_id: int) -> None:
         with self._lock:
-            extract_events(frames, protocol=self.protocol).write.mode("append").parquet(str(self.store))
+            events = extract_events(frames, protocol=self.protocol).toArrow().cast(EVENT_SCHEMA)
+            self._store(events, batch_id)
             self.batches += 1
-            if not any(self.store.glob("*.parquet")):
-                return
-            stored = self.spark.read.parquet(str(self.store))
-            result = audit_of_events(stored, equal_epoch=self.equal_epoch, cluster_key=self.cluster_key)
-            try:
-                new = self._new_incidents(result)
-            finally:
-                result.unpersist()
-            for line in new:
-                print(line, file=self.out, flush=True)
-            self.printed_path.write_text(json.dumps(sorted(self.printed)))
+            self._print(self.audit.add(events))
 
-    def _new_incidents(self, result: Any) -> list[str]:
-        # three of the four incident tables are cuts of the verdicts: computed once, not thrice
-        judged = result.judged.persist()
-        try:
-            rows = incident_rows(result).orderBy("time_ns", "seq", F.col("partition").asc_nulls_first()).collect()
-        finally:
-            judged.unpersist()
-        lines = []
-        for row in rows:
+    def _store(self, events: pa.Table, batch_id: int) -> None:
+        """One file per micro-batch, named by its id: a batch replayed after a crash replaces
+        its file rather than storing its events twice."""
+        self.store.mkdir(parents=True, exist_ok=True)
+        final = self.store / f"batch-{batch_id:010d}.parquet"
+        partial = self.store / f".{final.name}.partial"  # a dot name: readers pass over it
+        pq.write_table(events, partial)
+        partial.replace(final)
+
+    def _print(self, incidents: list[Incident]) -> None:
+        for row in in_capture_order(incidents):
             key = json.dumps([row["kind"], row["capture"], row["seq"], row["topic"], row["partition"], row["path"]])
             if key in self.printed:
                 continue
             self.printed.add(key)
-            incident = to_incident(row)
-            lines.append(f"{_when(row['time_ns'])}  {_KINDS[incident.kind]:<18}  {explain(incident)}")
-        return lines
+            incident = to_incident(row)  # type: ignore[arg-type]  # a dict reads as a Row does
+            print(
+                f"{_when(row['time_ns'])}  {_KINDS[incident.kind]:<18}  {explain(incident)}", file=self.out, flush=True
+            )
+        self.printed_path.parent.mkdir(parents=True, exist_ok=True)
+        self.printed_path.write_text(json.dumps(sorted(self.printed)))
 
 
 def _when(time_ns: int | None) -> str:

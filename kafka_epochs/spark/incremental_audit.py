@@ -1,0 +1,297 @@
+"""The epoch audit's judging on the driver, batch after batch: what ``audit --follow`` prints from.
+
+:func:`~kafka_epochs.spark.epoch_audit.audit_of_events` judges every event at once with Spark:
+right for a directory of finished captures, but a follow that re-ran it for each new file spent
+seconds of small Spark jobs on verdicts that cannot have changed. :class:`IncrementalAudit` gives
+the same incidents (a test holds it to the Spark audit, table for table) from what earlier
+batches leave behind: each partition's leader epochs with where each was first seen, where its
+last judged request was, which cluster each broker connection is in, and the topic names known
+per topic id. A batch's requests are judged against that; the earlier verdicts stand as they
+were, since everything that decides them is unchanged, and that is checked batch by batch.
+
+A batch can change what decided an earlier verdict: its captures move an earlier broker to
+another cluster (a cluster id or topic id links them), name a topic id that earlier events
+left unnamed, or show a leader epoch first seen before a request already judged (captures of
+two hosts landing out of time order). Then everything stored is judged again from the start
+(``reload``), still on the driver: the incidents are then those of all the events.
+
+Events are :data:`~kafka_epochs.spark.epoch_audit.EVENT_SCHEMA` rows; the incidents are dicts
+with the columns of :func:`~kafka_epochs.spark.audit_report.incident_rows` (``kind`` one of
+the four incident tables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+
+from kafka_epochs.epochs import EqualEpochPolicy, Errors, check_leader_epoch, stop_replica_epoch_error
+from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
+from kafka_epochs.spark.clusters import ClusterInfo, Node, assign_clusters
+from kafka_epochs.spark.epoch_audit import (
+    AGREES,
+    ANSWER,
+    CLUSTER_INFO,
+    DISAGREES,
+    ERROR_RESPONSE,
+    LEADER_EPOCH,
+    NO_EPOCH,
+    NO_PAIRING,
+    NO_RESPONSE,
+    REQUEST_EPOCH,
+    STOP_REPLICA_EPOCH,
+)
+
+Event = dict[str, Any]
+Incident = dict[str, Any]
+PartitionKey = tuple[str | None, str | None, int | None]  # (cluster, topic, partition)
+#: A place in capture order, nulls first as Spark sorts them: (time known, time, seq known, seq).
+Position = tuple[bool, int, bool, int]
+Connection = tuple[str | None, str | None, str | None, int | None]  # capture, client, broker, correlation id
+
+
+def position(time_ns: int | None, seq: int | None) -> Position:
+    return (time_ns is not None, time_ns or 0, seq is not None, seq or 0)
+
+
+@dataclass
+class _FirstSighting:
+    """When an epoch of a partition was first seen: the earliest time, and the seq of the first
+    sighting in (time, seq) order (the two ``_timeline`` columns the requests are placed against)."""
+
+    time_ns: int | None
+    first: Position
+    seq: int | None
+
+    def add(self, time_ns: int | None, seq: int | None) -> None:
+        if time_ns is not None and (self.time_ns is None or time_ns < self.time_ns):
+            self.time_ns = time_ns
+        if position(time_ns, seq) < self.first:
+            self.first, self.seq = position(time_ns, seq), seq
+
+    @property
+    def at(self) -> Position:
+        return position(self.time_ns, self.seq)
+
+
+@dataclass
+class _State:
+    """What the verdicts of the batches judged so far rest on."""
+
+    captures: set[str | None] = field(default_factory=set)
+    brokers: dict[Node, None] = field(default_factory=dict)
+    infos: dict[ClusterInfo, None] = field(default_factory=dict)
+    topic_ids: dict[tuple[str | None, str | None, str], None] = field(default_factory=dict)
+    clusters: dict[Node, str] = field(default_factory=dict)
+    #: (cluster, topic id) -> the name events gave it (the least, as ``_named`` takes)
+    names: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (cluster, topic id) of events that came without a topic name and got none
+    unnamed: set[tuple[str, str]] = field(default_factory=set)
+    epochs: dict[PartitionKey, dict[int, _FirstSighting]] = field(default_factory=dict)
+    #: the place of each partition's last judged request or StopReplica
+    last_judged: dict[PartitionKey, Position] = field(default_factory=dict)
+
+
+class Rejudge(Exception):
+    """A batch changes what an earlier verdict rested on (the message says what)."""
+
+
+class IncrementalAudit:
+    """The audit's incidents, batch by batch (see the module docstring).
+
+    ``stored`` gives every event stored so far, the current batch's included: what a batch that
+    changes earlier verdicts is judged again with.
+    """
+
+    def __init__(
+        self,
+        stored: Callable[[], pa.Table],
+        *,
+        equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT,
+        cluster_key: str = "auto",
+    ) -> None:
+        self.stored = stored
+        self.equal_epoch = equal_epoch
+        self.cluster_key = cluster_key
+        self.state = _State()
+        #: why the last batch was judged with everything stored (None: it was judged alone)
+        self.rejudged: str | None = None
+        self.rejudgings = 0
+
+    def reload(self) -> list[Incident]:
+        """Judge everything stored from the start: the incidents of all of it."""
+        self.state = _State()
+        return self._judge(self.stored().to_pylist())
+
+    def add(self, batch: pa.Table) -> list[Incident]:
+        """The incidents of ``batch``'s events judged after those before; or, when the batch
+        changes an earlier verdict's grounds, of everything stored, judged again."""
+        self.rejudged = None
+        try:
+            return self._judge(batch.to_pylist())
+        except Rejudge as why:  # the state is half-updated: reload starts a new one
+            self.rejudged = str(why)
+            self.rejudgings += 1
+            return self.reload()
+
+    # -- one batch ---------------------------------------------------------------------------
+
+    def _judge(self, events: list[Event]) -> list[Incident]:
+        state = self.state
+        fresh = not state.captures
+        captures = {e["capture"] for e in events}
+        if not fresh and captures & state.captures:
+            raise Rejudge("a capture already judged has more events")
+        state.captures |= captures
+        self._assign_clusters(state, events, fresh)
+        self._name_topics(state, events, fresh)
+        self._see_epochs(state, events, fresh)
+        return self._incidents(state, events)
+
+    def _assign_clusters(self, state: _State, events: list[Event], fresh: bool) -> None:
+        for e in events:
+            state.brokers.setdefault((e["capture"], e["broker"]), None)
+            if e["kind"] == CLUSTER_INFO:
+                info = ClusterInfo(e["capture"], e["broker"], e["cluster_id"], tuple(e["members"] or ()))
+                state.infos.setdefault(info, None)
+            if e["topic_id"] is not None:
+                state.topic_ids.setdefault((e["capture"], e["broker"], e["topic_id"]), None)
+        clusters = assign_clusters(state.brokers, state.infos, state.topic_ids, self.cluster_key)
+        if not fresh:
+            moved = [node for node, name in state.clusters.items() if clusters[node] != name]
+            if moved:
+                raise Rejudge(f"{len(moved)} broker connection(s) judged before are in another cluster now")
+        state.clusters = clusters
+        for e in events:
+            e["cluster"] = clusters[(e["capture"], e["broker"])]
+
+    def _name_topics(self, state: _State, events: list[Event], fresh: bool) -> None:
+        learnt: dict[tuple[str, str], str] = {}
+        for e in events:
+            if e["topic_id"] is not None and e["topic"]:
+                key = (e["cluster"], e["topic_id"])
+                learnt[key] = min(e["topic"], learnt.get(key, e["topic"]))
+        for key, name in learnt.items():
+            known = state.names.get(key)
+            if not fresh and (key in state.unnamed or (known is not None and name < known)):
+                raise Rejudge("a topic id judged before has a name now")
+            state.names[key] = name if known is None else min(known, name)
+        for e in events:
+            if not e["topic"]:  # an empty name is no name: the one its id has, else none
+                key = (e["cluster"], e["topic_id"])
+                e["topic"] = state.names.get(key) if e["topic_id"] is not None else None
+                if e["topic"] is None and e["topic_id"] is not None:
+                    state.unnamed.add(key)
+
+    def _see_epochs(self, state: _State, events: list[Event], fresh: bool) -> None:
+        for e in events:
+            if e["kind"] != LEADER_EPOCH or e["epoch"] is None:
+                continue
+            key: PartitionKey = (e["cluster"], e["topic"], e["partition"])
+            seen = state.epochs.setdefault(key, {})
+            first = seen.get(e["epoch"])
+            before = None if first is None else first.at
+            if first is None:
+                first = seen[e["epoch"]] = _FirstSighting(e["time_ns"], position(e["time_ns"], e["seq"]), e["seq"])
+            else:
+                first.add(e["time_ns"], e["seq"])
+            judged = state.last_judged.get(key)
+            if fresh or judged is None or first.at == before:
+                continue
+            # the place moves earlier, or later (a known time after sightings without one): a
+            # request judged after either place may see another leader epoch now
+            if min(first.at, before or first.at) <= judged:
+                raise Rejudge("a leader epoch was first seen before a request judged already")
+
+    def _incidents(self, state: _State, events: list[Event]) -> list[Incident]:
+        answered: set[Connection] = set()
+        broker_errors: dict[tuple[Connection, str | None, int | None], str] = {}
+        for e in events:
+            if e["correlation_id"] is None or e["kind"] not in (ANSWER, ERROR_RESPONSE):
+                continue
+            connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
+            if e["kind"] == ANSWER:
+                answered.add(connection)
+            else:
+                where = (connection, e["topic"], e["partition"])
+                if e["error"] is not None:  # the least error named, as the Spark audit takes it
+                    broker_errors[where] = min(e["error"], broker_errors.get(where, e["error"]))
+        out: list[Incident] = []
+        for e in events:
+            if e["kind"] == ERROR_RESPONSE:
+                out.append(_incident(e, FENCED_RESPONSE, error=e["error"], path=e["path"]))
+            elif e["kind"] in (REQUEST_EPOCH, STOP_REPLICA_EPOCH):
+                key = (e["cluster"], e["topic"], e["partition"])
+                at = position(e["time_ns"], e["seq"])
+                leader = max(
+                    (epoch for epoch, first in state.epochs.get(key, {}).items() if first.at <= at),
+                    default=None,
+                )
+                state.last_judged[key] = max(at, state.last_judged.get(key, at))
+                verdict = self._verdict(e["kind"], e["epoch"], leader)
+                connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
+                broker_error = broker_errors.get((connection, e["topic"], e["partition"]))
+                agreement = _agreement(verdict, e["correlation_id"], connection in answered, broker_error)
+                if agreement == DISAGREES:
+                    kind = DISAGREEMENT
+                elif verdict is None or verdict == Errors.NONE.name:
+                    continue
+                else:
+                    kind = STALE_REQUEST if e["kind"] == REQUEST_EPOCH else STOP_REPLICA_FENCED
+                delete = e["delete"] if kind != STALE_REQUEST else None
+                out.append(
+                    _incident(
+                        e,
+                        kind,
+                        error=verdict,
+                        requested_epoch=e["epoch"],
+                        leader_epoch=leader,
+                        broker_error=broker_error,
+                        delete=delete,
+                    )
+                )
+        return out
+
+    def _verdict(self, kind: str, requested: int | None, current: int | None) -> str | None:
+        if requested is None or current is None:
+            return None
+        if kind == STOP_REPLICA_EPOCH:
+            return stop_replica_epoch_error(requested, current, self.equal_epoch).name
+        return check_leader_epoch(requested, current).name
+
+
+def _agreement(verdict: str | None, correlation_id: int | None, answered: bool, broker_error: str | None) -> str:
+    if verdict is None:
+        return NO_EPOCH
+    if correlation_id is None:
+        return NO_PAIRING
+    if not answered:
+        return NO_RESPONSE
+    if verdict == Errors.NONE.name:
+        return AGREES if broker_error is None else DISAGREES
+    return AGREES if broker_error == verdict else DISAGREES
+
+
+_FRAME_COLUMNS = ("capture", "seq", "time_ns", "client", "broker", "correlation_id")
+_EVENT_COLUMNS = ("cluster", "api", "api_version", "topic", "partition", "profile", "warnings")
+
+
+def _incident(e: Event, kind: str, **values: Any) -> Incident:
+    row = {c: e[c] for c in (*_FRAME_COLUMNS, *_EVENT_COLUMNS)}
+    row.update(requested_epoch=None, leader_epoch=None, broker_error=None, path=None, delete=None, error=None)
+    row.update(values)
+    row["kind"] = kind
+    return row
+
+
+def in_capture_order(incidents: Iterable[Incident]) -> list[Incident]:
+    """Sorted as the follow prints: time, seq, then partition (nulls first, as Spark sorts)."""
+
+    def order(row: Incident) -> tuple[Any, ...]:
+        partition = row["partition"]
+        return (*position(row["time_ns"], row["seq"]), partition is not None, partition or 0)
+
+    return sorted(incidents, key=order)
