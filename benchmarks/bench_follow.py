@@ -108,7 +108,7 @@ def synthetic_events(count: int, partitions: int, start_seq: int = 0) -> pa.Tabl
 def judging(count: int, partitions: int) -> tuple[float, float, int, int]:
     stored = synthetic_events(count, partitions)
     batch = synthetic_events(10_000, partitions, start_seq=count)
-    audit = IncrementalAudit(lambda: stored)
+    audit = IncrementalAudit(lambda where=None: stored if where is None else stored.filter(where))
     started = time.perf_counter()
     first = audit.reload()
     reload_s = time.perf_counter() - started

@@ -5,9 +5,11 @@ clusters and names interact; nulls wherever the schema allows them."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kafka_epochs.spark.epoch_audit import (
     ANSWER,
@@ -80,3 +82,13 @@ def by_capture(events: pa.Table) -> list[pa.Table]:
     order = list(dict.fromkeys(events.column("capture").to_pylist()))
     rows = events.to_pylist()
     return [pa.Table.from_pylist([r for r in rows if r["capture"] == c], schema=EVENT_SCHEMA) for c in order]
+
+
+def store_of(tables: list[pa.Table]) -> Callable[[pc.Expression | None], pa.Table]:
+    """What a follow's store reads back, over ``tables`` (the list may grow)."""
+
+    def stored(where: pc.Expression | None = None) -> pa.Table:
+        everything = pa.concat_tables(tables) if tables else EVENT_SCHEMA.empty_table()
+        return everything if where is None else everything.filter(where)
+
+    return stored

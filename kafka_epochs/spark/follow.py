@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.dataset as ds  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame, SparkSession
@@ -122,11 +123,12 @@ class Follow:
         frames = self.spark.read.parquet(str(self.frame_store))
         extract_events(frames, protocol=self.protocol).write.parquet(str(self.store))
 
-    def stored_events(self) -> pa.Table:
-        """Every event stored so far (micro-batch files, and the part files an earlier version wrote)."""
+    def stored_events(self, where: pc.Expression | None = None) -> pa.Table:
+        """The events stored so far that ``where`` keeps (micro-batch files, and the part files
+        an earlier version wrote)."""
         if not self.store.exists():
             return EVENT_SCHEMA.empty_table()
-        return ds.dataset(str(self.store), format="parquet", schema=EVENT_SCHEMA).to_table()
+        return ds.dataset(str(self.store), format="parquet", schema=EVENT_SCHEMA).to_table(filter=where)
 
     def _batch(self, frames: DataFrame, batch_id: int) -> None:
         with self._lock:

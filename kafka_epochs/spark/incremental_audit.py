@@ -9,11 +9,13 @@ last judged request was, which cluster each broker connection is in, and the top
 per topic id. A batch's requests are judged against that; the earlier verdicts stand as they
 were, since everything that decides them is unchanged, and that is checked batch by batch.
 
-A batch can change what decided an earlier verdict: its captures move an earlier broker to
-another cluster (a cluster id or topic id links them), name a topic id that earlier events
-left unnamed, or show a leader epoch first seen before a request already judged (captures of
-two hosts landing out of time order). Then everything stored is judged again from the start
-(``reload``), still on the driver: the incidents are then those of all the events.
+A batch can change what decided an earlier verdict. When it shows a leader epoch first seen
+before a request already judged (captures of two hosts of one cluster landing out of time
+order), the earlier requests of that partition are read back from the store and judged again
+(``rejudged_partitions``). When its captures move an earlier broker to another cluster (a
+cluster id or topic id links them), name a topic id that earlier events left unnamed, or add to
+a capture already judged, everything stored is judged again from the start (``reload``, and
+``rejudged`` says why), still on the driver.
 
 Events are :data:`~kafka_epochs.spark.epoch_audit.EVENT_SCHEMA` rows; the incidents are dicts
 with the columns of :func:`~kafka_epochs.spark.audit_report.incident_rows` (``kind`` one of
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from kafka_epochs.epochs import EqualEpochPolicy, Errors, check_leader_epoch, stop_replica_epoch_error
 from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
@@ -51,6 +54,9 @@ PartitionKey = tuple[str | None, str | None, int | None]  # (cluster, topic, par
 #: A place in capture order, nulls first as Spark sorts them: (time known, time, seq known, seq).
 Position = tuple[bool, int, bool, int]
 Connection = tuple[str | None, str | None, str | None, int | None]  # capture, client, broker, correlation id
+#: The stored events a filter expression keeps (None: all of them), as a pyarrow dataset reads them.
+Store = Callable[[pc.Expression | None], pa.Table]
+CHECKS = (REQUEST_EPOCH, STOP_REPLICA_EPOCH)
 
 
 def position(time_ns: int | None, seq: int | None) -> Position:
@@ -102,13 +108,13 @@ class Rejudge(Exception):
 class IncrementalAudit:
     """The audit's incidents, batch by batch (see the module docstring).
 
-    ``stored`` gives every event stored so far, the current batch's included: what a batch that
-    changes earlier verdicts is judged again with.
+    ``stored`` reads the events stored so far, the current batch's included, that a filter
+    keeps: what a batch that changes earlier verdicts is judged again with.
     """
 
     def __init__(
         self,
-        stored: Callable[[], pa.Table],
+        stored: Store,
         *,
         equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT,
         cluster_key: str = "auto",
@@ -120,16 +126,20 @@ class IncrementalAudit:
         #: why the last batch was judged with everything stored (None: it was judged alone)
         self.rejudged: str | None = None
         self.rejudgings = 0
+        #: the partitions whose earlier requests the last batch had judged again
+        self.rejudged_partitions: set[PartitionKey] = set()
 
     def reload(self) -> list[Incident]:
         """Judge everything stored from the start: the incidents of all of it."""
         self.state = _State()
-        return self._judge(self.stored().to_pylist())
+        return self._judge(self.stored(None).to_pylist())
 
     def add(self, batch: pa.Table) -> list[Incident]:
-        """The incidents of ``batch``'s events judged after those before; or, when the batch
-        changes an earlier verdict's grounds, of everything stored, judged again."""
+        """The incidents of ``batch``'s events judged after those before, with those of earlier
+        requests its epochs judge again; or, when the batch changes more than epochs, of
+        everything stored, judged again."""
         self.rejudged = None
+        self.rejudged_partitions = set()
         try:
             return self._judge(batch.to_pylist())
         except Rejudge as why:  # the state is half-updated: reload starts a new one
@@ -148,8 +158,40 @@ class IncrementalAudit:
         state.captures |= captures
         self._assign_clusters(state, events, fresh)
         self._name_topics(state, events, fresh)
-        self._see_epochs(state, events, fresh)
-        return self._incidents(state, events)
+        moved = self._see_epochs(state, events, fresh)
+        incidents = self._incidents(state, events)
+        if moved:
+            incidents += self._judged_again(state, moved, captures)
+        return incidents
+
+    def _judged_again(self, state: _State, keys: set[PartitionKey], new: set[str | None]) -> list[Incident]:
+        """The incidents of the earlier requests of ``keys``, read back from the store and judged
+        with the epochs known now (with their captures' answers, for the broker's word)."""
+        self.rejudged_partitions = keys
+        partitions = {key[2] for key in keys}
+        where = pc.field("partition").isin([p for p in partitions if p is not None])
+        if None in partitions:
+            where = where | pc.field("partition").is_null()
+        earlier = [
+            e
+            for e in self.stored(pc.field("kind").isin(list(CHECKS)) & where).to_pylist()
+            if e["capture"] not in new and self._placed(state, e) in keys
+        ]
+        if not earlier:
+            return []
+        captures = list({e["capture"] for e in earlier})
+        answers = self.stored(pc.field("kind").isin([ANSWER, ERROR_RESPONSE]) & pc.field("capture").isin(captures))
+        for e in (answers := answers.to_pylist()):
+            self._placed(state, e)
+        return self._incidents(state, earlier + answers, responses=False)
+
+    @staticmethod
+    def _placed(state: _State, e: Event) -> PartitionKey:
+        """A stored event given the cluster and topic name it has now; its partition's key."""
+        e["cluster"] = state.clusters[(e["capture"], e["broker"])]
+        if not e["topic"]:
+            e["topic"] = state.names.get((e["cluster"], e["topic_id"])) if e["topic_id"] is not None else None
+        return (e["cluster"], e["topic"], e["partition"])
 
     def _assign_clusters(self, state: _State, events: list[Event], fresh: bool) -> None:
         for e in events:
@@ -186,7 +228,10 @@ class IncrementalAudit:
                 if e["topic"] is None and e["topic_id"] is not None:
                     state.unnamed.add(key)
 
-    def _see_epochs(self, state: _State, events: list[Event], fresh: bool) -> None:
+    def _see_epochs(self, state: _State, events: list[Event], fresh: bool) -> set[PartitionKey]:
+        """Records the events' epoch sightings; returns the partitions where one moved a first
+        sighting before (or past) a request judged in an earlier batch."""
+        moved: set[PartitionKey] = set()
         for e in events:
             if e["kind"] != LEADER_EPOCH or e["epoch"] is None:
                 continue
@@ -204,9 +249,10 @@ class IncrementalAudit:
             # the place moves earlier, or later (a known time after sightings without one): a
             # request judged after either place may see another leader epoch now
             if min(first.at, before or first.at) <= judged:
-                raise Rejudge("a leader epoch was first seen before a request judged already")
+                moved.add(key)
+        return moved
 
-    def _incidents(self, state: _State, events: list[Event]) -> list[Incident]:
+    def _incidents(self, state: _State, events: list[Event], *, responses: bool = True) -> list[Incident]:
         answered: set[Connection] = set()
         broker_errors: dict[tuple[Connection, str | None, int | None], str] = {}
         for e in events:
@@ -222,7 +268,8 @@ class IncrementalAudit:
         out: list[Incident] = []
         for e in events:
             if e["kind"] == ERROR_RESPONSE:
-                out.append(_incident(e, FENCED_RESPONSE, error=e["error"], path=e["path"]))
+                if responses:
+                    out.append(_incident(e, FENCED_RESPONSE, error=e["error"], path=e["path"]))
             elif e["kind"] in (REQUEST_EPOCH, STOP_REPLICA_EPOCH):
                 key = (e["cluster"], e["topic"], e["partition"])
                 at = position(e["time_ns"], e["seq"])

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq  # noqa: E402
 from epoch_story import frame_table_rows, write_sample  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from incremental_events import by_capture, random_captures  # noqa: E402
+from incremental_events import by_capture, random_captures, store_of  # noqa: E402
 
 from kafka_epochs.epochs import EqualEpochPolicy  # noqa: E402
 from kafka_epochs.spark.audit_report import incident_rows  # noqa: E402
@@ -52,24 +52,35 @@ def canonical(rows: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def judged_at_once(events: pa.Table, **options: Any) -> list[Incident]:
-    return IncrementalAudit(lambda: events, **options).reload()
+    return IncrementalAudit(store_of([events]), **options).reload()
 
 
 def judged_in_batches(batches: list[pa.Table], **options: Any) -> tuple[dict[str, Incident], list[str | None]]:
-    """What a follow ends with: each incident by its printed key, the latest word on it; and why
-    each batch was judged again with everything (None: it was not)."""
+    """What a follow ends with: each incident by its printed key, the latest word on it; and for
+    each batch what was judged again (None: only the batch): why everything was, or how many
+    partitions' earlier requests were."""
     stored: list[pa.Table] = []
-    audit = IncrementalAudit(lambda: pa.concat_tables(stored) if stored else EVENT_SCHEMA.empty_table(), **options)
+    audit = IncrementalAudit(store_of(stored), **options)
     seen: dict[str, Incident] = {}
-    why = []
+    why: list[str | None] = []
     for batch in batches:
         stored.append(batch)
         found = audit.add(batch)
-        why.append(audit.rejudged)
         if audit.rejudged is not None:
+            why.append(audit.rejudged)
             seen = {}  # judged again: what it gives is the whole of it
+        elif audit.rejudged_partitions:
+            why.append(f"{len(audit.rejudged_partitions)} partition(s)")
+            again = audit.rejudged_partitions  # what it gives of those partitions is the whole of it
+            seen = {k: r for k, r in seen.items() if r["kind"] == "fenced_response" or place(r) not in again}
+        else:
+            why.append(None)
         seen.update(keyed(found))
     return seen, why
+
+
+def place(row: Incident) -> tuple[Any, ...]:
+    return (row["cluster"], row["topic"], row["partition"])
 
 
 def keyed(incidents: list[Incident]) -> dict[str, Incident]:
@@ -155,9 +166,7 @@ def test_real_captures_landing_one_by_one_are_judged_again_only_out_of_time_orde
     assert canonical(seen.values()) == canonical(keyed(judged_at_once(real_events)).values())
     # sample.pcap and clients.pcap are one cluster (their Metadata's cluster id), and sample.pcap
     # was captured days before: landing after clients.pcap, its epochs come before judged requests
-    assert {n: w for n, w in zip(names, why, strict=True) if w is not None} == {
-        "sample.pcap": "a leader epoch was first seen before a request judged already"
-    }
+    assert {n: w for n, w in zip(names, why, strict=True) if w is not None} == {"sample.pcap": "6 partition(s)"}
     # landing in the order they were captured (a rotating capture's files), each is judged alone
     in_time = sorted(batches, key=lambda b: pa.compute.min(b.column("time_ns")).as_py())
     seen, why = judged_in_batches(in_time)
@@ -204,7 +213,7 @@ def test_an_epoch_first_seen_before_a_judged_request_judges_again() -> None:
     first = table(named("one", 0), event("one", 20, LEADER_EPOCH, epoch=4), event("one", 30, REQUEST_EPOCH, epoch=4))
     # another host's capture of the same cluster, earlier: epoch 5 was out before that request
     late = table(named("two", 1), event("two", 25, LEADER_EPOCH, epoch=5))
-    found = stale_in_the_end([first, late], "before a request judged already")
+    found = stale_in_the_end([first, late], "1 partition(s)")
     assert [(r["kind"], r["requested_epoch"], r["leader_epoch"]) for r in found] == [("stale_request", 4, 5)]
 
 
