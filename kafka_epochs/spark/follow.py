@@ -27,6 +27,7 @@ import pyarrow.dataset as ds  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame, SparkSession
 
+from kafka_epochs.decode_command import SAMPLE_CAPTURE
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.report.explain import explain
 from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
@@ -89,6 +90,8 @@ class Follow:
         self._events_from_stored_frames()
         if self.store.exists():  # what earlier runs stored judges what comes next
             self._print(self.audit.reload())
+        if not once:
+            self._warm_up()
         frames = (
             self.spark.readStream.format("kafka-capture")
             .option("settleSeconds", str(self.settle_seconds))
@@ -122,6 +125,12 @@ class Follow:
             return
         frames = self.spark.read.parquet(str(self.frame_store))
         extract_events(frames, protocol=self.protocol).write.parquet(str(self.store))
+
+    def _warm_up(self) -> None:
+        """Extract the events of the bundled sample capture, and drop them: the executors' Python
+        workers start and load the codec now, not when the first file lands (3-4 s here)."""
+        sample = self.spark.read.format("kafka-capture").load(str(SAMPLE_CAPTURE))
+        extract_events(sample, protocol=self.protocol).toArrow()
 
     def stored_events(self, where: pc.Expression | None = None) -> pa.Table:
         """The events stored so far that ``where`` keeps (micro-batch files, and the part files

@@ -45,7 +45,8 @@ def test_an_incident_is_printed_within_a_trigger_of_its_file_settling(spark: Any
     thread = threading.Thread(target=follow.run, kwargs={"stop_after": 120})
     thread.start()
     try:
-        time.sleep(3)  # the query is up and has looked at an empty directory
+        while not any(q.recentProgress for q in spark.streams.active):  # warmed up, looked once
+            time.sleep(0.1)
         write_sample(incoming / "story.pcap")
         landed = time.monotonic()
         while not out.lines and time.monotonic() - landed < 90:
