@@ -733,17 +733,21 @@ def _with_leader_epoch(events: DataFrame, timeline: DataFrame) -> DataFrame:
     return merged.where(F.col("order") == 1).drop("order", "seen_epoch")
 
 
+def verdict(kind: str, requested: int | None, current: int | None, equal_epoch: EqualEpochPolicy) -> str | None:
+    """The error name the epochs rules give a check (``kind`` a request's or a StopReplica's)
+    naming ``requested`` while the leader is at ``current``; None when either is unknown."""
+    if requested is None or current is None:
+        return None
+    if kind == STOP_REPLICA_EPOCH:
+        return stop_replica_epoch_error(requested, current, equal_epoch).name
+    return check_leader_epoch(requested, current).name
+
+
 def _judged(checks: DataFrame, equal_epoch: EqualEpochPolicy) -> DataFrame:
     """``verdict``: the error name the epochs rules give each check (null when no epoch is known)."""
-
-    def verdict(kind: str, requested: int | None, current: int | None) -> str | None:
-        if requested is None or current is None:
-            return None
-        if kind == STOP_REPLICA_EPOCH:
-            return stop_replica_epoch_error(requested, current, equal_epoch).name
-        return check_leader_epoch(requested, current).name
-
-    judge = F.udf(verdict, "string", useArrow=True)
+    judge = F.udf(
+        lambda kind, requested, current: verdict(kind, requested, current, equal_epoch), "string", useArrow=True
+    )
     return checks.withColumn("verdict", judge(F.col("kind"), F.col("epoch"), F.col("leader_epoch")))
 
 

@@ -32,7 +32,7 @@ from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.report.explain import explain
 from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
 from kafka_epochs.spark.audit_report import to_incident
-from kafka_epochs.spark.datasource import register
+from kafka_epochs.spark.datasource import capture_frames, register, to_batches
 from kafka_epochs.spark.epoch_audit import EVENT_SCHEMA, extract_events
 from kafka_epochs.spark.incremental_audit import Incident, IncrementalAudit, in_capture_order
 from kafka_epochs.spark.protocols import ProtocolLike
@@ -128,9 +128,13 @@ class Follow:
 
     def _warm_up(self) -> None:
         """Extract the events of the bundled sample capture, and drop them: the executors' Python
-        workers start and load the codec now, not when the first file lands (3-4 s here)."""
-        sample = self.spark.read.format("kafka-capture").load(str(SAMPLE_CAPTURE))
-        extract_events(sample, protocol=self.protocol).toArrow()
+        workers start and load the codec now, not when the first file lands (3-4 s here). The
+        frames are read here and sent: an executor need not see this machine's files."""
+        try:
+            table = pa.Table.from_batches(list(to_batches(capture_frames(SAMPLE_CAPTURE))))
+            extract_events(self.spark.createDataFrame(table), protocol=self.protocol).toArrow()
+        except Exception as error:  # only a head start is lost: say so, and follow all the same
+            print(f"kafka-epochs: the follow's warm-up failed ({error}); following all the same", file=self.out)
 
     def stored_events(self, where: pc.Expression | None = None) -> pa.Table:
         """The events stored so far that ``where`` keeps (micro-batch files, and the part files

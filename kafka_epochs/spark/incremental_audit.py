@@ -31,7 +31,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from kafka_epochs.epochs import EqualEpochPolicy, Errors, check_leader_epoch, stop_replica_epoch_error
+from kafka_epochs.epochs import EqualEpochPolicy, Errors
 from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
 from kafka_epochs.spark.clusters import ClusterInfo, Node, assign_clusters
 from kafka_epochs.spark.epoch_audit import (
@@ -46,6 +46,7 @@ from kafka_epochs.spark.epoch_audit import (
     NO_RESPONSE,
     REQUEST_EPOCH,
     STOP_REPLICA_EPOCH,
+    verdict,
 )
 
 Event = dict[str, Any]
@@ -278,13 +279,13 @@ class IncrementalAudit:
                     default=None,
                 )
                 state.last_judged[key] = max(at, state.last_judged.get(key, at))
-                verdict = self._verdict(e["kind"], e["epoch"], leader)
+                judged = verdict(e["kind"], e["epoch"], leader, self.equal_epoch)
                 connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
                 broker_error = broker_errors.get((connection, e["topic"], e["partition"]))
-                agreement = _agreement(verdict, e["correlation_id"], connection in answered, broker_error)
+                agreement = _agreement(judged, e["correlation_id"], connection in answered, broker_error)
                 if agreement == DISAGREES:
                     kind = DISAGREEMENT
-                elif verdict is None or verdict == Errors.NONE.name:
+                elif judged is None or judged == Errors.NONE.name:
                     continue
                 else:
                     kind = STALE_REQUEST if e["kind"] == REQUEST_EPOCH else STOP_REPLICA_FENCED
@@ -293,7 +294,7 @@ class IncrementalAudit:
                     _incident(
                         e,
                         kind,
-                        error=verdict,
+                        error=judged,
                         requested_epoch=e["epoch"],
                         leader_epoch=leader,
                         broker_error=broker_error,
@@ -302,24 +303,17 @@ class IncrementalAudit:
                 )
         return out
 
-    def _verdict(self, kind: str, requested: int | None, current: int | None) -> str | None:
-        if requested is None or current is None:
-            return None
-        if kind == STOP_REPLICA_EPOCH:
-            return stop_replica_epoch_error(requested, current, self.equal_epoch).name
-        return check_leader_epoch(requested, current).name
 
-
-def _agreement(verdict: str | None, correlation_id: int | None, answered: bool, broker_error: str | None) -> str:
-    if verdict is None:
+def _agreement(judged: str | None, correlation_id: int | None, answered: bool, broker_error: str | None) -> str:
+    if judged is None:
         return NO_EPOCH
     if correlation_id is None:
         return NO_PAIRING
     if not answered:
         return NO_RESPONSE
-    if verdict == Errors.NONE.name:
+    if judged == Errors.NONE.name:
         return AGREES if broker_error is None else DISAGREES
-    return AGREES if broker_error == verdict else DISAGREES
+    return AGREES if broker_error == judged else DISAGREES
 
 
 _FRAME_COLUMNS = ("capture", "seq", "time_ns", "client", "broker", "correlation_id")

@@ -127,3 +127,37 @@ def test_a_state_that_holds_frames_is_carried_over(spark: Any, tmp_path: Path) -
     assert (state / "events").is_dir()
     text = "\n".join(line for _, line in out.lines)
     assert "carried leader epoch 4 for orders-0 while the leader was at 5" in text
+
+
+def test_a_failed_warm_up_is_said_and_the_follow_goes_on(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kafka_epochs.spark.follow as follow_module
+
+    calls = []
+    extract = follow_module.extract_events
+
+    def failing_first(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("no executors yet")
+        return extract(*args, **kwargs)
+
+    monkeypatch.setattr(follow_module, "extract_events", failing_first)
+    incoming = tmp_path / "in"
+    incoming.mkdir()
+    write_sample(incoming / "story.pcap")
+    out = Lines()
+    follow = Follow(spark, str(incoming), tmp_path / "state", trigger_seconds=TRIGGER, settle_seconds=0, out=out)
+    thread = threading.Thread(target=follow.run, kwargs={"stop_after": 60})
+    thread.start()
+    try:
+        while len(out.lines) < 2 and thread.is_alive():
+            time.sleep(0.1)
+    finally:
+        for query in spark.streams.active:
+            query.stop()
+        thread.join()
+    text = "\n".join(line for _, line in out.lines)
+    assert "warm-up failed (no executors yet); following all the same" in text
+    assert "carried leader epoch 4 for orders-0 while the leader was at 5" in text
