@@ -437,6 +437,9 @@ def session(
             python = settings.get("spark.pyspark.python")
             if python:
                 os.environ["PYSPARK_PYTHON"] = str(python)
+            from kafka_epochs.spark.shipping import ship_beside_the_driver
+
+            ship_beside_the_driver()  # the capture stream's planner runs beside the driver
             builder = SparkSession.builder.master(master).appName(app_name)
             for key, value in settings.items():
                 builder = builder.config(key, str(value).lower() if isinstance(value, bool) else value)

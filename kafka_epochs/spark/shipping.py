@@ -51,6 +51,22 @@ def ship_package(spark: Any) -> Path | None:
         return archive
 
 
+def ship_beside_the_driver() -> Path:
+    """Put the zip on ``PYTHONPATH`` for the Python processes Spark starts beside the driver.
+
+    Call before the session's JVM starts (it inherits this process's environment). The capture
+    stream's planner (``readStream.format("kafka-capture")``) runs there, in the executors'
+    Python (``spark.pyspark.python``), and unlike the batch source's planner it is not given the
+    files ``addPyFile`` shipped (PySpark 4.x): with this it imports the driver's kafka_epochs
+    where that Python has none. Only processes launched from the JVM see it; this interpreter's
+    own ``sys.path`` was fixed when it started.
+    """
+    archive = package_zip()
+    paths = [str(archive), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return archive
+
+
 def package_zip(folder: str | os.PathLike[str] | None = None) -> Path:
     """A zip of :data:`SHIPPED` as they are installed here, named by a digest of their files."""
     files = [(package, path) for package in SHIPPED for path in _package_files(package)]

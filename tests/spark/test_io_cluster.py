@@ -231,3 +231,28 @@ def test_a_capture_read_in_ranges_on_the_cluster_gives_the_whole_read_s_rows(
         for r in capture_frames(str(path))
     ]
     assert got == sorted(whole) and len(whole) == 300
+
+
+def test_the_follow_on_the_cluster_prints_what_local_mode_prints(
+    cluster: StandaloneCluster, bare: str, tmp_path: Path
+) -> None:
+    """``audit --follow`` on the cluster: the capture stream's planner runs beside the driver in
+    the executors' Python (which has no kafka_epochs), the warm-up and the batches on executors."""
+    incoming = tmp_path / "in"
+    incoming.mkdir()
+    write_sample(incoming / "story.pcap")
+    pace = ["--trigger-seconds", "1", "--settle-seconds", "0"]
+    follow = [KAFKA_EPOCHS, "audit", str(incoming), "--follow", "--state", str(tmp_path / "state"), *pace]
+    done = subprocess.run(
+        [*follow, "--stop-after", "45", "--master", cluster.url, *cluster_conf(bare)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-4000:] + done.stdout[-2000:]
+    assert "warm-up failed" not in done.stdout
+    code, local, _ = run("audit", str(incoming), "--follow", "--state", str(tmp_path / "local"), "--once", *pace)
+    assert code == 0 and "FENCED_LEADER_EPOCH (KIP-359)" in local
+    assert sorted(done.stdout.splitlines()) == sorted(local.splitlines())
