@@ -95,53 +95,77 @@ def assign_clusters(
 
     ``topic_ids``: (capture, broker, topic id) for each topic id seen on a broker connection.
     """
-    if key not in CLUSTER_KEYS:
-        raise ValueError(f"cluster key must be one of {', '.join(CLUSTER_KEYS)}, not {key!r}")
-    pairs = list(dict.fromkeys(brokers))
-    if key == "capture":
-        return {pair: _capture_name(pair[0]) for pair in pairs}
-    infos = list(infos)
-    scoped = key != "broker"  # whether a node is a broker of one capture, or a broker anywhere
+    assigner = ClusterAssigner(key)
+    assigner.add(brokers, infos, topic_ids)
+    return assigner.names()
 
-    def node(capture: str | None, broker: str | None) -> Node:
-        return (capture if scoped else None, broker)
 
-    parts = _Components()
-    for pair in pairs:
-        parts.find(node(*pair))
-    for info in infos:
-        answering = node(info.capture, info.broker)
-        for member in info.members:  # the answering broker and those it lists are one cluster
-            parts.union(answering, node(info.capture, member))
-        if info.cluster_id and key != "broker":
-            parts.add_id(answering, info.cluster_id)
-    if key in ("auto", "cluster-id"):
-        by_id: dict[str, Node] = {}
-        for root, reported in parts.component_ids().items():
-            for cluster_id in reported:  # one id anywhere is one cluster: captures join through it
-                parts.union(root, by_id.setdefault(cluster_id, root))
-    if key == "auto":
-        by_topic: dict[str, Node] = {}
-        for capture, broker, topic_id in topic_ids:
-            here = node(capture, broker)
-            parts.union(here, by_topic.setdefault(topic_id, here))
-    ids = parts.component_ids()
-    members: dict[Node, list[Node]] = {}
-    for pair in pairs:
-        members.setdefault(parts.find(node(*pair)), []).append(pair)
-    names: dict[Node, str] = {}
-    for root, group in members.items():
-        known = sorted(ids.get(root, ()))
-        for pair in group:
-            if known:
-                names[pair] = "cluster " + "+".join(known)
-            elif key == "cluster-id":
-                names[pair] = f"{_capture_name(pair[0])} (no cluster id)"
-            elif key == "broker":
-                names[pair] = "brokers " + min(p[1] or "?" for p in group)
-            else:
-                names[pair] = f"{_capture_name(pair[0])} {min(p[1] or '?' for p in group)}"
-    return names
+class ClusterAssigner:
+    """:func:`assign_clusters` a little at a time: what is added links clusters as if it had
+    all been given at once (a follow adds each micro-batch's connections, answers and topic
+    ids, and keeps only the links they make, not every topic id seen)."""
+
+    def __init__(self, key: str = "auto") -> None:
+        if key not in CLUSTER_KEYS:
+            raise ValueError(f"cluster key must be one of {', '.join(CLUSTER_KEYS)}, not {key!r}")
+        self.key = key
+        self._pairs: dict[Node, None] = {}
+        self._parts = _Components()
+        self._by_id: dict[str, Node] = {}  # a node of each cluster id's cluster
+        self._by_topic: dict[str, Node] = {}  # a node of each topic id's cluster
+
+    def _node(self, capture: str | None, broker: str | None) -> Node:
+        # a node is a broker of one capture, or (key broker) a broker anywhere
+        return (capture if self.key != "broker" else None, broker)
+
+    def add(
+        self,
+        brokers: Iterable[Node],
+        infos: Iterable[ClusterInfo] = (),
+        topic_ids: Iterable[tuple[str | None, str | None, str]] = (),
+    ) -> None:
+        parts = self._parts
+        for pair in brokers:
+            if pair not in self._pairs:
+                self._pairs[pair] = None
+                parts.find(self._node(*pair))
+        if self.key == "capture":
+            return
+        for info in infos:
+            answering = self._node(info.capture, info.broker)
+            for member in info.members:  # the answering broker and those it lists are one cluster
+                parts.union(answering, self._node(info.capture, member))
+            if info.cluster_id and self.key != "broker":
+                parts.add_id(answering, info.cluster_id)
+                if self.key in ("auto", "cluster-id"):  # one id anywhere is one cluster
+                    parts.union(answering, self._by_id.setdefault(info.cluster_id, answering))
+        if self.key == "auto":
+            for capture, broker, topic_id in topic_ids:
+                here = self._node(capture, broker)
+                parts.union(here, self._by_topic.setdefault(topic_id, here))
+
+    def names(self) -> dict[Node, str]:
+        """The cluster name of every (capture, broker) pair added so far."""
+        if self.key == "capture":
+            return {pair: _capture_name(pair[0]) for pair in self._pairs}
+        parts = self._parts
+        ids = parts.component_ids()
+        members: dict[Node, list[Node]] = {}
+        for pair in self._pairs:
+            members.setdefault(parts.find(self._node(*pair)), []).append(pair)
+        names: dict[Node, str] = {}
+        for root, group in members.items():
+            known = sorted(ids.get(root, ()))
+            for pair in group:
+                if known:
+                    names[pair] = "cluster " + "+".join(known)
+                elif self.key == "cluster-id":
+                    names[pair] = f"{_capture_name(pair[0])} (no cluster id)"
+                elif self.key == "broker":
+                    names[pair] = "brokers " + min(p[1] or "?" for p in group)
+                else:
+                    names[pair] = f"{_capture_name(pair[0])} {min(p[1] or '?' for p in group)}"
+        return names
 
 
 def _capture_name(capture: str | None) -> str:

@@ -33,7 +33,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from kafka_epochs.epochs import EqualEpochPolicy, Errors
 from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
-from kafka_epochs.spark.clusters import ClusterInfo, Node, assign_clusters
+from kafka_epochs.spark.clusters import ClusterAssigner, ClusterInfo, Node
 from kafka_epochs.spark.epoch_audit import (
     AGREES,
     ANSWER,
@@ -89,9 +89,8 @@ class _State:
     """What the verdicts of the batches judged so far rest on."""
 
     captures: set[str | None] = field(default_factory=set)
-    brokers: dict[Node, None] = field(default_factory=dict)
-    infos: dict[ClusterInfo, None] = field(default_factory=dict)
-    topic_ids: dict[tuple[str | None, str | None, str], None] = field(default_factory=dict)
+    #: the links between broker connections seen so far (none is given twice)
+    assigner: ClusterAssigner = field(default_factory=ClusterAssigner)
     clusters: dict[Node, str] = field(default_factory=dict)
     #: (cluster, topic id) -> the name events gave it (the least, as ``_named`` takes)
     names: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -123,7 +122,7 @@ class IncrementalAudit:
         self.stored = stored
         self.equal_epoch = equal_epoch
         self.cluster_key = cluster_key
-        self.state = _State()
+        self.state = _State(assigner=ClusterAssigner(cluster_key))
         #: why the last batch was judged with everything stored (None: it was judged alone)
         self.rejudged: str | None = None
         self.rejudgings = 0
@@ -132,7 +131,7 @@ class IncrementalAudit:
 
     def reload(self) -> list[Incident]:
         """Judge everything stored from the start: the incidents of all of it."""
-        self.state = _State()
+        self.state = _State(assigner=ClusterAssigner(self.cluster_key))
         return self._judge(self.stored(None).to_pylist())
 
     def add(self, batch: pa.Table) -> list[Incident]:
@@ -195,14 +194,17 @@ class IncrementalAudit:
         return (e["cluster"], e["topic"], e["partition"])
 
     def _assign_clusters(self, state: _State, events: list[Event], fresh: bool) -> None:
+        brokers: dict[Node, None] = {}
+        infos: dict[ClusterInfo, None] = {}
+        topic_ids: dict[tuple[str | None, str | None, str], None] = {}
         for e in events:
-            state.brokers.setdefault((e["capture"], e["broker"]), None)
+            brokers[(e["capture"], e["broker"])] = None
             if e["kind"] == CLUSTER_INFO:
-                info = ClusterInfo(e["capture"], e["broker"], e["cluster_id"], tuple(e["members"] or ()))
-                state.infos.setdefault(info, None)
+                infos[ClusterInfo(e["capture"], e["broker"], e["cluster_id"], tuple(e["members"] or ()))] = None
             if e["topic_id"] is not None:
-                state.topic_ids.setdefault((e["capture"], e["broker"], e["topic_id"]), None)
-        clusters = assign_clusters(state.brokers, state.infos, state.topic_ids, self.cluster_key)
+                topic_ids[(e["capture"], e["broker"], e["topic_id"])] = None
+        state.assigner.add(brokers, infos, topic_ids)
+        clusters = state.assigner.names()
         if not fresh:
             moved = [node for node, name in state.clusters.items() if clusters[node] != name]
             if moved:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from kafka_epochs.spark.clusters import ClusterInfo, assign_clusters
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterAssigner, ClusterInfo, assign_clusters
 
 A, B = "/caps/a.pcap", "/caps/b.pcap"
 LOOP = "127.0.0.1:9092"
@@ -55,3 +59,118 @@ def test_a_table_without_captures_or_brokers_is_one_cluster() -> None:
 def test_unknown_keys_are_refused() -> None:
     with pytest.raises(ValueError, match="cluster key must be one of"):
         assign_clusters([], [], [], "topic")
+
+
+# -- the assignment against a plain graph search, whole and a little at a time -------------------
+
+CAPTURES = ("/c/one.pcap", "/c/two.pcap", "/c/three.pcap")
+ENDPOINTS = ("10.0.0.1:9092", "10.0.0.2:9092", "10.0.0.3:9092")
+
+
+def reachable_names(
+    brokers: list[tuple[str, str]], infos: list[ClusterInfo], topic_ids: list[tuple[str, str, str]], key: str
+) -> dict[tuple[str, str], str]:
+    """The module docstring's rules read directly: nodes joined by edges, components by search."""
+    if key == "capture":
+        return {pair: pair[0].rsplit("/", 1)[-1] for pair in brokers}
+    node = (lambda c, b: (None, b)) if key == "broker" else (lambda c, b: (c, b))
+    edges: dict[Any, set[Any]] = {}
+
+    def link(a: Any, b: Any) -> None:
+        edges.setdefault(a, set()).add(b)
+        edges.setdefault(b, set()).add(a)
+
+    ids: dict[Any, set[str]] = {}
+    for info in infos:
+        answering = node(info.capture, info.broker)
+        for member in info.members:
+            link(answering, node(info.capture, member))
+        if info.cluster_id and key != "broker":
+            ids.setdefault(answering, set()).add(info.cluster_id)
+    if key in ("auto", "cluster-id"):
+        for a, a_ids in ids.items():
+            for b, b_ids in ids.items():
+                if a_ids & b_ids:
+                    link(a, b)
+    if key == "auto":
+        for capture, broker, topic_id in topic_ids:
+            for other_capture, other_broker, other_id in topic_ids:
+                if topic_id == other_id:
+                    link(node(capture, broker), node(other_capture, other_broker))
+    component: dict[Any, int] = {}
+    for start in [node(*pair) for pair in brokers] + list(edges):
+        if start in component:
+            continue
+        todo = [start]
+        while todo:
+            here = todo.pop()
+            if here not in component:
+                component[here] = id(start)
+                todo += edges.get(here, ())
+    groups: dict[int, list[tuple[str, str]]] = {}
+    for pair in brokers:
+        groups.setdefault(component[node(*pair)], []).append(pair)
+    names = {}
+    for label, group in groups.items():
+        known = sorted(set().union(*(i for n, i in ids.items() if component.get(n) == label)))
+        for pair in group:
+            if known:
+                names[pair] = "cluster " + "+".join(known)
+            elif key == "cluster-id":
+                names[pair] = f"{pair[0].rsplit('/', 1)[-1]} (no cluster id)"
+            elif key == "broker":
+                names[pair] = "brokers " + min(p[1] for p in group)
+            else:
+                names[pair] = f"{pair[0].rsplit('/', 1)[-1]} {min(p[1] for p in group)}"
+    return names
+
+
+pairs = st.tuples(st.sampled_from(CAPTURES), st.sampled_from(ENDPOINTS))
+infos = st.builds(
+    ClusterInfo,
+    st.sampled_from(CAPTURES),
+    st.sampled_from(ENDPOINTS),
+    st.sampled_from(("id-1", "id-2", None)),
+    st.lists(st.sampled_from(ENDPOINTS), max_size=2).map(tuple),
+)
+topic_ids = st.tuples(st.sampled_from(CAPTURES), st.sampled_from(ENDPOINTS), st.sampled_from(("t-1", "t-2", "t-3")))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    brokers=st.lists(pairs, min_size=1, max_size=8, unique=True),
+    given_infos=st.lists(infos, max_size=4),
+    given_topics=st.lists(topic_ids, max_size=5),
+    key=st.sampled_from(CLUSTER_KEYS),
+    cut=st.integers(0, 8),
+)
+def test_assignment_whole_and_in_parts_agrees_with_a_graph_search(
+    brokers: list[tuple[str, str]],
+    given_infos: list[ClusterInfo],
+    given_topics: list[tuple[str, str, str]],
+    key: str,
+    cut: int,
+) -> None:
+    # every broker an answer or a topic id speaks of is a connection of the capture
+    known = set(brokers)
+    known |= {(i.capture, m) for i in given_infos for m in (i.broker, *i.members)}
+    known |= {(c, b) for c, b, _ in given_topics}
+    brokers = sorted(known)
+    expected = reachable_names(brokers, given_infos, given_topics, key)
+    assert assign_clusters(brokers, given_infos, given_topics, key) == expected
+    parts = ClusterAssigner(key)
+    parts.add(brokers[:cut], given_infos[: cut // 2], given_topics[:cut])
+    parts.add(brokers[cut:], given_infos[cut // 2 :], given_topics[cut:])
+    assert parts.names() == expected
+
+
+def test_a_cluster_id_joins_what_another_id_named() -> None:
+    # one broker reported two ids (a migrated cluster); another capture's broker only the first
+    infos = [ClusterInfo(A, LOOP, "id-1", ()), ClusterInfo(A, LOOP, "id-2", ()), ClusterInfo(B, LOOP, "id-1", ())]
+    whole = assign_clusters([(A, LOOP), (B, LOOP)], infos, [])
+    assert whole == {(A, LOOP): "cluster id-1+id-2", (B, LOOP): "cluster id-1+id-2"}
+    parts = ClusterAssigner()
+    parts.add([(B, LOOP)], infos[2:])
+    assert parts.names() == {(B, LOOP): "cluster id-1"}
+    parts.add([(A, LOOP)], infos[:2])
+    assert parts.names() == whole
