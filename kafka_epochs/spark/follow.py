@@ -16,6 +16,7 @@ restarted follow judges the stored events once before it reads on.
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 import time
 from pathlib import Path
@@ -75,6 +76,8 @@ class Follow:
         #: where a follow of an earlier version kept frames rather than events
         self.frame_store = state / "frames"
         self.printed_path = state / "printed.json"
+        #: the judging state as of the last micro-batch (pickled by this program, for itself)
+        self.judged_path = state / "judged.pickle"
         self.printed: set[str] = set()
         if self.printed_path.is_file():  # a restarted follow prints only what it did not before
             self.printed = set(json.loads(self.printed_path.read_text()))
@@ -88,7 +91,7 @@ class Follow:
         scheduled job, resumed from the same state each time."""
         register(self.spark)
         self._events_from_stored_frames()
-        if self.store.exists():  # what earlier runs stored judges what comes next
+        if self.store.exists() and not self._resumed():  # what earlier runs stored judges what comes next
             self._print(self.audit.reload())
         if not once:
             self._warm_up()
@@ -149,6 +152,28 @@ class Follow:
             self._store(events, batch_id)
             self.batches += 1
             self._print(self.audit.add(events))
+            self._keep_judging_state()
+
+    def _stored_files(self) -> list[str]:
+        return sorted(str(path.relative_to(self.store)) for path in self.store.rglob("*.parquet"))
+
+    def _keep_judging_state(self) -> None:
+        """What the judging rests on, with the store files it covers: a restart resumes from it
+        rather than judging the whole store again."""
+        partial = self.judged_path.with_suffix(".partial")
+        partial.write_bytes(pickle.dumps((self._stored_files(), self.audit.snapshot())))
+        partial.replace(self.judged_path)
+
+    def _resumed(self) -> bool:
+        """Whether the judging state kept by the last run covers the store as it is now."""
+        try:
+            files, snapshot = pickle.loads(self.judged_path.read_bytes())
+            if files != self._stored_files():
+                return False  # the last batch stored but not kept, or a store of an earlier version
+            self.audit.restore(snapshot)
+        except Exception:  # absent, cut short, or of another version: judge the store again
+            return False
+        return True
 
     def _store(self, events: pa.Table, batch_id: int) -> None:
         """One file per micro-batch, named by its id: a batch replayed after a crash replaces

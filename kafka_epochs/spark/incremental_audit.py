@@ -134,6 +134,18 @@ class IncrementalAudit:
         self.state = _State(assigner=ClusterAssigner(self.cluster_key))
         return self._judge(self.stored(None).to_pylist())
 
+    def snapshot(self) -> object:
+        """What the verdicts so far rest on, to :meth:`restore` in another run (picklable)."""
+        return (self.cluster_key, self.equal_epoch, self.state)
+
+    def restore(self, snapshot: object) -> None:
+        """Carry on from a :meth:`snapshot` taken with the same cluster key and policy."""
+        if not (isinstance(snapshot, tuple) and len(snapshot) == 3 and isinstance(snapshot[2], _State)):
+            raise ValueError("not a snapshot of this version's judging")
+        if snapshot[:2] != (self.cluster_key, self.equal_epoch):
+            raise ValueError("the snapshot was taken with another cluster key or equal-epoch policy")
+        self.state = snapshot[2]
+
     def add(self, batch: pa.Table) -> list[Incident]:
         """The incidents of ``batch``'s events judged after those before, with those of earlier
         requests its epochs judge again; or, when the batch changes more than epochs, of
