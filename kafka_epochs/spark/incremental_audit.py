@@ -201,8 +201,7 @@ class IncrementalAudit:
     def _placed(state: _State, e: Event) -> PartitionKey:
         """A stored event given the cluster and topic name it has now; its partition's key."""
         e["cluster"] = state.clusters[(e["capture"], e["broker"])]
-        if not e["topic"]:
-            e["topic"] = state.names.get((e["cluster"], e["topic_id"])) if e["topic_id"] is not None else None
+        _name_topic(state, e)
         return (e["cluster"], e["topic"], e["partition"])
 
     def _assign_clusters(self, state: _State, events: list[Event], fresh: bool) -> None:
@@ -237,11 +236,8 @@ class IncrementalAudit:
                 raise Rejudge("a topic id judged before has a name now")
             state.names[key] = name if known is None else min(known, name)
         for e in events:
-            if not e["topic"]:  # an empty name is no name: the one its id has, else none
-                key = (e["cluster"], e["topic_id"])
-                e["topic"] = state.names.get(key) if e["topic_id"] is not None else None
-                if e["topic"] is None and e["topic_id"] is not None:
-                    state.unnamed.add(key)
+            if not _name_topic(state, e) and e["topic_id"] is not None:
+                state.unnamed.add((e["cluster"], e["topic_id"]))
 
     def _see_epochs(self, state: _State, events: list[Event], fresh: bool) -> set[PartitionKey]:
         """Records the events' epoch sightings; returns the partitions where one moved a first
@@ -316,6 +312,14 @@ class IncrementalAudit:
                     )
                 )
         return out
+
+
+def _name_topic(state: _State, e: Event) -> str | None:
+    """The event's topic name: its own, else (an empty name is no name) the one its topic id
+    has in its cluster, else none. Sets it on the event too."""
+    if not e["topic"]:
+        e["topic"] = state.names.get((e["cluster"], e["topic_id"])) if e["topic_id"] is not None else None
+    return e["topic"]
 
 
 def _agreement(judged: str | None, correlation_id: int | None, answered: bool, broker_error: str | None) -> str:
