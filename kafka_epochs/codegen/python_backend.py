@@ -36,7 +36,7 @@ from kafka_epochs.spec.model import (
 )
 from kafka_epochs.spec.versions import MAX_VERSION, Versions
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 #: alias -> the import that defines it, for every name generated code may use besides its own;
 #: :meth:`_ModuleWriter.rt` records the aliases a module uses and only those are imported.
 _RUNTIME_IMPORTS: dict[str, str] = {
@@ -161,6 +161,23 @@ class _ModuleWriter:
     def attr(self, f: FieldSpec) -> str:
         return attribute_name(f.name)
 
+    def lazy(self, f: FieldSpec) -> bool:
+        """Whether ``f`` is a struct that many decoded objects lack: tagged in some version, or
+        absent from some. Such a field's slot holds None until its default is first read (the
+        public attribute is a property), so a message without it costs no object per element
+        on decode and no equality test on encode."""
+        if f.type.kind is not Kind.STRUCT or f.default is not StructDefault.EMPTY_STRUCT:
+            return False
+        if not f.nullable_versions.empty:
+            return False  # None is a value of the field there, not "not read"
+        valid = self.spec.valid_versions
+        return any(f.tagged_in(v) or not f.present_in(v) for v in range(valid.low, valid.high + 1))
+
+    def slot(self, f: FieldSpec) -> str:
+        """Where the object keeps ``f``: the attribute, or for a lazy field its private slot."""
+        name = attribute_name(f.name)
+        return f"_{name}" if self.lazy(f) else name
+
     def fixed(self, fmt: str) -> str:
         self.formats.add(fmt)
         self.rt("_struct")
@@ -211,9 +228,15 @@ class _ModuleWriter:
         return name
 
     def nondefault(self, f: FieldSpec, expr: str) -> str:
-        """A condition that holds when ``expr`` differs from the field's default (Kafka's rule)."""
+        """A condition that holds when ``expr`` differs from the field's default (Kafka's rule).
+
+        For a lazy field ``expr`` is its slot: None there is the default, never read.
+        """
         d = f.default
         kind = f.type.kind
+        if self.lazy(f):
+            assert f.struct is not None
+            return f"{expr} is not None and ({self.struct_nondefault(f.struct, expr)})"
         if d is None:
             return f"{expr} is not None"
         if d is StructDefault.EMPTY_ARRAY or kind in (Kind.BYTES, Kind.RECORDS):
@@ -223,6 +246,17 @@ class _ModuleWriter:
         if kind is Kind.BOOL:
             return f"not {expr}" if d else f"{expr}"
         return f"{expr} != {self.default_expr(f)}"
+
+    def struct_nondefault(self, struct: StructSpec, expr: str) -> str:
+        """A condition that holds when the struct ``expr`` differs from a default one: its fields
+        tested one by one where they are all plain values (the reading of a default made on
+        first read is then as cheap as an untouched one), else the generic equality."""
+        if any(f.type.kind is Kind.STRUCT or f.default is StructDefault.EMPTY_STRUCT for f in struct.fields):
+            return f"{expr} != {struct.name}()"
+        tests = [f"({self.nondefault(f, f'{expr}.{self.attr(f)}')})" for f in struct.fields]
+        if self.has_tag_slot():
+            tests.append(f"{expr}._unknown_tags")
+        return " or ".join(tests) or "False"
 
     def versions_tuple(self, v: Versions) -> str:
         """A version range as the field table writes it: ``(low, high)``, the open end by name."""
@@ -312,7 +346,7 @@ class _ModuleWriter:
         with src.block(f"class {struct.name}({base}):"):
             src('"""' + self.class_doc(struct, is_message).replace("\\", "\\\\") + '"""')
             src()
-            slots = [self.attr(f) for f in struct.fields]
+            slots = [self.slot(f) for f in struct.fields]
             if self.has_tag_slot():
                 slots.append("_unknown_tags")
             src(f"__slots__ = ({''.join(repr(s) + ', ' for s in slots)})")
@@ -330,7 +364,8 @@ class _ModuleWriter:
             src()
             # class-level annotations: editors and type checkers see every field without __init__
             for f in struct.fields:
-                src(f"{self.attr(f)}: {self.type_hint(f)}")
+                if not self.lazy(f):  # a lazy field's property carries its type
+                    src(f"{self.attr(f)}: {self.type_hint(f)}")
             if self.has_tag_slot():
                 src("_unknown_tags: dict[int, bytes] | None")
             src()
@@ -340,7 +375,10 @@ class _ModuleWriter:
                 a = self.attr(f)
                 hint = self.type_hint(f)
                 d = f.default
-                if d is StructDefault.EMPTY_ARRAY or d is StructDefault.EMPTY_STRUCT:
+                if self.lazy(f):
+                    params.append(f"{a}: {hint} | None = None")
+                    assigns.append(f"self.{self.slot(f)} = {a}")
+                elif d is StructDefault.EMPTY_ARRAY or d is StructDefault.EMPTY_STRUCT:
                     fresh = "[]" if d is StructDefault.EMPTY_ARRAY else f"{f.struct.name}()"  # type: ignore[union-attr]
                     if f.nullable_versions.empty:
                         params.append(f"{a}: {hint} | None = None")
@@ -367,6 +405,24 @@ class _ModuleWriter:
             with src.indented():
                 for line in assigns or ["pass"]:
                     src(line)
+            for f in struct.fields:
+                if self.lazy(f):
+                    self.lazy_property(src, f)
+
+    def lazy_property(self, src: Source, f: FieldSpec) -> None:
+        """The public attribute of a lazy field: its default is made on first read and kept."""
+        a, slot, hint = self.attr(f), self.slot(f), self.type_hint(f)
+        src()
+        src("@property")
+        with src.block(f"def {a}(self) -> {hint}:"):
+            src(f"v = self.{slot}")
+            with src.block("if v is None:"):
+                src(f"v = self.{slot} = {self.default_expr(f)}")
+            src("return v")
+        src()
+        src(f"@{a}.setter")
+        with src.block(f"def {a}(self, value: {hint}) -> None:"):
+            src(f"self.{slot} = value")
 
     def type_hint(self, f: FieldSpec) -> str:
         t = f.type
@@ -444,6 +500,8 @@ class _ModuleWriter:
                 args.append(f"default={self.default_expr(f)}")
             if f.ignorable:
                 args.append("ignorable=True")
+            if self.lazy(f):
+                args.append("lazy=True")
             rows.append(f"    {self.rt('_F')}({', '.join(args)}),")
         src(f"{struct.name}._FIELDS = (")
         for row in rows:
@@ -493,6 +551,8 @@ class _Decode:
         for f in struct.fields:
             if f.present_in(v) and not f.tagged_in(v):
                 regular.append(f)
+            elif gen.lazy(f):
+                src(f"{var}.{gen.slot(f)} = None")
             else:
                 src(f"{var}.{gen.attr(f)} = {gen.default_expr(f)}")
         runs = _runs(regular)
@@ -507,7 +567,7 @@ class _Decode:
                 preloaded = following is not None and self.compact_length(following)
                 self.fixed_run(run, var, with_tag_count=merge_tags and i == len(runs) - 1, with_length=preloaded)
             else:
-                self.value(run[0], f"{var}.{gen.attr(run[0])}", depth, end, preloaded=preloaded)
+                self.value(run[0], f"{var}.{gen.slot(run[0])}", depth, end, preloaded=preloaded)
                 preloaded = False
         if not self.flexible:
             return
@@ -700,7 +760,7 @@ class _Decode:
             keyword = "if"
             for f in sorted(known, key=lambda f: f.tag or 0):
                 with body.block(f"{keyword} tag == {f.tag}:"):
-                    sub.value(f, f"o.{gen.attr(f)}", 0, "stop")
+                    sub.value(f, f"o.{gen.slot(f)}", 0, "stop")
                     with body.block("if pos != stop:"):
                         body(f"raise {malformed}")
                 keyword = "elif"
@@ -733,7 +793,7 @@ class _Encode:
         for f in struct.fields:
             if not f.present_in(v):
                 if not f.ignorable:
-                    with src.block(f"if {gen.nondefault(f, f'{var}.{gen.attr(f)}')}:"):
+                    with src.block(f"if {gen.nondefault(f, f'{var}.{gen.slot(f)}')}:"):
                         src(f"raise {gen.rt('_missing')}({struct.name!r}, {gen.attr(f)!r})")
             elif not f.tagged_in(v):
                 regular.append(f)
@@ -854,7 +914,7 @@ class _Encode:
         sub = f"b{depth}"
         src(f"{tags} = []")
         for f in tagged:
-            expr = f"{var}.{gen.attr(f)}"
+            expr = f"{var}.{gen.slot(f)}"
             with src.block(f"if {gen.nondefault(f, expr)}:"):
                 src(f"{sub} = []")
                 self.value(f, expr, depth, sub)

@@ -70,6 +70,7 @@ def _uuid(value: Any) -> str:
 class _Generator:
     def __init__(self, version: int, compact: bool, ascii: bool) -> None:
         self.version = version
+        self.ascii = ascii
         self.item = "," if compact else ", "
         self.colon = ":" if compact else ": "
         escape = json.encoder.encode_basestring_ascii if ascii else json.encoder.encode_basestring
@@ -100,7 +101,11 @@ class _Generator:
         fields = [f for f in cls._FIELDS if f.present(v)]
         parts = []
         for f in fields:
-            text = self.value(f.kind, f.element, f.struct, "o." + f.attr, f.is_nullable(v))
+            default = self.lazy_default(f)
+            if default is not None:  # not read since decoding: the default's text, no default made
+                text = f"({default!r} if o.{f.slot} is None else {self.function(f.struct)}(o.{f.slot}))"
+            else:
+                text = self.value(f.kind, f.element, f.struct, "o." + f.attr, f.is_nullable(v))
             parts.append(f"{json.dumps(f.attr)}{self.colon}{{{text}}}")
         body = self.item.join(parts)
         if "_unknown_tags" in getattr(cls, "__slots__", ()):
@@ -108,6 +113,13 @@ class _Generator:
         # A triple-quoted f-string: its fields' expressions may hold single-quoted literals.
         self.lines += [f"def {name}(o):", f"    return f'''{{{{{body}}}}}'''", ""]
         return name
+
+    def lazy_default(self, f: Any) -> str | None:
+        """The JSON text of a lazy field's default, where an f-string field can hold it."""
+        if not f.lazy:
+            return None
+        text = json.dumps(f.struct().to_dict(self.version), separators=(self.item, self.colon), ensure_ascii=self.ascii)
+        return None if "\\" in repr(text) else text
 
     def value(self, kind: str, element: str | None, struct: Any, expr: str, nullable: bool) -> str:
         """An expression giving the JSON text of ``expr``, a value of ``kind`` (None only where

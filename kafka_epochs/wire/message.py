@@ -33,8 +33,9 @@ class Struct:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        slots: tuple[str, ...] = self.__slots__  # the subclass's tuple
-        return all(getattr(self, name) == getattr(other, name) for name in slots)
+        # By field, not by slot: a lazily defaulted struct's slot holds None until it is read.
+        names = _EQ_NAMES.get(type(self)) or _eq_names(type(self))
+        return all(getattr(self, name) == getattr(other, name) for name in names)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, so unhashable like a list
 
@@ -215,6 +216,15 @@ def _base64(value: bytes) -> str:
 
 
 _PLANS: dict[tuple[type, int | None], _DictPlan] = {}
+_EQ_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _eq_names(cls: type[Struct]) -> tuple[str, ...]:
+    names = tuple(f.attr for f in cls._FIELDS)
+    if "_unknown_tags" in cls.__slots__:
+        names += ("_unknown_tags",)
+    _EQ_NAMES[cls] = names
+    return names
 
 
 def _plan(cls: type, version: int | None) -> _DictPlan:

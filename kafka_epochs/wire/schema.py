@@ -27,6 +27,7 @@ class FieldInfo:
         "element",
         "ignorable",
         "kind",
+        "lazy",
         "name",
         "nullable",
         "struct",
@@ -50,6 +51,7 @@ class FieldInfo:
         compact: Range | None = None,
         default: Any = None,
         ignorable: bool = False,
+        lazy: bool = False,
     ) -> None:
         self.attr = attr
         self.name = name
@@ -63,6 +65,13 @@ class FieldInfo:
         self.compact = compact  # per-field flexibleVersions override, else None
         self.default = default
         self.ignorable = ignorable
+        # a struct most objects lack: kept in the slot ``_<attr>`` as None until its default is read
+        self.lazy = lazy
+
+    @property
+    def slot(self) -> str:
+        """Where an object keeps the field's value (None there, for a lazy field, is its default)."""
+        return "_" + self.attr if self.lazy else self.attr
 
     def present(self, version: int) -> bool:
         return self.versions[0] <= version <= self.versions[1]
