@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafka-epochs", description=__doc__, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     gen = commands.add_parser("generate", help="generate Python modules from a directory of JSON message specs")
     gen.add_argument(
@@ -228,6 +228,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_spark_commands(commands)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (package metadata is slow
+    to import, and every other run would pay for it)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
 
 
 def _version() -> str:

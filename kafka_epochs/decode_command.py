@@ -367,9 +367,11 @@ def run_decode(args: argparse.Namespace) -> int:
     progress = _Progress(total) if sys.stderr.isatty() and not args.quiet else None
     if args.format == "table":
         sys.stdout.write(TABLE_HEADER + "\n")
+    print_one = _Printer(args, selected, summary, printed, live)
+    several = len(inputs) > 1
     try:
         for capture, exchange in _exchanges(inputs, protocol, args, summary, printed, progress):
-            _print(exchange, capture if len(inputs) > 1 else None, args, selected, summary, printed, live)
+            print_one(exchange, capture if several else None)
     finally:
         if progress is not None:
             progress.close()
@@ -427,35 +429,51 @@ class _open:
             self.file.close()
 
 
-def _print(
-    exchange: Any,
-    capture: str | None,
-    args: argparse.Namespace,
-    selected: ExchangeFilter,
-    summary: Any,
-    printed: Printed,
-    live: bool,
-) -> None:
-    from kafka_epochs.rendering import json_line
-    from kafka_epochs.traffic import exchange_json
+class _Printer:
+    """Prints each exchange the filters select, counting what the summary says of them.
 
-    summary.count(exchange)
-    if not selected.matches_flow(exchange):
-        return  # decided before anything is rendered
-    # Bodies go straight to JSON text unless a filter has to look inside them.
-    as_text = args.format == "jsonl" and not selected.topics
-    row = exchange_json(exchange, records=args.records, secrets=args.sasl_secrets, bodies_as_text=as_text)
-    if not selected.matches_content(exchange, row):
-        return
-    printed.exchanges += 1
-    printed.problems += not exchange.ok
-    printed.record_errors += row.get("record_errors", 0)
-    if capture is not None:
-        row = {"capture": capture, **row}
-    line = json_line(row) if args.format == "jsonl" else table_row(row)
-    sys.stdout.write(line + "\n")
-    if live:
-        sys.stdout.flush()  # a live capture: each exchange as soon as it completes
+    JSON lines come from :class:`~kafka_epochs.json_lines.LineWriter` where it can write them
+    (no filter looks inside bodies, no record batches), else from the dict that
+    :func:`~kafka_epochs.rendering.exchange_json` builds.
+    """
+
+    def __init__(
+        self, args: argparse.Namespace, selected: ExchangeFilter, summary: Any, printed: Printed, live: bool
+    ) -> None:
+        from kafka_epochs.json_lines import LineWriter
+        from kafka_epochs.rendering import exchange_json, json_line
+
+        self.args, self.selected, self.summary, self.printed, self.live = args, selected, summary, printed, live
+        self.exchange_json, self.json_line = exchange_json, json_line
+        jsonl = args.format == "jsonl"
+        # Bodies go straight to JSON text unless a filter has to look inside them.
+        self.as_text = jsonl and not selected.topics
+        direct = jsonl and not args.records and not selected.topics and not selected.errors_only
+        self.writer = LineWriter(secrets=args.sasl_secrets) if direct else None
+        self.write = sys.stdout.write
+
+    def __call__(self, exchange: Any, capture: str | None) -> None:
+        self.summary.count(exchange)
+        if not self.selected.matches_flow(exchange):
+            return  # decided before anything is rendered
+        printed = self.printed
+        line = None if self.writer is None else self.writer.line(exchange, capture)
+        if line is None:
+            args = self.args
+            row = self.exchange_json(
+                exchange, records=args.records, secrets=args.sasl_secrets, bodies_as_text=self.as_text
+            )
+            if not self.selected.matches_content(exchange, row):
+                return
+            printed.record_errors += row.get("record_errors", 0)
+            if capture is not None:
+                row = {"capture": capture, **row}
+            line = self.json_line(row) if args.format == "jsonl" else table_row(row)
+        printed.exchanges += 1
+        printed.problems += not exchange.ok
+        self.write(line + "\n")
+        if self.live:
+            sys.stdout.flush()  # a live capture: each exchange as soon as it completes
 
 
 # -- output ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kafka_epochs.capture import Flow
+from kafka_epochs.epochs.errors import Errors
 from kafka_epochs.exchanges import SASL_TOKENS, Exchange, Kind, api_name
 from kafka_epochs.projection.bodies import ProjectedBody
 from kafka_epochs.records.model import RecordBatch
@@ -293,14 +294,17 @@ def _name(value: Any) -> Any:
     return value.name if isinstance(value, enum.Enum) else value
 
 
+def has_error_codes(cls: type) -> bool:
+    """Whether objects of the generated class ``cls`` can hold an ``error_code`` anywhere."""
+    return bool(_paths_to(cls, "int16", "error_code"))
+
+
 def error_codes(body: Any, path: str = "") -> list[dict[str, Any]]:
     """Every non-zero ``error_code`` in a decoded message, with its path and Kafka's name for it.
 
     ``body`` is a generated message object (walked along the fields that can hold an error
     code) or its ``to_dict()`` form (walked whole).
     """
-    from kafka_epochs.epochs.errors import Errors
-
     if isinstance(body, (dict, list)):
         return _error_codes_in_plain(body, path)
     if type(body) is ProjectedBody:  # the error codes among the fields asked for, by row
@@ -327,8 +331,6 @@ def error_codes(body: Any, path: str = "") -> list[dict[str, Any]]:
 
 
 def _error_codes_in_plain(plain: Any, path: str) -> list[dict[str, Any]]:
-    from kafka_epochs.epochs.errors import Errors
-
     found: list[dict[str, Any]] = []
     if isinstance(plain, dict):
         for key, value in plain.items():

@@ -1,0 +1,140 @@
+"""Exchanges as the JSON lines ``kafka-epochs decode`` prints, written straight as text.
+
+The reference is :func:`kafka_epochs.rendering.exchange_json` (a dict per exchange) written by
+:func:`kafka_epochs.rendering.json_line`. :class:`LineWriter` gives the same text, character for
+character (tests hold the two equal on real clients' captures), for what nearly all traffic is:
+pairs and lone requests whose bodies were read whole. It builds no dict: times are formatted
+once per second, endpoints once per connection, headers and bodies go through the generated
+renderers, and error codes are looked for only in classes that can hold one. The rest (SASL
+tokens, SaslAuthenticate's hidden auth bytes, projected or unread bodies) it leaves to the
+reference, by returning None.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from kafka_epochs.capture import Flow
+from kafka_epochs.exchanges import Exchange, Kind
+from kafka_epochs.projection.bodies import ProjectedBody
+from kafka_epochs.rendering import SASL_AUTHENTICATE, error_codes, has_error_codes
+from kafka_epochs.wire.json_text import json_renderer
+
+__all__ = ["LineWriter"]
+
+_ESCAPE = json.encoder.encode_basestring  # json's C escaper, as ensure_ascii=False writes strings
+_LISTS = json.JSONEncoder(ensure_ascii=False)
+_NO_FLOW = ("null", "null")
+
+
+class LineWriter:
+    """Writes exchanges as JSON lines; one per run of the command (it caches per connection)."""
+
+    __slots__ = ("_endpoints", "_names", "_renderers", "_second", "_second_text", "secrets")
+
+    def __init__(self, *, secrets: bool = False) -> None:
+        self.secrets = secrets
+        self._second = math.nan
+        self._second_text = ""
+        self._endpoints: dict[Flow, tuple[str, str]] = {}
+        self._renderers: dict[tuple[type, int], Any] = {}
+        self._names: dict[type, str] = {}
+
+    def line(self, exchange: Exchange, capture: str | None = None) -> str | None:
+        """The exchange's line (with a leading ``capture`` key when given), or None where only
+        the reference renders it."""
+        kind = exchange.kind
+        if kind is Kind.SASL_TOKEN:
+            return None
+        req, resp = exchange.request, exchange.response
+        if req is not None and req.api_key == SASL_AUTHENTICATE and not self.secrets:
+            return None  # its auth bytes are hidden by the reference
+        first = req if req is not None else resp
+        flow = exchange.flow
+        client, broker = _NO_FLOW if flow is None else (self._endpoints.get(flow) or self._endpoint(flow))
+        start = exchange.request_time_ns
+        parts = [
+            "{" if capture is None else f'{{"capture": {_ESCAPE(capture)}, ',
+            f'"kind": "{kind.value}", "time": {self._time(exchange.timestamp_ns if start is None else start)}, ',
+            f'"client": {client}, "broker": {broker}, "correlation_id": ',
+            "null" if first is None or first.correlation_id is None else str(first.correlation_id),
+            f', "api": {self._api(req, resp)}, "api_key": ',
+            "null" if req is None or req.api_key is None else str(req.api_key),
+            ', "api_version": ',
+            "null" if req is None or req.api_version is None else str(req.api_version),
+        ]
+        if resp is not None and start is not None and resp.timestamp_ns is not None:
+            latency = float.__repr__(round((resp.timestamp_ns - start) / 1e6, 3))
+            parts.append(f', "response_time": {self._time(resp.timestamp_ns)}, "latency_ms": {latency}')
+        for label, event in (("request", req), ("response", resp)):
+            if event is None:
+                continue
+            decoded = event.decoded
+            if decoded is not None:
+                body = decoded.body
+                if body is None or type(body) is ProjectedBody:
+                    return None
+                header = decoded.header
+                parts.append(f', "{label}_header": {self._render(header, decoded.header_version)}')
+                parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
+                parts.append(f', "{label}_profile": {_ESCAPE(decoded.profile)}')
+            if event.error is not None:
+                parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
+            if event.warnings:
+                parts.append(f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}')
+        if resp is not None and resp.decoded is not None:
+            body = resp.decoded.body
+            found = error_codes(body) if has_error_codes(type(body)) else None
+            parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
+        if exchange.problem:
+            parts.append(f', "problem": {_ESCAPE(exchange.problem)}')
+        parts.append("}")
+        return "".join(parts)
+
+    def _render(self, obj: Any, version: int) -> str:
+        key = (type(obj), version)
+        renderer = self._renderers.get(key)
+        if renderer is None:
+            renderer = self._renderers[key] = json_renderer(type(obj), version, ascii=False)
+        text: str = renderer(obj)
+        return text
+
+    def _api(self, req: Any, resp: Any) -> str:
+        for event in (req, resp):
+            if event is not None and event.decoded is not None:
+                message = event.decoded.message
+                name = self._names.get(message)
+                if name is None:
+                    name = self._names[message] = _ESCAPE(
+                        message.__name__.removesuffix("Request").removesuffix("Response")
+                    )
+                return name
+        return "null"
+
+    def _endpoint(self, flow: Flow) -> tuple[str, str]:
+        texts = tuple(
+            _ESCAPE(f"[{end.address}]:{end.port}" if ":" in end.address else f"{end.address}:{end.port}")
+            for end in (flow.client, flow.broker)
+        )
+        self._endpoints[flow] = texts  # type: ignore[assignment]
+        return texts  # type: ignore[return-value]
+
+    def _time(self, ns: int) -> str:
+        """``rendering``'s time text, quoted: the float ``ns / 1e9`` split into whole seconds and
+        microseconds rounded half to even, as ``datetime.fromtimestamp`` splits it."""
+        fraction, second = math.modf(ns / 1e9)
+        micro = round(fraction * 1e6)
+        if micro >= 1_000_000:
+            second += 1.0
+            micro -= 1_000_000
+        elif micro < 0:
+            second -= 1.0
+            micro += 1_000_000
+        if second != self._second:
+            whole = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")
+            self._second_text = '"' + whole.removesuffix("+00:00") + "."
+            self._second = second
+        return f'{self._second_text}{micro:06d}Z"'

@@ -1,0 +1,86 @@
+"""The direct line writer gives the reference's lines, character for character.
+
+The reference is ``json_line(exchange_json(...))``, the dict path that ``--records``, ``--topic``
+and the table still take. Checked on the bundled captures (real clients among them), on damaged
+copies of them (gaps, resyncs, unanswered requests, frames that do not decode), with and without
+a capture name, and the time text on its own against ``rendering``'s over the whole range of
+nanosecond times a capture can hold.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from pathlib import Path
+
+import pytest
+from capture_mutations import mutate, real_captures
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafka_epochs import Protocol
+from kafka_epochs.capture import CaptureFormatError
+from kafka_epochs.exchanges import Kind
+from kafka_epochs.json_lines import LineWriter
+from kafka_epochs.rendering import _time, json_line
+from kafka_epochs.traffic import decode_capture, exchange_json
+
+SAMPLES = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
+
+
+def reference(exchange: object, capture: str | None, secrets: bool) -> str:
+    row = exchange_json(exchange, secrets=secrets, bodies_as_text=True)  # type: ignore[arg-type]
+    if capture is not None:
+        row = {"capture": capture, **row}
+    return json_line(row)
+
+
+def compare(source: object, secrets: bool = False, capture: str | None = None) -> tuple[int, int]:
+    """(exchanges the writer wrote, exchanges it left to the reference), asserting equal lines."""
+    writer = LineWriter(secrets=secrets)
+    written = left = 0
+    for exchange in decode_capture(source, Protocol.auto()):  # type: ignore[arg-type]
+        line = writer.line(exchange, capture)
+        if line is None:
+            left += 1
+            assert exchange.kind is Kind.SASL_TOKEN or exchange.request.api_key == 36  # type: ignore[union-attr]
+            continue
+        written += 1
+        assert line == reference(exchange, capture, secrets)
+    return written, left
+
+
+@pytest.mark.parametrize("name", ["sample.pcap", "clients.pcap"])
+@pytest.mark.parametrize("secrets", [False, True])
+@pytest.mark.parametrize("capture", [None, 'caps/ü "1".pcap'])
+def test_the_bundled_captures_give_the_reference_lines(name: str, secrets: bool, capture: str | None) -> None:
+    written, left = compare(SAMPLES / name, secrets, capture)
+    assert written >= 35 and written > 10 * left
+
+
+def test_damaged_captures_give_the_reference_lines() -> None:
+    rng = random.Random(20)
+    kinds: set[Kind] = set()
+    originals = list(real_captures().values())
+    for _ in range(60):
+        data, _, _ = mutate(rng.choice(originals), rng)
+        try:
+            exchanges = list(decode_capture(io.BytesIO(data), Protocol.auto()))
+        except CaptureFormatError:
+            continue
+        kinds |= {e.kind for e in exchanges}
+        compare(io.BytesIO(data))
+    # the mutations reached the unusual rows, not only clean pairs
+    assert {Kind.GAP, Kind.RESPONSE, Kind.REQUEST} <= kinds
+
+
+@given(st.integers(min_value=0, max_value=4_102_444_800 * 10**9))  # 1970 to 2100
+def test_time_text_is_renderings(ns: int) -> None:
+    writer = LineWriter()
+    assert writer._time(ns) == f'"{_time(ns)}"'
+    assert writer._time(ns + 1) == f'"{_time(ns + 1)}"'  # the cached second, or the next one
+
+
+@pytest.mark.parametrize("ns", [999_999_500, 1_700_000_000_999_999_500, 1_700_000_000_999_999_499, 0, 1])
+def test_time_text_at_rounding_edges(ns: int) -> None:
+    assert LineWriter()._time(ns) == f'"{_time(ns)}"'
