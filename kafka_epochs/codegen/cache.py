@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+
+from kafka_epochs.wire.code_cache import cache_root
 
 #: One row per message: (api key or None, message type, first version, last version,
 #: first flexible version or None).
@@ -21,11 +22,7 @@ IndexRow = tuple[int | None, str, int, int, int | None]
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("KAFKA_EPOCHS_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kafka-epochs"
+    return cache_root()
 
 
 def spec_digest(spec_dir: Path) -> str:

@@ -30,6 +30,7 @@ from typing import Any
 
 from kafka_epochs.projection.emit import emit
 from kafka_epochs.projection.paths import Node, has_path, resolve
+from kafka_epochs.wire.code_cache import compile_cached
 from kafka_epochs.wire.errors import DecodeError
 
 __all__ = ["Projection", "has_path", "projection"]
@@ -128,7 +129,7 @@ class Projection:
 
                 raise _unsupported(self.message, version)
             source, namespace = self.source(version)
-            code = compile(source, f"<projection of {self.message.__name__} v{version}>", "exec")
+            code = compile_cached(source, f"<projection of {self.message.__name__} v{version}>")
             exec(code, namespace)
             found = self._functions[version] = namespace["project"]
             return found

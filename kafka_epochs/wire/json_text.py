@@ -23,6 +23,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
+from kafka_epochs.wire.code_cache import compile_cached
 from kafka_epochs.wire.uuids import uuid_text
 
 __all__ = ["json_renderer"]
@@ -87,7 +88,7 @@ class _Generator:
 
     def renderer(self, cls: type) -> Renderer:
         top = self.function(cls)
-        exec(compile("\n".join(self.lines) + "\n", f"<JSON renderer of {cls.__name__}>", "exec"), self.globals)
+        exec(compile_cached("\n".join(self.lines) + "\n", f"<JSON renderer of {cls.__name__}>"), self.globals)
         renderer: Renderer = self.globals[top]
         return renderer
 
