@@ -9,7 +9,7 @@ from kafka_epochs.capture.errors import UnsupportedPacket
 from kafka_epochs.capture.events import Endpoint
 from kafka_epochs.capture.files.packets import Packet
 from kafka_epochs.capture.network.ip import IPV4_MIN_HEADER, IPV6_HEADER, PROTO_TCP, ipv4, ipv6
-from kafka_epochs.capture.network.link import LinkDecoder, link_decoder
+from kafka_epochs.capture.network.link import ETHERTYPE_IPV4, LINKTYPE_ETHERNET, LinkDecoder, link_decoder
 from kafka_epochs.capture.network.tcp import Segment, tcp_header
 from kafka_epochs.errors import DecodeError
 
@@ -19,6 +19,12 @@ _PORTS = struct.Struct(">HH")
 _FRAGMENT_BITS = 0x3FFF  # IPv4 more-fragments flag and fragment offset
 NOT_TCP = "not TCP"
 _ADDRESS_CACHE_LIMIT = 1 << 16
+#: Ethernet II carrying IPv4 with a 20-byte header carrying TCP: the ethertype, the IPv4 fields
+#: ``ipv4`` reads, and the TCP fields ``tcp_header`` reads, in one unpack.
+_ETHERNET_IPV4_TCP = struct.Struct(">12xHBxHxxHxB2x4s4sHHIIH")
+_ETHERNET_IPV4_TCP_MIN = 14 + 20 + 20
+_TCP_START = 14 + 20
+_new_tuple = tuple.__new__  # a NamedTuple without the frame of its Python-level __new__
 
 
 class Dissector:
@@ -27,6 +33,7 @@ class Dissector:
     def __init__(self) -> None:
         self._decoders: dict[int, LinkDecoder | None] = {}
         self._addresses: dict[bytes, str] = {}
+        self._endpoints: dict[tuple[bytes, int], Endpoint] = {}
 
     def segment(self, packet: Packet) -> Segment | str:
         """The packet's TCP segment, or why it has none (:data:`NOT_IP`, :data:`NOT_TCP`).
@@ -34,6 +41,48 @@ class Dissector:
         Raises :class:`~kafka_epochs.DecodeError` for malformed headers and
         :class:`UnsupportedPacket` for unknown link types and TCP carried in IP fragments.
         """
+        # The common shape, read in one go; whatever it does not take (other links, VLANs, IPv6,
+        # IP options, fragments, anything malformed) the layer-by-layer path reads and judges.
+        data = packet.data
+        if packet.link_type == LINKTYPE_ETHERNET and len(data) >= _ETHERNET_IPV4_TCP_MIN:
+            ethertype, version_ihl, total, fragment, protocol, src, dst, sport, dport, seq, ack, offset_flags = (
+                _ETHERNET_IPV4_TCP.unpack_from(data)
+            )
+            if (
+                ethertype == ETHERTYPE_IPV4
+                and version_ihl == 0x45
+                and protocol == PROTO_TCP
+                and not fragment & _FRAGMENT_BITS
+                and (total == 0 or total >= 20)
+            ):
+                missing = 0
+                if total == 0:  # segmentation offload: the captured bytes are the packet
+                    end = len(data)
+                else:
+                    end = 14 + total
+                    if end > len(data):
+                        missing = end - len(data)
+                        end = len(data)
+                start = _TCP_START + (offset_flags >> 12) * 4
+                if _TCP_START + 20 <= start <= end:
+                    endpoints = self._endpoints
+                    source = endpoints.get((src, sport)) or self._endpoint(src, sport)
+                    destination = endpoints.get((dst, dport)) or self._endpoint(dst, dport)
+                    segment = (
+                        source,
+                        destination,
+                        seq,
+                        ack,
+                        offset_flags & 0xFF,
+                        data[start:end],
+                        missing,
+                        packet.timestamp_ns,
+                        packet.index,
+                    )
+                    return _new_tuple(Segment, segment)
+        return self._segment_by_layers(packet)
+
+    def _segment_by_layers(self, packet: Packet) -> Segment | str:
         link_type = packet.link_type
         decode_link = self._link(link_type)
         if decode_link is None:
@@ -98,6 +147,12 @@ class Dissector:
         except KeyError:
             decoder = self._decoders[link_type] = link_decoder(link_type)
             return decoder
+
+    def _endpoint(self, packed: bytes, port: int) -> Endpoint:
+        if len(self._endpoints) >= _ADDRESS_CACHE_LIMIT:
+            self._endpoints.clear()  # a port scan must not grow this without end either
+        endpoint = self._endpoints[packed, port] = Endpoint(self._address(packed), port)
+        return endpoint
 
     def _address(self, packed: bytes) -> str:
         try:
