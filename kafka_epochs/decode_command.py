@@ -180,11 +180,14 @@ class ExchangeFilter:
             self.apis or self.topics or self.clients or self.brokers or self.correlation_ids or self.errors_only
         )
 
+    def __post_init__(self) -> None:
+        from kafka_epochs.exchanges import api_name  # here, not per exchange nor for every command
+
+        self._api_name = api_name
+
     def matches_flow(self, exchange: Any) -> bool:
         """The filters that need no rendering: api, correlation id, client, broker."""
-        from kafka_epochs.traffic import api_name
-
-        if self.apis and api_name(exchange) not in self.apis:
+        if self.apis and self._api_name(exchange) not in self.apis:
             return False
         if self.correlation_ids and _correlation_id(exchange) not in self.correlation_ids:
             return False
@@ -444,6 +447,7 @@ class _Printer:
         from kafka_epochs.rendering import exchange_json, json_line
 
         self.args, self.selected, self.summary, self.printed, self.live = args, selected, summary, printed, live
+        self.filtering = bool(selected)
         self.exchange_json, self.json_line = exchange_json, json_line
         jsonl = args.format == "jsonl"
         # Bodies go straight to JSON text unless a filter has to look inside them.
@@ -454,7 +458,7 @@ class _Printer:
 
     def __call__(self, exchange: Any, capture: str | None) -> None:
         self.summary.count(exchange)
-        if not self.selected.matches_flow(exchange):
+        if self.filtering and not self.selected.matches_flow(exchange):
             return  # decided before anything is rendered
         printed = self.printed
         line = None if self.writer is None else self.writer.line(exchange, capture)
