@@ -3,11 +3,11 @@
 The reference is :func:`kafka_epochs.rendering.exchange_json` (a dict per exchange) written by
 :func:`kafka_epochs.rendering.json_line`. :class:`LineWriter` gives the same text, character for
 character (tests hold the two equal on real clients' captures), for what nearly all traffic is:
-pairs and lone requests whose bodies were read whole. It builds no dict: times are formatted
-once per second, endpoints once per connection, headers and bodies go through the generated
-renderers, and error codes are looked for only in classes that can hold one. The rest (SASL
-tokens, SaslAuthenticate's hidden auth bytes, projected or unread bodies) it leaves to the
-reference, by returning None.
+pairs and lone requests, their bodies read whole, as projections (``--fields``) or not at all
+(``--headers-only``). It builds no dict: times are formatted once per second, endpoints once per
+connection, headers and bodies go through the generated renderers, and error codes are looked
+for only in classes that can hold one. The rest (SASL tokens, SaslAuthenticate's hidden auth
+bytes) it leaves to the reference, by returning None.
 """
 
 from __future__ import annotations
@@ -74,19 +74,31 @@ class LineWriter:
                 continue
             decoded = event.decoded
             if decoded is not None:
+                parts.append(f', "{label}_header": {self._render(decoded.header, decoded.header_version)}')
                 body = decoded.body
-                if body is None or type(body) is ProjectedBody:
-                    return None
-                header = decoded.header
-                parts.append(f', "{label}_header": {self._render(header, decoded.header_version)}')
-                parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
+                if body is None:
+                    pass  # headers only: the body was not read
+                elif type(body) is ProjectedBody:
+                    if body.columns:  # else only what pairing needs was read: nothing asked for
+                        parts.append(f', "{label}": {_LISTS.encode(body.to_dict())}')
+                    if body.note:
+                        parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
+                else:
+                    parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
                 parts.append(f', "{label}_profile": {_ESCAPE(decoded.profile)}')
             if event.error is not None:
                 parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
             if event.warnings:
                 parts.append(f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}')
-        if resp is not None and resp.decoded is not None:
-            body = resp.decoded.body
+        body = resp.decoded.body if resp is not None and resp.decoded is not None else None
+        if body is None:
+            pass  # no response, or its body was not read: no error codes to speak of
+        elif type(body) is ProjectedBody:
+            # the error codes among the fields asked for: none asked, none said
+            if any(path.endswith("error_code") for path in body.columns):
+                found = error_codes(body)
+                parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
+        else:
             found = error_codes(body) if has_error_codes(type(body)) else None
             parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
         if exchange.problem:

@@ -22,6 +22,7 @@ from kafka_epochs import Protocol
 from kafka_epochs.capture import CaptureFormatError
 from kafka_epochs.exchanges import Kind
 from kafka_epochs.json_lines import LineWriter
+from kafka_epochs.projection.bodies import FieldsReader
 from kafka_epochs.rendering import _time, json_line
 from kafka_epochs.traffic import decode_capture, exchange_json
 
@@ -35,11 +36,13 @@ def reference(exchange: object, capture: str | None, secrets: bool) -> str:
     return json_line(row)
 
 
-def compare(source: object, secrets: bool = False, capture: str | None = None) -> tuple[int, int]:
+def compare(
+    source: object, secrets: bool = False, capture: str | None = None, reader: object = None
+) -> tuple[int, int]:
     """(exchanges the writer wrote, exchanges it left to the reference), asserting equal lines."""
     writer = LineWriter(secrets=secrets)
     written = left = 0
-    for exchange in decode_capture(source, Protocol.auto()):  # type: ignore[arg-type]
+    for exchange in decode_capture(source, Protocol.auto(), body_reader=reader):  # type: ignore[arg-type]
         line = writer.line(exchange, capture)
         if line is None:
             left += 1
@@ -58,6 +61,23 @@ def test_the_bundled_captures_give_the_reference_lines(name: str, secrets: bool,
     assert written >= 35 and written > 10 * left
 
 
+READERS = {
+    "whole": None,
+    "headers only": FieldsReader([]),
+    "fields": FieldsReader(["error_code", "topics[].partitions[].leader_epoch", "topics[].name"]),
+    "fields, errors by row": FieldsReader(
+        ["responses[].partition_responses[].error_code", "acks", "topic_data[].name"]
+    ),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("name", ["sample.pcap", "clients.pcap"])
+def test_projected_and_unread_bodies_give_the_reference_lines(name: str, reader: str) -> None:
+    written, left = compare(SAMPLES / name, reader=READERS[reader])
+    assert written >= 35 and written > 10 * left
+
+
 def test_damaged_captures_give_the_reference_lines() -> None:
     rng = random.Random(20)
     kinds: set[Kind] = set()
@@ -69,7 +89,7 @@ def test_damaged_captures_give_the_reference_lines() -> None:
         except CaptureFormatError:
             continue
         kinds |= {e.kind for e in exchanges}
-        compare(io.BytesIO(data))
+        compare(io.BytesIO(data), reader=READERS[rng.choice(sorted(READERS))])
     # the mutations reached the unusual rows, not only clean pairs
     assert {Kind.GAP, Kind.RESPONSE, Kind.REQUEST} <= kinds
 
