@@ -99,7 +99,7 @@ class LineWriter:
                 found = error_codes(body)
                 parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
         else:
-            found = error_codes(body) if has_error_codes(type(body)) else None
+            found = error_codes(body) if has_error_codes(type(body)) else []
             parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
         if exchange.problem:
             parts.append(f', "problem": {_ESCAPE(exchange.problem)}')
