@@ -12,6 +12,11 @@ Every connection's raw bytes are recorded in both directions with their times
 it does not have, a frame that does not decode) closes that connection and is noted in
 :attr:`LoopbackBroker.errors`, which a test should expect to be empty.
 
+Options off by default widen it for ``benchmarks/real_shaped.py``: ``more_admin`` answers the rest
+of the admin apis real admin clients send (:data:`MORE_ADMIN_APIS`), ``cluster`` makes several
+brokers one cluster sharing their state (Metadata names them all and spreads the leaders), and
+``host``/``port`` put a broker on another loopback address and a fixed port.
+
 Each thread runs a loop that ends on :meth:`LoopbackBroker.stop` or, at the latest, when the
 broker's lifetime (``max_lifetime_s``) is over; use the broker as a context manager so that it
 stops even when a test fails.
@@ -25,6 +30,7 @@ import struct
 import threading
 import time
 import uuid
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +90,36 @@ INVALID_REQUEST = 42
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 UNKNOWN_TOPIC_ID = 100
+
+#: What ``more_admin=True`` adds: the rest of the admin apis that kafka-python's, aiokafka's,
+#: librdkafka's and kafkajs's admin clients send, answered with plausible results (names echoed,
+#: every error code 0, nothing changed but the group and partition counts), at Apache's maxima.
+MORE_ADMIN_APIS = {
+    15: "DescribeGroups",
+    16: "ListGroups",
+    21: "DeleteRecords",
+    29: "DescribeAcls",
+    30: "CreateAcls",
+    31: "DeleteAcls",
+    33: "AlterConfigs",
+    35: "DescribeLogDirs",
+    37: "CreatePartitions",
+    42: "DeleteGroups",
+    43: "ElectLeaders",
+    44: "IncrementalAlterConfigs",
+    45: "AlterPartitionReassignments",
+    46: "ListPartitionReassignments",
+    47: "OffsetDelete",
+    48: "DescribeClientQuotas",
+    49: "AlterClientQuotas",
+    50: "DescribeUserScramCredentials",
+    51: "AlterUserScramCredentials",
+    60: "DescribeCluster",
+    61: "DescribeProducers",
+    65: "DescribeTransactions",
+    66: "ListTransactions",
+}
+SCRAM_SHA_256 = 1
 
 #: Lowest versions served: record batches (magic 2) only, so Produce from v3 and Fetch from v4.
 MIN_VERSIONS = {
@@ -202,6 +238,10 @@ class LoopbackBroker:
         groups: bool = False,
         admin: bool = False,
         transactions: bool = False,
+        more_admin: bool = False,
+        cluster: LoopbackBroker | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
         self.protocol = protocol
         self.node_id = node_id
@@ -238,9 +278,17 @@ class LoopbackBroker:
         if self.groups:
             for key, high in GROUP_APIS.items():
                 self.versions[key] = (0, min(high, protocol.versions(key).stop - 1))
-        if admin:
+        if admin or more_admin:
             for key, high in ADMIN_APIS.items():
                 self.versions[key] = (0, min(high, protocol.versions(key).stop - 1))
+        if more_admin:
+            self.groups = True
+            for key in (*GROUP_APIS, *MORE_ADMIN_APIS):
+                self.versions[key] = (0, min(GROUP_APIS.get(key, 99), protocol.versions(key).stop - 1))
+        for key, high in (max_versions or {}).items():  # a cap applies to the apis the options add, too
+            if key in self.versions:
+                low = self.versions[key][0]
+                self.versions[key] = (low, max(low, min(high, self.versions[key][1])))
         self.group_state: dict[str, Group] = {}
         self.committed: dict[tuple[str, str, int], int] = {}  # (group, topic, partition) -> offset
         self.topics: dict[str, Topic] = {}
@@ -249,21 +297,33 @@ class LoopbackBroker:
         self.errors: list[str] = []
         self._lock = threading.Lock()
         self._data = threading.Condition(self._lock)  # notified when a partition grows
+        #: The brokers of this one's cluster, this one included, in node order. With ``cluster``
+        #: (a started broker), this broker joins that one's cluster: it shares its topics, groups,
+        #: offsets and transactions (and its lock), Metadata names every member and spreads the
+        #: partition leaders over them, and FindCoordinator spreads the coordinators.
+        self.members: list[LoopbackBroker] = [self]
+        if cluster is not None:
+            self.members = cluster.members
+            self.members.append(self)
+            self.topics, self.group_state, self.committed = cluster.topics, cluster.group_state, cluster.committed
+            self._txn_producers, self.ended_transactions = cluster._txn_producers, cluster.ended_transactions
+            self._lock, self._data = cluster._lock, cluster._data
+            self.cluster_id = cluster.cluster_id
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._sockets: list[socket.socket] = []
         self._listener: socket.socket | None = None
         self._deadline = 0.0
-        self._next_producer_id = 1000
-        self.host = "127.0.0.1"
-        self.port = 0
+        self._next_producer_id = 1000 * node_id
+        self.host = host  # another loopback address (127.0.0.2, ...) lets brokers share a port
+        self.port = port  # 0: an ephemeral one
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> LoopbackBroker:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", 0))
+        listener.bind((self.host, self.port))
         listener.listen(64)
         listener.settimeout(0.05)
         self._listener = listener
@@ -437,7 +497,7 @@ class LoopbackBroker:
             ADD_OFFSETS_TO_TXN: self._add_offsets_to_txn,
             END_TXN: self._end_txn,
             TXN_OFFSET_COMMIT: self._txn_offset_commit,
-        }[api_key]
+        }.get(api_key) or getattr(self, "_" + _snake(MORE_ADMIN_APIS[api_key]))
         body = handler(decoded.body, version)
         if body is None:  # acks=0: no answer, but the request is kept
             with self._lock:
@@ -521,18 +581,20 @@ class LoopbackBroker:
                         )
                     )
                     continue
-                partitions = [
-                    cls.MetadataResponsePartition(
-                        error_code=NONE,
-                        partition_index=i,
-                        leader_id=self.node_id,
-                        leader_epoch=self.leader_epoch,
-                        replica_nodes=[self.node_id],
-                        isr_nodes=[self.node_id],
-                        offline_replicas=[],
+                partitions = []
+                for i in range(len(topic.partitions)):
+                    replicas = self._replicas(topic.name, i)
+                    partitions.append(
+                        cls.MetadataResponsePartition(
+                            error_code=NONE,
+                            partition_index=i,
+                            leader_id=replicas[0],
+                            leader_epoch=self.leader_epoch,
+                            replica_nodes=replicas,
+                            isr_nodes=replicas,
+                            offline_replicas=[],
+                        )
                     )
-                    for i in range(len(topic.partitions))
-                ]
                 topics.append(
                     cls.MetadataResponseTopic(
                         error_code=NONE,
@@ -543,15 +605,26 @@ class LoopbackBroker:
                         topic_authorized_operations=OPERATIONS_NOT_REQUESTED,
                     )
                 )
-        broker = cls.MetadataResponseBroker(node_id=self.node_id, host=self.host, port=self.port, rack=None)
+        brokers = [
+            cls.MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=None) for b in self.members
+        ]
         return cls(
             throttle_time_ms=0,
-            brokers=[broker],
+            brokers=brokers,
             cluster_id=self.cluster_id,
-            controller_id=self.node_id,
+            controller_id=self.members[0].node_id,
             topics=topics,
             cluster_authorized_operations=OPERATIONS_NOT_REQUESTED,
         )
+
+    def _replicas(self, topic: str, partition: int) -> list[int]:
+        """A partition's replicas, its leader first: this node alone, or up to three cluster members."""
+        count = len(self.members)
+        first = zlib.crc32(topic.encode()) + partition
+        return [self.members[(first + k) % count].node_id for k in range(min(3, count))]
+
+    def _coordinator(self, key: str) -> LoopbackBroker:
+        return self.members[zlib.crc32(key.encode()) % len(self.members)]
 
     def _lookup(self, name: str | None, topic_id: uuid.UUID | None) -> Topic | None:
         if name is not None:
@@ -794,13 +867,15 @@ class LoopbackBroker:
         """With ``groups``, this node coordinates every group; otherwise none is available."""
         cls = self._msg("FindCoordinatorResponse")
         if self.groups and version < 4:
-            return cls(throttle_time_ms=0, error_code=NONE, node_id=self.node_id, host=self.host, port=self.port)
+            node = self._coordinator(request.key)
+            return cls(throttle_time_ms=0, error_code=NONE, node_id=node.node_id, host=node.host, port=node.port)
         if self.groups:
+            nodes = {key: self._coordinator(key) for key in request.coordinator_keys}
             return cls(
                 throttle_time_ms=0,
                 coordinators=[
-                    cls.Coordinator(key=key, node_id=self.node_id, host=self.host, port=self.port, error_code=NONE)
-                    for key in request.coordinator_keys
+                    cls.Coordinator(key=key, node_id=node.node_id, host=node.host, port=node.port, error_code=NONE)
+                    for key, node in nodes.items()
                 ],
             )
         if version < 4:
@@ -1052,3 +1127,330 @@ class LoopbackBroker:
                         result.end_offset = topic.partitions[p.partition].next_offset
                 topics.append(cls.OffsetForLeaderTopicResult(topic=wanted.topic, partitions=partitions))
         return cls(throttle_time_ms=0, topics=topics)
+
+    # More admin (``more_admin=True``): plausible answers, every error code 0 ----------------------
+
+    def _describe_groups(self, request: Any, version: int) -> Any:
+        cls = self._msg("DescribeGroupsResponse")
+        described = []
+        with self._lock:
+            for group_id in request.groups:
+                group = self.group_state.get(group_id)
+                members = [
+                    cls.DescribedGroupMember(
+                        member_id=member_id,
+                        client_id="",
+                        client_host="/127.0.0.1",
+                        member_metadata=protocols.get(group.protocol, b""),
+                        member_assignment=group.assignments.get(member_id, b""),
+                    )
+                    for member_id, protocols in (group.members.items() if group is not None else ())
+                ]
+                described.append(
+                    cls.DescribedGroup(
+                        error_code=NONE,
+                        group_id=group_id,
+                        group_state=("Stable" if members else "Empty") if group is not None else "Dead",
+                        protocol_type="consumer" if group is not None else "",
+                        protocol_data=group.protocol if group is not None else "",
+                        members=members,
+                        authorized_operations=OPERATIONS_NOT_REQUESTED,
+                    )
+                )
+        return cls(throttle_time_ms=0, groups=described)
+
+    def _list_groups(self, request: Any, version: int) -> Any:
+        cls = self._msg("ListGroupsResponse")
+        with self._lock:
+            groups = [
+                cls.ListedGroup(
+                    group_id=name,
+                    protocol_type="consumer",
+                    group_state="Stable" if group.members else "Empty",
+                    group_type="classic",
+                )
+                for name, group in sorted(self.group_state.items())
+            ]
+        return cls(throttle_time_ms=0, error_code=NONE, groups=groups)
+
+    def _delete_groups(self, request: Any, version: int) -> Any:
+        cls = self._msg("DeleteGroupsResponse")
+        with self._lock:
+            for name in request.groups_names:
+                self.group_state.pop(name, None)
+        return cls(results=[cls.DeletableGroupResult(group_id=name, error_code=NONE) for name in request.groups_names])
+
+    def _describe_cluster(self, request: Any, version: int) -> Any:
+        cls = self._msg("DescribeClusterResponse")
+        return cls(
+            error_code=NONE,
+            endpoint_type=request.endpoint_type if version >= 1 else 1,
+            cluster_id=self.cluster_id,
+            controller_id=self.members[0].node_id,
+            brokers=[cls.DescribeClusterBroker(broker_id=b.node_id, host=b.host, port=b.port) for b in self.members],
+            cluster_authorized_operations=OPERATIONS_NOT_REQUESTED,
+        )
+
+    def _create_partitions(self, request: Any, version: int) -> Any:
+        cls = self._msg("CreatePartitionsResponse")
+        results = []
+        with self._lock:
+            for wanted in request.topics:
+                topic = self.topics.get(wanted.name)
+                if topic is not None and not request.validate_only:
+                    topic.partitions.extend(Partition() for _ in range(wanted.count - len(topic.partitions)))
+                code = NONE if topic is not None else UNKNOWN_TOPIC_OR_PARTITION
+                results.append(cls.CreatePartitionsTopicResult(name=wanted.name, error_code=code))
+        return cls(results=results)
+
+    def _alter_configs(self, request: Any, version: int, name: str = "AlterConfigsResponse") -> Any:
+        cls = self._msg(name)
+        return cls(
+            responses=[
+                cls.AlterConfigsResourceResponse(
+                    error_code=NONE, resource_type=r.resource_type, resource_name=r.resource_name
+                )
+                for r in request.resources
+            ]
+        )
+
+    def _incremental_alter_configs(self, request: Any, version: int) -> Any:
+        return self._alter_configs(request, version, "IncrementalAlterConfigsResponse")
+
+    def _describe_acls(self, request: Any, version: int) -> Any:
+        cls = self._msg("DescribeAclsResponse")
+        name = request.resource_name_filter or "kafka-epochs"
+        acl = cls.AclDescription(principal="User:alice", host="*", operation=3, permission_type=3)
+        resource = cls.DescribeAclsResource(
+            resource_type=request.resource_type_filter if request.resource_type_filter > 1 else TOPIC_RESOURCE,
+            resource_name=name,
+            pattern_type=3,
+            acls=[acl],
+        )
+        return cls(error_code=NONE, resources=[resource])
+
+    def _create_acls(self, request: Any, version: int) -> Any:
+        cls = self._msg("CreateAclsResponse")
+        return cls(results=[cls.AclCreationResult(error_code=NONE) for _ in request.creations])
+
+    def _delete_acls(self, request: Any, version: int) -> Any:
+        cls = self._msg("DeleteAclsResponse")
+        return cls(
+            filter_results=[
+                cls.DeleteAclsFilterResult(
+                    error_code=NONE,
+                    matching_acls=[
+                        cls.DeleteAclsMatchingAcl(
+                            error_code=NONE,
+                            resource_type=f.resource_type_filter if f.resource_type_filter > 1 else TOPIC_RESOURCE,
+                            resource_name=f.resource_name_filter or "kafka-epochs",
+                            pattern_type=3,
+                            principal=f.principal_filter or "User:alice",
+                            host=f.host_filter or "*",
+                            operation=f.operation if f.operation > 1 else 3,
+                            permission_type=f.permission_type if f.permission_type > 1 else 3,
+                        )
+                    ],
+                )
+                for f in request.filters
+            ]
+        )
+
+    def _describe_log_dirs(self, request: Any, version: int) -> Any:
+        cls = self._msg("DescribeLogDirsResponse")
+        with self._lock:
+            wanted = (
+                [(t.topic, list(t.partitions)) for t in request.topics]
+                if request.topics is not None
+                else [(name, list(range(len(t.partitions)))) for name, t in sorted(self.topics.items())]
+            )
+            topics = [
+                cls.DescribeLogDirsTopic(
+                    name=name,
+                    partitions=[
+                        cls.DescribeLogDirsPartition(
+                            partition_index=i, partition_size=sum(map(len, self._partition(name, i).batches))
+                        )
+                        for i in parts
+                    ],
+                )
+                for name, parts in wanted
+            ]
+        result = cls.DescribeLogDirsResult(
+            error_code=NONE, log_dir="/var/lib/kafka/data", topics=topics, total_bytes=2**40, usable_bytes=2**39
+        )
+        return cls(error_code=NONE, results=[result])
+
+    def _partition(self, topic: str, index: int) -> Partition:
+        known = self.topics.get(topic)
+        return known.partitions[index] if known is not None and 0 <= index < len(known.partitions) else Partition()
+
+    def _delete_records(self, request: Any, version: int) -> Any:
+        cls = self._msg("DeleteRecordsResponse")
+        with self._lock:
+            topics = [
+                cls.DeleteRecordsTopicResult(
+                    name=t.name,
+                    partitions=[
+                        cls.DeleteRecordsPartitionResult(
+                            partition_index=p.partition_index,
+                            low_watermark=p.offset
+                            if p.offset >= 0
+                            else self._partition(t.name, p.partition_index).next_offset,
+                            error_code=NONE,
+                        )
+                        for p in t.partitions
+                    ],
+                )
+                for t in request.topics
+            ]
+        return cls(topics=topics)
+
+    def _elect_leaders(self, request: Any, version: int) -> Any:
+        cls = self._msg("ElectLeadersResponse")
+        with self._lock:
+            wanted = (
+                [(t.topic, list(t.partitions)) for t in request.topic_partitions]
+                if request.topic_partitions is not None
+                else [(name, list(range(len(t.partitions)))) for name, t in sorted(self.topics.items())]
+            )
+        return cls(
+            error_code=NONE,
+            replica_election_results=[
+                cls.ReplicaElectionResult(
+                    topic=name, partition_result=[cls.PartitionResult(partition_id=i, error_code=NONE) for i in parts]
+                )
+                for name, parts in wanted
+            ],
+        )
+
+    def _alter_partition_reassignments(self, request: Any, version: int) -> Any:
+        cls = self._msg("AlterPartitionReassignmentsResponse")
+        return cls(
+            error_code=NONE,
+            responses=[
+                cls.ReassignableTopicResponse(
+                    name=t.name,
+                    partitions=[
+                        cls.ReassignablePartitionResponse(partition_index=p.partition_index, error_code=NONE)
+                        for p in t.partitions
+                    ],
+                )
+                for t in request.topics
+            ],
+        )
+
+    def _list_partition_reassignments(self, request: Any, version: int) -> Any:
+        cls = self._msg("ListPartitionReassignmentsResponse")
+        return cls(error_code=NONE, topics=[])
+
+    def _offset_delete(self, request: Any, version: int) -> Any:
+        cls = self._msg("OffsetDeleteResponse")
+        with self._lock:
+            for t in request.topics:
+                for p in t.partitions:
+                    self.committed.pop((request.group_id, t.name, p.partition_index), None)
+        return cls(
+            error_code=NONE,
+            topics=[
+                cls.OffsetDeleteResponseTopic(
+                    name=t.name,
+                    partitions=[
+                        cls.OffsetDeleteResponsePartition(partition_index=p.partition_index, error_code=NONE)
+                        for p in t.partitions
+                    ],
+                )
+                for t in request.topics
+            ],
+        )
+
+    def _describe_client_quotas(self, request: Any, version: int) -> Any:
+        cls = self._msg("DescribeClientQuotasResponse")
+        entry = cls.EntryData(
+            entity=[cls.EntityData(entity_type="client-id", entity_name="kafka-epochs")],
+            values=[cls.ValueData(key="producer_byte_rate", value=1048576.0)],
+        )
+        return cls(error_code=NONE, entries=[entry])
+
+    def _alter_client_quotas(self, request: Any, version: int) -> Any:
+        cls = self._msg("AlterClientQuotasResponse")
+        return cls(
+            entries=[
+                cls.EntryData(
+                    error_code=NONE,
+                    entity=[cls.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity],
+                )
+                for entry in request.entries
+            ]
+        )
+
+    def _describe_user_scram_credentials(self, request: Any, version: int) -> Any:
+        cls = self._msg("DescribeUserScramCredentialsResponse")
+        users = (
+            [u.name for u in request.users] if request.users is not None else sorted(self.sasl_users or {"alice": ""})
+        )
+        return cls(
+            error_code=NONE,
+            results=[
+                cls.DescribeUserScramCredentialsResult(
+                    user=user,
+                    error_code=NONE,
+                    credential_infos=[cls.CredentialInfo(mechanism=SCRAM_SHA_256, iterations=4096)],
+                )
+                for user in users
+            ],
+        )
+
+    def _alter_user_scram_credentials(self, request: Any, version: int) -> Any:
+        cls = self._msg("AlterUserScramCredentialsResponse")
+        users = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
+        return cls(results=[cls.AlterUserScramCredentialsResult(user=user, error_code=NONE) for user in users])
+
+    def _describe_producers(self, request: Any, version: int) -> Any:
+        cls = self._msg("DescribeProducersResponse")
+        return cls(
+            topics=[
+                cls.TopicResponse(
+                    name=t.name,
+                    partitions=[
+                        cls.PartitionResponse(partition_index=i, error_code=NONE, active_producers=[])
+                        for i in t.partition_indexes
+                    ],
+                )
+                for t in request.topics
+            ]
+        )
+
+    def _list_transactions(self, request: Any, version: int) -> Any:
+        cls = self._msg("ListTransactionsResponse")
+        with self._lock:
+            states = [
+                cls.TransactionState(transactional_id=tid, producer_id=pid, transaction_state="CompleteCommit")
+                for tid, pid in sorted(self._txn_producers.items())
+            ]
+        return cls(error_code=NONE, unknown_state_filters=[], transaction_states=states)
+
+    def _describe_transactions(self, request: Any, version: int) -> Any:
+        cls = self._msg("DescribeTransactionsResponse")
+        with self._lock:
+            known = dict(self._txn_producers)
+        return cls(
+            transaction_states=[
+                cls.TransactionState(
+                    error_code=NONE,
+                    transactional_id=tid,
+                    transaction_state="CompleteCommit" if tid in known else "Empty",
+                    transaction_timeout_ms=60000,
+                    transaction_start_time_ms=-1,
+                    producer_id=known.get(tid, -1),
+                    producer_epoch=0,
+                    topics=[],
+                )
+                for tid in request.transactional_ids
+            ]
+        )
+
+
+def _snake(name: str) -> str:
+    """``DescribeGroups`` -> ``describe_groups``."""
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
