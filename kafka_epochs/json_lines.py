@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from kafka_epochs.capture import Flow
 from kafka_epochs.exchanges import Exchange, Kind
 from kafka_epochs.projection.bodies import ProjectedBody
-from kafka_epochs.rendering import SASL_AUTHENTICATE, error_codes, has_error_codes
+from kafka_epochs.rendering import SASL_AUTHENTICATE, any_error_code, error_codes, has_error_codes
 from kafka_epochs.wire.json_text import json_renderer
 
 __all__ = ["LineWriter"]
@@ -28,12 +29,13 @@ __all__ = ["LineWriter"]
 _ESCAPE = json.encoder.encode_basestring  # json's C escaper, as ensure_ascii=False writes strings
 _LISTS = json.JSONEncoder(ensure_ascii=False)
 _NO_FLOW = ("null", "null")
+_UNKNOWN: Any = object()
 
 
 class LineWriter:
     """Writes exchanges as JSON lines; one per run of the command (it caches per connection)."""
 
-    __slots__ = ("_endpoints", "_names", "_renderers", "_second", "_second_text", "secrets")
+    __slots__ = ("_endpoints", "_error_checks", "_names", "_renderers", "_second", "_second_text", "secrets")
 
     def __init__(self, *, secrets: bool = False) -> None:
         self.secrets = secrets
@@ -42,6 +44,7 @@ class LineWriter:
         self._endpoints: dict[Flow, tuple[str, str]] = {}
         self._renderers: dict[tuple[type, int], Any] = {}
         self._names: dict[type, str] = {}
+        self._error_checks: dict[type, Callable[[Any], bool] | None] = {}
 
     def line(self, exchange: Exchange, capture: str | None = None) -> str | None:
         """The exchange's line (with a leading ``capture`` key when given), or None where only
@@ -99,12 +102,21 @@ class LineWriter:
                 found = error_codes(body)
                 parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
         else:
-            found = error_codes(body) if has_error_codes(type(body)) else []
+            check = self._error_checks.get(type(body), _UNKNOWN)
+            if check is _UNKNOWN:
+                check = self._error_checks[type(body)] = (
+                    any_error_code(type(body)) if has_error_codes(type(body)) else None
+                )
+            found = error_codes(body) if check is not None and check(body) else []
             parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
         if exchange.problem:
             parts.append(f', "problem": {_ESCAPE(exchange.problem)}')
         parts.append("}")
         return "".join(parts)
+
+    @staticmethod
+    def _error_check(message: type) -> Callable[[Any], bool] | None:
+        return any_error_code(message) if has_error_codes(message) else None
 
     def _render(self, obj: Any, version: int) -> str:
         key = (type(obj), version)

@@ -10,6 +10,7 @@ import enum
 import json
 from base64 import b64decode
 from base64 import b64encode as _b64encode
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +19,7 @@ from kafka_epochs.epochs.errors import Errors
 from kafka_epochs.exchanges import SASL_TOKENS, Exchange, Kind, api_name
 from kafka_epochs.projection.bodies import ProjectedBody
 from kafka_epochs.records.model import RecordBatch
+from kafka_epochs.wire.code_cache import compile_cached
 from kafka_epochs.wire.json_text import json_renderer
 
 
@@ -297,6 +299,46 @@ def _name(value: Any) -> Any:
 def has_error_codes(cls: type) -> bool:
     """Whether objects of the generated class ``cls`` can hold an ``error_code`` anywhere."""
     return bool(_paths_to(cls, "int16", "error_code"))
+
+
+def any_error_code(cls: type) -> Callable[[Any], bool]:
+    """A function telling whether a ``cls`` object holds a non-zero ``error_code`` anywhere.
+
+    Generated once per class: straight loops down the fields that can hold one, so that the
+    answer for the usual response, with no error at all, costs no walk of its own. Where one is
+    found, :func:`error_codes` says which.
+    """
+    found = _ANY_ERROR.get(cls)
+    if found is None:
+        lines = ["def any_error(o):"]
+        _any_error_lines(cls, "o", 1, lines)
+        lines.append("    return False")
+        namespace: dict[str, Any] = {"_walk": lambda value: bool(error_codes(value))}
+        exec(compile_cached("\n".join(lines) + "\n", f"<error codes of {cls.__name__}>"), namespace)
+        found = _ANY_ERROR[cls] = namespace["any_error"]
+    return found
+
+
+def _any_error_lines(cls: Any, var: str, depth: int, lines: list[str]) -> None:
+    pad = "    " * depth
+    if depth > _MAX_STRUCT_DEPTH:  # deeper than any Kafka message nests: ask the generic walk
+        lines.append(f"{pad}if _walk({var}): return True")
+        return
+    for f in _paths_to(cls, "int16", "error_code"):
+        if f.kind == "int16":
+            lines.append(f"{pad}if {var}.{f.attr}: return True")
+            continue
+        item = f"v{depth}"
+        if f.kind == "struct":
+            lines.append(f"{pad}{item} = {var}.{f.slot}")  # a lazy struct not read is its default: no error
+            lines.append(f"{pad}if {item} is not None:")
+        else:
+            lines.append(f"{pad}for {item} in {var}.{f.attr} or ():")
+        _any_error_lines(f.struct, item, depth + 1, lines)
+
+
+_ANY_ERROR: dict[type, Callable[[Any], bool]] = {}
+_MAX_STRUCT_DEPTH = 12
 
 
 def error_codes(body: Any, path: str = "") -> list[dict[str, Any]]:
