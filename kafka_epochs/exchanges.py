@@ -51,10 +51,14 @@ class Exchange:
     @property
     def ok(self) -> bool:
         """A pair (or an acks=0 request, or a SASL round trip) whose frames all decoded."""
+        if self.problem is not None:
+            return False
         if self.kind is Kind.SASL_TOKEN:
-            return self.problem is None
-        events = [e for e in (self.request, self.response) if e is not None]
-        return self.problem is None and all(e.error is None for e in events) and bool(events)
+            return True
+        req, resp = self.request, self.response
+        if req is None:
+            return resp is not None and resp.error is None
+        return req.error is None and (resp is None or resp.error is None)
 
 
 @dataclass(slots=True)

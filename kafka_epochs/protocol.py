@@ -338,9 +338,8 @@ class Protocol:
         if len(data) < 8:
             raise DecodeError("truncated: a request header needs at least 4 bytes", len(data), "request_api_key")
         api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
-        layouts = self._layouts_or_fail(api_key, api_version, "request", 4)
-        header_version = layouts[0].request_header_version(api_key, api_version)
-        header, pos = layouts[0].message("RequestHeader").read(data, 4, header_version)
+        layouts, header_version, header_cls = self._frame_plan(api_key, api_version, "request", 4)
+        header, pos = _read_header(header_cls, data, header_version)
         return _read_body(
             layouts, "request", header, header_version, data, pos, api_key, api_version, strict, body_reader
         )
@@ -386,14 +385,34 @@ class Protocol:
         prefer: str | None,
         body_reader: BodyReader | None = None,
     ) -> Decoded:
-        layouts = self._layouts_or_fail(api_key, api_version, "response", -1)
+        layouts, header_version, header_cls = self._frame_plan(api_key, api_version, "response", -1)
         if prefer is not None and len(layouts) > 1:
-            layouts.sort(key=lambda p: p.name != prefer)  # stable: the request's layout first
-        header_version = layouts[0].response_header_version(api_key, api_version)
-        header, pos = layouts[0].message("ResponseHeader").read(data, 4, header_version)
+            layouts = sorted(layouts, key=lambda p: p.name != prefer)  # stable: the request's layout first
+            header_version = layouts[0].response_header_version(api_key, api_version)
+            header_cls = layouts[0].message("ResponseHeader")
+        header, pos = _read_header(header_cls, data, header_version)
         return _read_body(
             layouts, "response", header, header_version, data, pos, api_key, api_version, strict, body_reader
         )
+
+    def _frame_plan(self, api_key: int, api_version: int, kind: str, offset: int) -> tuple[list[Protocol], int, Any]:
+        """The layouts for a frame, its header version and header class: looked up once per
+        (api key, version, kind), not per frame (a capture repeats a few dozen of them)."""
+        key = (api_key, api_version, kind)
+        try:
+            return self._plans[key]
+        except AttributeError:
+            self._plans: dict[tuple[int, int, str], tuple[list[Protocol], int, Any]] = {}
+        except KeyError:
+            pass
+        layouts = self._layouts_or_fail(api_key, api_version, kind, offset)
+        first = layouts[0]
+        if kind == "request":
+            plan = (layouts, first.request_header_version(api_key, api_version), first.message("RequestHeader"))
+        else:
+            plan = (layouts, first.response_header_version(api_key, api_version), first.message("ResponseHeader"))
+        self._plans[key] = plan
+        return plan
 
     def _layouts_or_fail(self, api_key: int, api_version: int, kind: str, offset: int) -> list[Protocol]:
         layouts = self.layouts(api_key, kind, api_version)
@@ -545,6 +564,19 @@ def _frame(header: Message, header_version: int, body: Message, version: int) ->
         raise EncodeError(f"frame of {size} bytes does not fit a 32-bit size prefix")
     out.insert(0, _SIZE.pack(size))
     return b"".join(out)
+
+
+def _read_header(cls: Any, data: bytes, version: int) -> tuple[Any, int]:
+    """A frame's header, read by its generated reader directly; whatever that reader does not
+    take, ``Message.read`` reads again and explains (offset and field)."""
+    try:
+        header, pos = cls._DECODERS[version](data, 4, len(data))
+        if pos <= len(data):
+            return header, pos
+    except Exception:
+        pass
+    read: tuple[Any, int] = cls.read(data, 4, version)
+    return read
 
 
 def _read_body(
