@@ -418,6 +418,11 @@ def test_damaged_files_give_packets_bad_records_or_a_capture_format_error(
         ),
         (formats.pcapng_simple_packet_fixed, "simple_packet", ["original_length"]),
         (formats.pcapng_option_header, "option_header", ["code", "length"]),
+        (
+            formats.pcap_file_header,
+            "pcap_file",
+            ["magic", "version_major", "version_minor", "reserved1", "reserved2", "snaplen", "link_type_and_fcs"],
+        ),
     ],
 )
 def test_fast_layouts_read_what_the_construct_declarations_declare(
@@ -429,6 +434,8 @@ def test_fast_layouts_read_what_the_construct_declarations_declare(
     sample = os.urandom(struct_twin.size)
     parsed = declared.parse(sample)
     assert tuple(parsed[name] for name in names) == struct_twin.unpack(sample)
+    if twin == "pcap_file":
+        assert formats.read_pcap_file_header(big_endian, sample) == tuple(parsed[name] for name in names)
 
 
 # -- write_pcap

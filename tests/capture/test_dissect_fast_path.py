@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import random
+import socket
 import struct
 from typing import Any
 
@@ -84,3 +85,9 @@ def test_built_packets_agree(
     )
     data = b"\0" * 12 + b"\x08\x00" + ip + tcp + payload
     agree(Packet(1, 1, data[: len(data) - cut] if cut else data, 0, 0, len(data), 0))
+
+
+@given(st.binary(min_size=4, max_size=4) | st.binary(min_size=16, max_size=16))
+def test_addresses_are_written_as_inet_ntop_writes_them(packed: bytes) -> None:
+    family = socket.AF_INET if len(packed) == 4 else socket.AF_INET6
+    assert Dissector()._address(packed) == socket.inet_ntop(family, packed)

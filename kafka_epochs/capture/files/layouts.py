@@ -1,10 +1,11 @@
 """The pcap and pcapng layouts, declared with ``construct``, and the ``struct`` twins of the hot ones.
 
-The declarations are the reference: file headers, section headers and interface descriptions are
-parsed with them directly, because they occur once per file or section. Records that occur once
-per packet (pcap's record header, pcapng's block header and packet-block fixed parts) are read on
-the fast path with the precompiled :class:`struct.Struct` twins below; the tests check that each
-twin reads the same fields as its declaration.
+The declarations are the reference: pcapng's section headers and interface descriptions are
+parsed with them directly, because they occur once per section. Records that occur once per
+packet (pcap's record header, pcapng's block header and packet-block fixed parts), and the pcap
+file header that every pcap capture starts with, are read with the precompiled
+:class:`struct.Struct` twins below, so that reading a pcap file does not load ``construct`` at
+all; the tests check that each twin reads the same fields as its declaration.
 
 References: the pcap format (draft-ietf-opsawg-pcap) and the pcapng format
 (draft-ietf-opsawg-pcapng), both maintained at https://github.com/IETF-OPSAWG-WG.
@@ -13,17 +14,7 @@ References: the pcap format (draft-ietf-opsawg-pcap) and the pcapng format
 from __future__ import annotations
 
 import struct
-from typing import Any
-
-from construct import (  # type: ignore[import-untyped]
-    Int16ub,
-    Int16ul,
-    Int32ub,
-    Int32ul,
-    Int64sb,
-    Int64sl,
-    Struct,
-)
+from typing import Any, NamedTuple
 
 # Magic numbers, as the first four bytes read big-endian.
 PCAP_MICRO_BIG = 0xA1B2C3D4
@@ -62,15 +53,25 @@ def struct_prefix(big_endian: bool) -> str:
 
 
 def _ints(big_endian: bool) -> tuple[Any, Any, Any]:
+    # construct is loaded when a declaration is first built, not with this module: reading a pcap
+    # file needs only the twins, and construct takes longer to import than a small capture to read.
+    import construct  # type: ignore[import-untyped]
+
     if big_endian:
-        return Int16ub, Int32ub, Int64sb
-    return Int16ul, Int32ul, Int64sl
+        return construct.Int16ub, construct.Int32ub, construct.Int64sb
+    return construct.Int16ul, construct.Int32ul, construct.Int64sl
+
+
+def _struct(*fields: Any) -> Any:
+    import construct
+
+    return construct.Struct(*fields)
 
 
 def pcap_file_header(big_endian: bool) -> Any:
     """The 24-byte header of a pcap file, in the byte order its magic number revealed."""
     u16, u32, _ = _ints(big_endian)
-    return Struct(
+    return _struct(
         "magic" / u32,
         "version_major" / u16,
         "version_minor" / u16,
@@ -86,7 +87,7 @@ def pcap_file_header(big_endian: bool) -> Any:
 def pcap_record_header(big_endian: bool) -> Any:
     """The header in front of every packet of a pcap file."""
     _, u32, _ = _ints(big_endian)
-    return Struct(
+    return _struct(
         "ts_seconds" / u32,
         "ts_fraction" / u32,  # microseconds or nanoseconds, as the magic says
         "captured_length" / u32,
@@ -96,13 +97,13 @@ def pcap_record_header(big_endian: bool) -> Any:
 
 def pcapng_block_header(big_endian: bool) -> Any:
     _, u32, _ = _ints(big_endian)
-    return Struct("block_type" / u32, "block_total_length" / u32)
+    return _struct("block_type" / u32, "block_total_length" / u32)
 
 
 def pcapng_section_header_body(big_endian: bool) -> Any:
     """What follows the block header of a Section Header Block, before its options."""
     u16, u32, i64 = _ints(big_endian)
-    return Struct(
+    return _struct(
         "byte_order_magic" / u32,
         "version_major" / u16,
         "version_minor" / u16,
@@ -113,12 +114,12 @@ def pcapng_section_header_body(big_endian: bool) -> Any:
 def pcapng_interface_description_body(big_endian: bool) -> Any:
     """What follows the block header of an Interface Description Block, before its options."""
     u16, u32, _ = _ints(big_endian)
-    return Struct("link_type" / u16, "reserved" / u16, "snaplen" / u32)
+    return _struct("link_type" / u16, "reserved" / u16, "snaplen" / u32)
 
 
 def pcapng_enhanced_packet_fixed(big_endian: bool) -> Any:
     _, u32, _ = _ints(big_endian)
-    return Struct(
+    return _struct(
         "interface_id" / u32,
         "ts_high" / u32,
         "ts_low" / u32,
@@ -129,7 +130,7 @@ def pcapng_enhanced_packet_fixed(big_endian: bool) -> Any:
 
 def pcapng_obsolete_packet_fixed(big_endian: bool) -> Any:
     u16, u32, _ = _ints(big_endian)
-    return Struct(
+    return _struct(
         "interface_id" / u16,
         "drops_count" / u16,
         "ts_high" / u32,
@@ -141,22 +142,24 @@ def pcapng_obsolete_packet_fixed(big_endian: bool) -> Any:
 
 def pcapng_simple_packet_fixed(big_endian: bool) -> Any:
     _, u32, _ = _ints(big_endian)
-    return Struct("original_length" / u32)
+    return _struct("original_length" / u32)
 
 
 def pcapng_option_header(big_endian: bool) -> Any:
     u16, _, _ = _ints(big_endian)
-    return Struct("code" / u16, "length" / u16)
+    return _struct("code" / u16, "length" / u16)
 
 
 class FastLayouts:
-    """The ``struct`` twins of the per-packet declarations, for one byte order."""
+    """The ``struct`` twins of the per-packet declarations, and of the pcap file header (read at
+    the start of every capture), for one byte order."""
 
     __slots__ = (
         "block_header",
         "enhanced_packet",
         "obsolete_packet",
         "option_header",
+        "pcap_file",
         "pcap_record",
         "simple_packet",
         "u32",
@@ -164,6 +167,7 @@ class FastLayouts:
 
     def __init__(self, big_endian: bool) -> None:
         prefix = struct_prefix(big_endian)
+        self.pcap_file = struct.Struct(prefix + "IHHIIII")
         self.pcap_record = struct.Struct(prefix + "IIII")
         self.block_header = struct.Struct(prefix + "II")
         self.enhanced_packet = struct.Struct(prefix + "IIIII")
@@ -179,3 +183,20 @@ LITTLE = FastLayouts(False)
 
 def fast_layouts(big_endian: bool) -> FastLayouts:
     return BIG if big_endian else LITTLE
+
+
+class PcapFileHeader(NamedTuple):
+    """The fields of :func:`pcap_file_header`, as its twin reads them."""
+
+    magic: int
+    version_major: int
+    version_minor: int
+    reserved1: int
+    reserved2: int
+    snaplen: int
+    link_type_and_fcs: int
+
+
+def read_pcap_file_header(big_endian: bool, head: bytes) -> PcapFileHeader:
+    """The 24-byte pcap file header at the start of ``head``, read by its ``struct`` twin."""
+    return PcapFileHeader(*fast_layouts(big_endian).pcap_file.unpack_from(head, 0))

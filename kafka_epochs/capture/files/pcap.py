@@ -27,7 +27,7 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
             f"file header needs {formats.PCAP_FILE_HEADER_SIZE} bytes, the file has {len(buf)}", 0, "pcap.header"
         )
     big_endian, fraction_ns, record_size = PCAP_MAGICS[int.from_bytes(buf[:4], "big")]
-    header = formats.pcap_file_header(big_endian).parse(buf[: formats.PCAP_FILE_HEADER_SIZE])
+    header = formats.read_pcap_file_header(big_endian, buf)
     if header.version_major != SUPPORTED_MAJOR_VERSION:
         raise CaptureFormatError(
             f"pcap version {header.version_major}.{header.version_minor} is not 2.x", 4, "pcap.header.version_major"

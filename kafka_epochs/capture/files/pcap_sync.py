@@ -51,7 +51,7 @@ class PcapHeader:
         if magic not in PCAP_MAGICS:
             raise CaptureFormatError(f"magic number {head[:4].hex()} is not pcap's", 0, "magic")
         self.big_endian, self.fraction_ns, self.record_size = PCAP_MAGICS[magic]
-        header = formats.pcap_file_header(self.big_endian).parse(head[: formats.PCAP_FILE_HEADER_SIZE])
+        header = formats.read_pcap_file_header(self.big_endian, head)
         if header.version_major != SUPPORTED_MAJOR_VERSION:
             raise CaptureFormatError(
                 f"pcap version {header.version_major}.{header.version_minor} is not 2.x", 4, "pcap.header.version_major"

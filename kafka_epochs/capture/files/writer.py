@@ -6,8 +6,6 @@ import os
 from collections.abc import Iterable
 from typing import BinaryIO
 
-from construct import Container  # type: ignore[import-untyped]
-
 from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import Packet
 from kafka_epochs.errors import EncodeError
@@ -52,15 +50,15 @@ def _write(
     # The magic is written in the file's own byte order like every field: that is how readers find the order.
     magic = formats.PCAP_NANO_BIG if nanoseconds else formats.PCAP_MICRO_BIG
     header = formats.pcap_file_header(big_endian).build(
-        Container(
-            magic=magic,
-            version_major=2,
-            version_minor=4,
-            reserved1=0,
-            reserved2=0,
-            snaplen=snaplen,
-            link_type_and_fcs=link_type,
-        )
+        {
+            "magic": magic,
+            "version_major": 2,
+            "version_minor": 4,
+            "reserved1": 0,
+            "reserved2": 0,
+            "snaplen": snaplen,
+            "link_type_and_fcs": link_type,
+        }
     )
     stream.write(header)
     pack_record = formats.fast_layouts(big_endian).pcap_record.pack

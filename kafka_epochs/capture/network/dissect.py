@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import struct
 
 from kafka_epochs.capture.errors import UnsupportedPacket
@@ -160,6 +159,11 @@ class Dissector:
         except KeyError:
             if len(self._addresses) >= _ADDRESS_CACHE_LIMIT:
                 self._addresses.clear()  # a capture of an address scan must not grow this without end
-            family = socket.AF_INET if len(packed) == 4 else socket.AF_INET6
-            text = self._addresses[packed] = socket.inet_ntop(family, packed)
+            if len(packed) == 4:
+                text = "%d.%d.%d.%d" % tuple(packed)  # noqa: UP031 - four bytes, as inet_ntop writes them
+            else:
+                import socket  # only for IPv6: the module builds enums on import, slower than a small capture
+
+                text = socket.inet_ntop(socket.AF_INET6, packed)
+            self._addresses[packed] = text
             return text
