@@ -35,3 +35,26 @@ def test_the_audit_and_its_report_data_load_without_matplotlib() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_the_epochs_package_exports_every_name_lazily() -> None:
+    """``kafka_epochs.epochs`` imports a module on first use of one of its names; every name in
+    ``__all__`` resolves, to the object its module defines, and importing the error codes (as
+    ``decode`` does) loads none of the rest."""
+    import importlib
+    import subprocess
+    import sys
+
+    from kafka_epochs import epochs
+
+    assert set(epochs.__all__) == set(epochs._HOMES)
+    for name in epochs.__all__:
+        home = importlib.import_module(f"kafka_epochs.epochs.{epochs._HOMES[name]}")
+        assert getattr(epochs, name) is getattr(home, name)
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, kafka_epochs.epochs.errors; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "kafka_epochs.epochs.errors" in loaded and "kafka_epochs.epochs.state" not in loaded
