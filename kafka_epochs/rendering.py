@@ -7,18 +7,19 @@ fields become decoded batches on request; SASL credentials are hidden unless ask
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from base64 import b64decode
 from base64 import b64encode as _b64encode
 from collections.abc import Callable
 from datetime import UTC, datetime
+from types import ModuleType
 from typing import Any
 
 from kafka_epochs.capture import Flow
 from kafka_epochs.epochs.errors import Errors
 from kafka_epochs.exchanges import SASL_TOKENS, Exchange, Kind, api_name
 from kafka_epochs.projection.bodies import ProjectedBody
-from kafka_epochs.records.model import RecordBatch
 from kafka_epochs.wire.code_cache import compile_cached
 from kafka_epochs.wire.json_text import json_renderer
 
@@ -196,8 +197,7 @@ def _decode_records_in(obj: Any, plain: dict[str, Any]) -> int:
     A batch that does not decode stays in its place as ``{"error", "offset", "length", "base64"}``
     and the batches around it are kept.
     """
-    from kafka_epochs.records import decode_records
-
+    decode_records = _records().decode_records
     bad = 0
     for f in _paths_to(type(obj), "records"):
         value = getattr(obj, f.attr)
@@ -228,6 +228,15 @@ def _decode_records_in(obj: Any, plain: dict[str, Any]) -> int:
     return bad
 
 
+@functools.cache
+def _records() -> ModuleType:
+    """The records package, loaded the first time batches are decoded (``--records``), not with
+    every rendering: it brings its codecs' modules along."""
+    from kafka_epochs import records
+
+    return records
+
+
 def _b64(value: bytes | None) -> str | None:
     return None if value is None else _b64encode(value).decode()
 
@@ -238,7 +247,7 @@ def _entry_json(entry: Any) -> dict[str, Any]:
     Written out field by field: with millions of records, a generic dataclass walk is most of
     the cost of ``decode --records``.
     """
-    if isinstance(entry, RecordBatch):
+    if isinstance(entry, _records().RecordBatch):
         return {
             "base_offset": entry.base_offset,
             "batch_length": entry.batch_length,
