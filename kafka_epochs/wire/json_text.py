@@ -65,7 +65,17 @@ def _base64(value: bytes) -> str:
 
 
 def _uuid(value: Any) -> str:
-    return '"' + uuid_text(value) + '"'  # base64url: nothing to escape either
+    """A uuid's JSON text; a capture repeats a few (topic ids, the zero uuid), so each is kept."""
+    text = _UUID_TEXTS.get(value)
+    if text is None:
+        if len(_UUID_TEXTS) >= _UUID_TEXTS_LIMIT:
+            _UUID_TEXTS.clear()  # a flood of distinct ids must not grow this without end
+        text = _UUID_TEXTS[value] = '"' + uuid_text(value) + '"'  # base64url: nothing to escape either
+    return text
+
+
+_UUID_TEXTS: dict[Any, str] = {}
+_UUID_TEXTS_LIMIT = 1 << 14
 
 
 class _Generator:
