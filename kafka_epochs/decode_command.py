@@ -318,7 +318,6 @@ def fields_reader(protocol: Any, args: argparse.Namespace) -> Any:
 
     A path that no message of the protocol has is refused: it would print nothing, silently.
     """
-    from kafka_epochs.projection import has_path
     from kafka_epochs.projection.bodies import FieldsReader
 
     if args.headers_only and args.fields:
@@ -334,9 +333,8 @@ def fields_reader(protocol: Any, args: argparse.Namespace) -> Any:
         )
     if args.fields is not None and not paths and not args.headers_only:
         return FieldsReader([])  # --fields "": headers only
-    messages = [protocol.message(name) for name in protocol.names()]
     for path in paths:
-        if not any(has_path(message, path) for message in messages):
+        if not protocol.has_field_path(path):
             raise ValueError(f"--fields: no message of the {protocol.name} protocol has the field path {path!r}")
     return FieldsReader(paths)
 

@@ -138,6 +138,8 @@ class Protocol:
         self.name = name if name is not None else origin  # what Decoded.profile says
         self._classes: dict[str, type[Message]] = {}
         self._digests: Callable[[], dict[str, tuple[str, ...]]] | None = None
+        #: the package's tree of field paths (``_paths.py``), where it has one
+        self._field_paths: Callable[[], dict[str, Any] | None] | None = None
         self._by_key: dict[tuple[int, str], str] = {}
         for message, (api_key, kind, *_rest) in index.items():
             if api_key is not None and kind in ("request", "response"):
@@ -203,6 +205,8 @@ class Protocol:
 
         protocol = cls(index_module.MESSAGES, load, str(spec_dir))
         protocol._digests = lambda: import_from(package, directory, "_layouts").LAYOUTS
+        if (directory / "_paths.py").exists():
+            protocol._field_paths = lambda: import_from(package, directory, "_paths").TREE
         return protocol
 
     @classmethod
@@ -260,6 +264,18 @@ class Protocol:
     def layouts(self, api_key: int, kind: str, version: int) -> list[Protocol]:
         """The packages whose layout may read this (api key, kind, version), in the order to try."""
         return [self] if version in self.versions(api_key, kind) else []
+
+    def has_field_path(self, path: str) -> bool:
+        """Whether some message of the protocol has the field ``path`` (one a projection of it
+        would accept: ``topics[].partitions[].leader_epoch``, segments by attribute or spec name,
+        ``[]`` optional). Answered from the package's table of paths, loading no message module,
+        where the package has one (packages generated before it existed load every message)."""
+        tree = self._field_paths() if self._field_paths is not None else None
+        if tree is None:
+            from kafka_epochs.projection.paths import has_path
+
+            return any(has_path(self.message(name), path) for name in self.names())
+        return _walks(tree, [segment.strip() for segment in path.split(".")])
 
     def _layout_digests(self) -> dict[str, tuple[str, ...]]:
         """name -> a digest of each version's wire layout (first version first), from the package."""
@@ -465,6 +481,9 @@ class ProtocolChain(Protocol):
             if protocol.versions(api_key, kind):
                 return protocol
         return self.protocols[0]
+
+    def has_field_path(self, path: str) -> bool:
+        return any(protocol.has_field_path(path) for protocol in self.protocols)
 
     def layouts(self, api_key: int, kind: str, version: int) -> list[Protocol]:
         for protocol in self.protocols:
@@ -695,6 +714,27 @@ def _attempt(cls: type[Message], data: bytes, pos: int, version: int) -> tuple[A
     return (body, end) if end <= len(data) else None
 
 
+def _walks(tree: dict[str, Any], segments: list[str]) -> bool:
+    """Whether ``segments`` walk ``tree`` (see ``codegen.build.paths_source``) as
+    :func:`kafka_epochs.projection.paths.resolve` would walk one message's fields."""
+    segment = segments[0]
+    node = tree.get(segment.removesuffix("[]")) if segment else None
+    if node is None:
+        return False
+    walks_array = segment.endswith("[]")
+    if len(segments) == 1:  # a value: a primitive, or a list of them (which may take a [])
+        return "leaf_array" in node or (not walks_array and "leaf" in node)
+    kinds = ("array",) if walks_array else ("struct", "array")
+    return any(kind in node and _walks(node[kind], segments[1:]) for kind in kinds)
+
+
+def _optional_module_attribute(module: str, attribute: str) -> Any:
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except ModuleNotFoundError:
+        return None
+
+
 @functools.cache
 def _package(module: str, name: str, origin: str) -> Protocol:
     index = importlib.import_module(f"{module}._index")
@@ -707,6 +747,7 @@ def _package(module: str, name: str, origin: str) -> Protocol:
 
     protocol = Protocol(index.MESSAGES, load, origin, name)
     protocol._digests = digests
+    protocol._field_paths = lambda: _optional_module_attribute(f"{module}._paths", "TREE")
     return protocol
 
 
