@@ -49,7 +49,7 @@ def test_the_check_agrees_with_the_walk(name: str) -> None:
     cls = APACHE.message(name)
     check = any_error_code(cls)
 
-    @settings(max_examples=2 * len(cls.VALID_VERSIONS), suppress_health_check=list(HealthCheck), deadline=None)
+    @settings(max_examples=len(cls.VALID_VERSIONS), suppress_health_check=list(HealthCheck), deadline=None)
     @given(st.data())
     def run(data: st.DataObject) -> None:
         version = data.draw(st.sampled_from(list(cls.VALID_VERSIONS)), label="version")

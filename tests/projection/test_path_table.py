@@ -37,7 +37,7 @@ def real_paths(cls: Any, prefix: tuple[tuple[Any, bool], ...] = ()) -> list[tupl
 def spellings(path: tuple[tuple[Any, bool], ...], rng: random.Random) -> list[str]:
     """The path written a few ways, right and wrong."""
     written = []
-    for _ in range(4):
+    for _ in range(2):
         segments = []
         for f, _into in path:
             name = rng.choice([f.attr, f.name])
@@ -65,7 +65,7 @@ def test_the_table_answers_as_every_message_does(name: str) -> None:
                 assert protocol.has_field_path(text) == expected, text
                 asked += 1
                 accepted += expected
-    assert asked > 1500 and 0.2 * asked < accepted < 0.9 * asked
+    assert asked > 1000 and 0.2 * asked < accepted < 0.9 * asked
 
 
 def test_a_package_without_the_table_still_answers(tmp_path: Path) -> None:
