@@ -21,7 +21,8 @@ from pathlib import Path
 
 from kafka_epochs import Protocol
 from kafka_epochs.capture import CaptureFormatError, Packet, read_packets
-from kafka_epochs.rendering import exchange_json
+from kafka_epochs.json_lines import LineWriter
+from kafka_epochs.rendering import exchange_json, json_line
 from kafka_epochs.traffic import decode_capture
 
 SAMPLES = Path(__file__).resolve().parent.parent / "kafka_epochs" / "samples"
@@ -125,13 +126,18 @@ PROTOCOL = Protocol.auto()
 
 
 def decode_all(data: bytes) -> Outcome:
-    """Decode every exchange and render it as ``kafka-epochs decode --records`` prints it."""
+    """Decode every exchange and render it as ``kafka-epochs decode --records`` prints it, and as
+    plain ``decode`` prints it: the direct line writer's text must be the reference's."""
     outcome = Outcome()
+    writer = LineWriter()
     try:
         for exchange in decode_capture(io.BytesIO(data), PROTOCOL):
             line = exchange_json(exchange, records=True)
             outcome.exchanges += 1
             outcome.problems += bool(line.get("problem"))
+            direct = writer.line(exchange)
+            if direct is not None and direct != json_line(exchange_json(exchange, bodies_as_text=True)):
+                raise AssertionError(f"the line writer and the reference differ on exchange {outcome.exchanges}")
     except CaptureFormatError as e:
         outcome.whole_file = str(e)
     except Exception:  # what the campaign looks for
