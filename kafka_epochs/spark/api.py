@@ -154,6 +154,7 @@ def decode_api(
     ref = protocol_ref(protocol)
     schema = typed_schema(message_name, ref)
     inputs = _Inputs(df, frame_col, keep, direction_col, request_api_key_col, request_api_version_col, schema)
+    inputs.only_message(cls.API_KEY, kind, frame_col)
     columns = inputs.columns  # the closure below is pickled to the workers: plain data only
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -183,7 +184,16 @@ def _decode_fields(
     if plan.kind == "response" and direction_col is None and not all(c in df.columns for c in CAPTURE_PAIRING):
         raise ValueError(f"{message_name} is a response: pass direction_col and the request's key/version columns")
     return _projected(
-        df, plan, project_batch, frame_col, keep, direction_col, request_api_key_col, request_api_version_col, ref
+        df,
+        plan,
+        project_batch,
+        frame_col,
+        keep,
+        direction_col,
+        request_api_key_col,
+        request_api_version_col,
+        ref,
+        message=(plan.api_key, plan.kind),
     )
 
 
@@ -197,9 +207,16 @@ def _projected(
     request_api_key_col: str | None,
     request_api_version_col: str | None,
     ref: ProtocolRef,
+    message: tuple[int, str] | None = None,
 ) -> DataFrame:
-    """A projection's ``mapInArrow``: its rows, each with its frame's kept columns taken along."""
+    """A projection's ``mapInArrow``: its rows, each with its frame's kept columns taken along.
+
+    ``message`` (api key, "request" or "response"): only that message's rows come out, so the
+    others need not travel to Python (see :meth:`_Inputs.only_message`).
+    """
     inputs = _Inputs(df, frame_col, keep, direction_col, request_api_key_col, request_api_version_col, plan.schema())
+    if message is not None:
+        inputs.only_message(*message, frame_col)
     columns = inputs.columns  # the closure below is pickled to the workers: plain data only
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -354,6 +371,36 @@ class _Inputs:
                 f"{frame_col!r} must be binary (whole size-prefixed frames), not {frame_type.simpleString()}"
             )
         self.columns = _Columns(tuple(kept), direction_col, request_api_key_col, request_api_version_col)
+        self._types = {c: df.schema[c].dataType for c in pairing}
         # only what the decode reads travels to Python (each column once)
         self.source = df.select(*dict.fromkeys([*kept, frame_col, *pairing]))
         self.output_schema = T.StructType([*(df.schema[c] for c in kept), *spark_schema(decoded).fields])
+
+    def only_message(self, api_key: int, kind: str, frame_col: str) -> None:
+        """Let through to Python only rows that may be ``kind`` frames of ``api_key`` (the JVM
+        drops the others first: they would be decoded for nothing and dropped after).
+
+        The condition keeps every row the decoder would count as that message (a superset: the
+        decoder still applies its own, exact test, so results do not change), from the same
+        columns: a request's api key is the int16 at byte 4 of its frame, a response's is the
+        request's key column. Where those columns are of types the decoder reads otherwise than
+        Spark compares them (a direction that is not a string, a key that is not an integer),
+        nothing is dropped.
+        """
+        c = self.columns
+        frame = F.col(frame_col)
+        # the request header's api key, as the decoder reads it: frames of at least 8 bytes
+        own_key = (F.length(frame) >= 8) & (F.hex(F.substring(frame, 5, 2)) == f"{api_key:04X}")
+        if c.direction is None:  # no direction column: every frame is read as a request
+            if kind == "request":
+                self.source = self.source.where(own_key)
+            return
+        if not isinstance(self._types[c.direction], T.StringType):
+            return
+        direction = F.col(c.direction)
+        if kind == "request":
+            self.source = self.source.where((direction == "request") & own_key)
+            return
+        assert c.request_api_key is not None
+        if isinstance(self._types[c.request_api_key], T.IntegralType):
+            self.source = self.source.where((direction == "response") & (F.col(c.request_api_key) == api_key))

@@ -7,12 +7,13 @@ decoded gets ``error`` set and ``body_json`` null, never an exception.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
-from kafka_epochs.spark.bodies import Bodies, ReadBody, Render, decode_bodies
+from kafka_epochs.spark.bodies import Bodies, Mask, ReadBody, Render, decode_bodies
 from kafka_epochs.spark.headers import Headers, read_headers
 from kafka_epochs.spark.protocols import Lookup, ProtocolLike, resolve
 from kafka_epochs.traffic import SASL_TOKENS, error_codes
@@ -117,7 +118,10 @@ class DecodedRows:
         render: Render,
         sasl_mechanism: pa.Array | None = None,
         read_body: ReadBody | None = None,
+        only: Callable[[Headers], Mask] | None = None,
     ) -> DecodedRows:
+        """Read the headers, then the bodies: every row's, or, with ``only``, the rows it marks
+        given the headers (the others' bodies are :data:`~kafka_epochs.spark.bodies.SKIPPED`)."""
         frames = _one_chunk(frames)
         pairing = [_maybe_chunk(c) for c in (direction, request_api_key, request_api_version, sasl_mechanism)]
         for name, column in zip(
@@ -128,10 +132,11 @@ class DecodedRows:
         resolved = resolve(protocol)
         lookup = Lookup(resolved)
         headers = read_headers(frames, pairing[0], pairing[1], pairing[2], lookup, pairing[3])
+        wanted = None if only is None else only(headers)
         bodies = (
-            decode_bodies(headers, resolved, render, read_body)
+            decode_bodies(headers, resolved, render, read_body, wanted)
             if read_body
-            else decode_bodies(headers, resolved, render)
+            else decode_bodies(headers, resolved, render, only=wanted)
         )
         return cls(headers, bodies, lookup)
 

@@ -23,6 +23,8 @@ from kafka_epochs.projection import has_path, projection
 from kafka_epochs.projection.bodies import projecting
 from kafka_epochs.projection.paths import leaf_field
 from kafka_epochs.spark.batch import HEADER_FIELDS, DecodedRows
+from kafka_epochs.spark.bodies import Mask
+from kafka_epochs.spark.headers import Headers
 from kafka_epochs.spark.protocols import ProtocolLike, resolve
 from kafka_epochs.spark.schema import message_classes
 from kafka_epochs.wire.uuids import uuid_text
@@ -246,14 +248,26 @@ def project_batch(
     def keep(columns: Any, version: int, is_response: bool) -> Any:
         return columns
 
+    def ours(headers: Headers) -> Mask:  # the rows of the plan's message: the others are not read
+        return (
+            (headers.api_key == plan.api_key) & headers.api_key_ok & (headers.is_response == (plan.kind == "response"))
+        )
+
     rows = DecodedRows.of(
-        frames, direction, request_api_key, request_api_version, protocol, keep, sasl_mechanism, read_body=read
+        frames,
+        direction,
+        request_api_key,
+        request_api_version,
+        protocol,
+        keep,
+        sasl_mechanism,
+        read_body=read,
+        only=ours,
     )
     headers, bodies = rows.headers, rows.bodies
-    ours = (headers.api_key == plan.api_key) & headers.api_key_ok & (headers.is_response == (plan.kind == "response"))
     index: list[int] = []
     values: list[list[Any]] = [[] for _ in paths]
-    for i, (mine, columns) in enumerate(zip(ours.tolist(), bodies.values, strict=True)):
+    for i, (mine, columns) in enumerate(zip(ours(headers).tolist(), bodies.values, strict=True)):
         if not mine:
             continue
         count = len(columns[0]) if columns is not None else 1  # a bad frame: one row, with its error

@@ -190,3 +190,167 @@ def test_decode_frames_with_fields_on_spark(spark: Any, frame_rows: list[dict[st
         for r in out.where("api_key = 5 and direction = 'request' and leader_epoch is not null").collect()
     )
     assert epochs == sorted((i, epoch) for i, _, _, _, _, epoch, _ in expected_stop_replica(frame_rows))
+
+
+# -- decode_api(fields=) reads only its message's rows: held to reading every row -------------
+
+ONE_MESSAGE_PLANS = [
+    ("StopReplicaRequest", [f for f in STOP_REPLICA_FIELDS if "topic_id" not in f]),  # Apache has no topic ids
+    (
+        "MetadataResponse",
+        ["topics[].name", "topics[].partitions[].partition_index", "topics[].partitions[].leader_epoch"],
+    ),
+    ("ProduceRequest", ["topic_data[].name", "topic_data[].partition_data[].index"]),
+    ("ProduceResponse", ["responses[].partition_responses[].index", "responses[].partition_responses[].error_code"]),
+    ("FetchResponse", ["responses[].topic_id", "responses[].partitions[].error_code"]),
+    ("FetchRequest", ["topics[].partitions[].current_leader_epoch"]),
+    ("ApiVersionsRequest", ["client_software_name"]),
+]
+
+
+def _columns(rows: list[dict[str, Any]], sasl_every: int = 0) -> tuple[pa.Array, dict[str, pa.Array]]:
+    frames = pa.array([r["frame"] for r in rows], pa.binary())
+    pairing = {
+        "direction": pa.array([r["direction"] for r in rows]),
+        "request_api_key": pa.array([r["request_api_key"] for r in rows], pa.int16()),
+        "request_api_version": pa.array([r["request_api_version"] for r in rows], pa.int16()),
+    }
+    if sasl_every:  # some rows marked as raw SASL tokens, as the capture source marks them
+        pairing["sasl_mechanism"] = pa.array([None if i % sasl_every else "PLAIN" for i in range(len(rows))])
+    return frames, pairing
+
+
+@pytest.mark.parametrize("protocol", [None, "kip", "apache"])
+@pytest.mark.parametrize(("message", "fields"), ONE_MESSAGE_PLANS)
+def test_project_batch_reading_its_rows_only_equals_reading_every_row(
+    monkeypatch: pytest.MonkeyPatch,
+    bad_rows: list[dict[str, Any]],
+    frame_rows: list[dict[str, Any]],
+    message: str,
+    fields: list[str],
+    protocol: str | None,
+) -> None:
+    """project_batch reads only the frames of its message (``DecodedRows.of(only=...)``); with the
+    restriction taken away, every frame is read and the others dropped after, as before: the two
+    batches must be equal, bad frames, SASL tokens and every api and version of the table among them."""
+    from kafka_epochs.spark import bodies as bodies_module
+    from kafka_epochs.spark.batch import DecodedRows
+
+    rows = [*bad_rows, *frame_rows]
+    frames, pairing = _columns(rows, sasl_every=13)
+    plan = Plan(message, fields, protocol)
+
+    decoded: list[int] = []
+    decode_rows = bodies_module._decode_rows
+
+    def counting(headers: Any, proto: Any, render: Any, read_body: Any, picked: Any) -> Any:
+        decoded.append(len(headers.starts) if picked is None else len(picked))
+        return decode_rows(headers, proto, render, read_body, picked)
+
+    monkeypatch.setattr(bodies_module, "_decode_rows", counting)
+    fast = project_batch(frames, plan, protocol=protocol, **pairing)
+    assert decoded and 0 < decoded[-1] < len(rows) // 4  # the other messages' frames were not read
+
+    original = DecodedRows.of.__func__  # type: ignore[attr-defined]
+
+    def every_row(cls: Any, *args: Any, only: Any = None, **kwargs: Any) -> Any:
+        return original(cls, *args, **kwargs)  # the restriction ignored: every body is read
+
+    monkeypatch.setattr(DecodedRows, "of", classmethod(every_row))
+    slow = project_batch(frames, plan, protocol=protocol, **pairing)
+    assert decoded[-1] == len(rows)
+    assert fast.schema == slow.schema
+    assert fast.to_pylist() == slow.to_pylist()
+    assert fast.num_rows > 0
+
+
+def test_decode_bodies_of_some_rows_equal_those_of_every_row(bad_rows: list[dict[str, Any]]) -> None:
+    """``decode_bodies(only=mask)``: the marked rows exactly as when every row is decoded, the
+    others skipped; checked with random masks (none, all, some) on good and bad frames."""
+    import random
+
+    import numpy as np
+
+    from kafka_epochs.spark.batch import _as_json
+    from kafka_epochs.spark.bodies import SKIPPED, decode_bodies
+    from kafka_epochs.spark.headers import read_headers
+    from kafka_epochs.spark.protocols import Lookup, resolve
+
+    frames, pairing = _columns(bad_rows, sasl_every=11)
+    proto = resolve(None)
+    headers = read_headers(
+        frames,
+        pairing["direction"],
+        pairing["request_api_key"],
+        pairing["request_api_version"],
+        Lookup(proto),
+        pairing["sasl_mechanism"],
+    )
+    every = decode_bodies(headers, proto, _as_json)
+    assert any(every.errors) and any(v is not None for v in every.values)
+    rng = random.Random(3)
+    n = len(bad_rows)
+    masks = [np.zeros(n, bool), np.ones(n, bool)] + [np.array([rng.random() < p for _ in range(n)]) for p in (0.1, 0.5)]
+    for mask in masks:
+        some = decode_bodies(headers, proto, _as_json, only=mask)
+        for i, marked in enumerate(mask.tolist()):
+            got = (some.values[i], some.errors[i], some.warnings[i], some.profiles[i])
+            if marked:
+                assert got == (every.values[i], every.errors[i], every.warnings[i], every.profiles[i]), i
+            else:
+                assert got == (None, SKIPPED, [], None), i
+
+
+def _rows_of(df: Any) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+@pytest.mark.parametrize(("message", "fields"), [ONE_MESSAGE_PLANS[1], ONE_MESSAGE_PLANS[2], ONE_MESSAGE_PLANS[4]])
+def test_decode_api_drops_other_messages_in_the_jvm_without_changing_rows(
+    spark: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    bad_rows: list[dict[str, Any]],
+    frame_rows: list[dict[str, Any]],
+    message: str,
+    fields: list[str],
+) -> None:
+    """decode_api filters in Spark, before Python, to the rows that may be its message
+    (``_Inputs.only_message``); without that filter every row goes to Python and the decoder's own
+    test drops the others. Both ways give the same rows, typed and projected, with and without a
+    direction column, on bad frames (odd directions, null frames, responses without requests,
+    short frames) and every api and version of the table."""
+    from kafka_epochs.spark import api
+
+    rows = [*bad_rows, *frame_rows[::2]]
+    for row in rows[::17]:  # short frames whose first bytes could pass for any api key
+        row = dict(row, id=len(rows), frame=(row["frame"] or b"")[:7])
+        rows.append(row)
+    df = frames_df(spark, rows)
+    requests_only = df.where("direction = 'request'").select("id", "frame")  # every frame read as a request
+
+    def outputs() -> list[list[tuple[Any, ...]]]:
+        out = [
+            _rows_of(decode_api(df, message, keep=["id"], fields=fields)),
+            _rows_of(decode_api(df, message, keep=["id"]).drop("body")),
+        ]
+        if message.endswith("Request"):
+            out.append(_rows_of(decode_api(requests_only, message, keep=["id"], fields=fields)))
+        return out
+
+    filtered = outputs()
+    dropped: list[str] = []
+    source = api._Inputs.only_message
+
+    def spy(self: Any, *args: Any) -> None:
+        before = self.source
+        source(self, *args)
+        dropped.append(str(self.source is not before))
+
+    monkeypatch.setattr(api._Inputs, "only_message", spy)
+    assert outputs() == filtered
+    assert set(dropped) == {"True"}  # every call above did filter
+    monkeypatch.setattr(api._Inputs, "only_message", lambda self, *args: None)
+    unfiltered = outputs()
+    assert unfiltered == filtered
+    assert all(filtered), "each way should give rows"
+    assert any(r[-3] is not None for r in filtered[0]), "bad frames of the message should be among them"
