@@ -104,9 +104,7 @@ class LineWriter:
         else:
             check = self._error_checks.get(type(body), _UNKNOWN)
             if check is _UNKNOWN:
-                check = self._error_checks[type(body)] = (
-                    any_error_code(type(body)) if has_error_codes(type(body)) else None
-                )
+                check = self._error_checks[type(body)] = self._error_check(type(body))
             found = error_codes(body) if check is not None and check(body) else []
             parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
         if exchange.problem:
