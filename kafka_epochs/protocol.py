@@ -138,6 +138,7 @@ class Protocol:
         self.name = name if name is not None else origin  # what Decoded.profile says
         self._classes: dict[str, type[Message]] = {}
         self._digests: Callable[[], dict[str, tuple[str, ...]]] | None = None
+        self._plans: dict[tuple[int, int, str], tuple[list[Protocol], int, Any]] = {}  # see _frame_plan
         #: the package's tree of field paths (``_paths.py``), where it has one
         self._field_paths: Callable[[], dict[str, Any] | None] | None = None
         self._by_key: dict[tuple[int, str], str] = {}
@@ -415,12 +416,9 @@ class Protocol:
         """The layouts for a frame, its header version and header class: looked up once per
         (api key, version, kind), not per frame (a capture repeats a few dozen of them)."""
         key = (api_key, api_version, kind)
-        try:
-            return self._plans[key]
-        except AttributeError:
-            self._plans: dict[tuple[int, int, str], tuple[list[Protocol], int, Any]] = {}
-        except KeyError:
-            pass
+        found = self._plans.get(key)
+        if found is not None:
+            return found
         layouts = self._layouts_or_fail(api_key, api_version, kind, offset)
         first = layouts[0]
         if kind == "request":
@@ -465,6 +463,7 @@ class ProtocolChain(Protocol):
         if not protocols:
             raise ValueError("a ProtocolChain needs at least one protocol")
         self.protocols = protocols
+        self._plans = {}
         self.origin = " > ".join(p.origin for p in protocols)
         self.name = name if name is not None else " > ".join(p.name for p in protocols)
 
