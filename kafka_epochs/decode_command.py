@@ -376,6 +376,7 @@ def run_decode(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
+        print_one.flush()
     if not args.quiet:
         print(_summary_text(summary, printed, selected), file=sys.stderr)
     return 1 if printed.problems or printed.record_errors else 0
@@ -435,8 +436,13 @@ class _Printer:
 
     JSON lines come from :class:`~kafka_epochs.json_lines.LineWriter` where it can write them
     (no filter looks inside bodies, no record batches), else from the dict that
-    :func:`~kafka_epochs.rendering.exchange_json` builds.
+    :func:`~kafka_epochs.rendering.exchange_json` builds. Lines are written to standard output
+    in batches: with ``PYTHONUNBUFFERED`` set (as container images often do) each ``write`` is
+    a system call. A live capture's lines go out one by one, as its exchanges complete.
     """
+
+    #: Lines held before one write.
+    BATCH = 256
 
     def __init__(
         self, args: argparse.Namespace, selected: ExchangeFilter, summary: Any, printed: Printed, live: bool
@@ -452,7 +458,7 @@ class _Printer:
         self.as_text = jsonl and not selected.topics
         direct = jsonl and not args.records and not selected.topics and not selected.errors_only
         self.writer = LineWriter(secrets=args.sasl_secrets) if direct else None
-        self.write = sys.stdout.write
+        self.lines: list[str] = []
 
     def __call__(self, exchange: Any, capture: str | None) -> None:
         self.summary.count(exchange)
@@ -473,9 +479,19 @@ class _Printer:
             line = self.json_line(row) if args.format == "jsonl" else table_row(row)
         printed.exchanges += 1
         printed.problems += not exchange.ok
-        self.write(line + "\n")
+        lines = self.lines
+        lines.append(line)
+        if self.live or len(lines) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the lines held (all of them: a live capture's, as each exchange completes)."""
+        if self.lines:
+            self.lines.append("")
+            sys.stdout.write("\n".join(self.lines))
+            self.lines.clear()
         if self.live:
-            sys.stdout.flush()  # a live capture: each exchange as soon as it completes
+            sys.stdout.flush()
 
 
 # -- output ------------------------------------------------------------------------------------

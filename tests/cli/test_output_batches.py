@@ -1,0 +1,70 @@
+"""``decode`` writes its lines in batches, all of them, in order, whatever stdout's buffering.
+
+With ``PYTHONUNBUFFERED`` set (container images often set it) every ``sys.stdout.write`` is a
+system call; the command must not make one per exchange. A live capture (standard input) is the
+exception, held by ``test_decode_options``: each exchange goes out as it completes.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from kafka_epochs import decode_command
+from kafka_epochs.cli import main
+
+CLIENTS = Path(decode_command.__file__).resolve().parent / "samples" / "clients.pcap"
+
+
+class _CountingOut(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def _decode(*extra: str) -> _CountingOut:
+    out = _CountingOut()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        main(["decode", str(CLIENTS), *extra])
+    return out
+
+
+@pytest.mark.parametrize("extra", [(), ("--headers-only",), ("--errors-only",)])
+def test_lines_go_out_in_batches_in_order(monkeypatch: pytest.MonkeyPatch, extra: tuple[str, ...]) -> None:
+    whole = _decode(*extra).getvalue()
+    lines = whole.splitlines()
+    assert len(lines) >= 1 and whole.endswith("\n")
+    monkeypatch.setattr(decode_command._Printer, "BATCH", 4)
+    batched = _decode(*extra)
+    assert batched.getvalue() == whole  # same text, nothing lost at the batch edges or the end
+    assert batched.writes == -(-len(lines) // 4)
+
+
+def test_one_write_per_batch_not_per_line() -> None:
+    out = _decode()
+    lines = out.getvalue().count("\n")
+    assert lines > 50
+    assert out.writes == -(-lines // decode_command._Printer.BATCH)
+
+
+def test_unbuffered_python_prints_every_line() -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "kafka_epochs.cli", "decode", str(CLIENTS), "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == _decode("--quiet").getvalue()
