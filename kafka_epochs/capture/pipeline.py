@@ -6,25 +6,60 @@ driven over a *share* of a file's records (the packets of some connections, in f
 which is how a large capture is read in parallel: connections never share state, except that a
 port learnt from one connection's ApiVersions handshake makes others on that port Kafka, and
 :meth:`StreamPipeline.learn_port` is how a share is told about ports learnt elsewhere.
+
+Nearly every packet of a capture is the next data of a direction already followed, with nothing
+waiting in its reassembly and its frames in sync. For those the pipeline keeps a *lane* per
+direction (keyed by the packet's raw addresses and ports): the packet's headers are read in one
+unpack, the bytes are delivered and aligned, and the other direction's acknowledgement noted, with
+no segment, classification or per-layer event in between. Whatever a lane cannot take as is (other
+links, IPv6, a SYN, FIN or RST, a segment out of order, anything waiting in either direction)
+goes the layered way, which also makes the lanes; the two give the same events (a test holds them
+equal over real, damaged and reordered captures).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Final
 
 from kafka_epochs.capture.alignment.aligner import FrameAligner
 from kafka_epochs.capture.alignment.flows import FlowClassifier
 from kafka_epochs.capture.alignment.rules import FrameRule, default_frame_rule
 from kafka_epochs.capture.errors import UnsupportedPacket
-from kafka_epochs.capture.events import Direction, Flow, FlowEvent, PacketError, StreamEnd, StreamEvent, StreamStart
+from kafka_epochs.capture.events import (
+    Direction,
+    Flow,
+    FlowEvent,
+    PacketError,
+    StreamData,
+    StreamEnd,
+    StreamEvent,
+    StreamStart,
+)
 from kafka_epochs.capture.files.packets import BadRecord, Packet
-from kafka_epochs.capture.network.dissect import Dissector
-from kafka_epochs.capture.network.tcp import Segment
+from kafka_epochs.capture.network.dissect import (
+    ETHERNET_IPV4_TCP,
+    ETHERNET_IPV4_TCP_MIN,
+    FRAGMENT_BITS,
+    TCP_START,
+    Dissector,
+)
+from kafka_epochs.capture.network.ip import PROTO_TCP
+from kafka_epochs.capture.network.link import ETHERTYPE_IPV4, LINKTYPE_ETHERNET
+from kafka_epochs.capture.network.tcp import ACK, FIN, RST, SYN, Segment
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES, StreamReassembler
+from kafka_epochs.capture.reassembly.halfstream import SEQ_MASK, HalfStream
 from kafka_epochs.capture.stats import CaptureStats
 from kafka_epochs.errors import DecodeError
 
 FrameRules = Callable[[Flow, Direction], FrameRule]
+#: A lane's key: a packet's (source address, source port, destination address, destination port), raw.
+_LaneKey = tuple[bytes, int, bytes, int]
+#: A lane: the direction's half-stream, the other direction's, the direction's aligner, and the
+#: direction's flow and direction (what a StreamData of it carries).
+_Lane = tuple[HalfStream, HalfStream, FrameAligner, Flow, Direction]
+#: The TCP flags (and data offset) bits a lane looks at: ACK must be set, SYN, FIN and RST clear.
+_LANE_FLAGS: Final = SYN | FIN | RST | ACK
 
 
 class StreamPipeline:
@@ -40,6 +75,7 @@ class StreamPipeline:
         frame_rules: FrameRules = default_frame_rule,
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         stats: CaptureStats | None = None,
+        lanes: bool = True,
     ) -> None:
         self.stats = stats if stats is not None else CaptureStats()
         self.dissector = Dissector()
@@ -48,6 +84,10 @@ class StreamPipeline:
         self.frame_rules = frame_rules
         self.align_frames = align_frames
         self._aligners: dict[tuple[Flow, Direction], FrameAligner] = {}
+        # The lanes (see the module docstring); with ``lanes=False`` every packet goes the
+        # layered way (what the tests compare the lanes with).
+        self._use_lanes = lanes and align_frames
+        self._lanes: dict[_LaneKey, _Lane] = {}
         #: the time of the last readable packet and the index of the last record (what the end
         #: of the capture is stamped with)
         self.last_timestamp_ns = 0
@@ -58,19 +98,71 @@ class StreamPipeline:
         stats = self.stats
         stats.packets += 1
         self.last_index = record.index
-        if isinstance(record, BadRecord):
+        if type(record) is not Packet:
             stats.bad_packets += 1
-            return [PacketError(record.index, self.last_timestamp_ns, record.error)]
-        self.last_timestamp_ns = record.timestamp_ns
+            return [PacketError(record.index, self.last_timestamp_ns, record.error)]  # type: ignore[union-attr]
+        self.last_timestamp_ns = timestamp_ns = record.timestamp_ns
+        key = None
+        data = record.data
+        if self._use_lanes and record.link_type == LINKTYPE_ETHERNET and len(data) >= ETHERNET_IPV4_TCP_MIN:
+            ethertype, version_ihl, total, fragment, protocol, src, dst, sport, dport, seq, ack, offset_flags = (
+                ETHERNET_IPV4_TCP.unpack_from(data)
+            )
+            if ethertype == ETHERTYPE_IPV4 and version_ihl == 0x45 and protocol == PROTO_TCP:
+                key = (src, sport, dst, dport)
+                lane = self._lanes.get(key)
+                start = TCP_START + (offset_flags >> 12) * 4
+                end = 14 + total
+                if (
+                    lane is not None
+                    and offset_flags & _LANE_FLAGS == ACK
+                    and not fragment & FRAGMENT_BITS
+                    and TCP_START + 20 <= start <= end <= len(data)
+                ):
+                    half, other, aligner, flow, direction = lane
+                    if not (half.ended or half.waiting or other.waiting or half.fin_offset is not None):
+                        delivered = half.delivered
+                        if start == end:  # a bare acknowledgement
+                            stats.segments += 1
+                            other.peer_ack(ack, timestamp_ns, record.index, [])
+                            return ()
+                        if seq == (half.base_seq + delivered) & SEQ_MASK:  # the next bytes
+                            stats.segments += 1
+                            payload = data[start:end]
+                            half.delivered = delivered + len(payload)
+                            out: list[FlowEvent] = []
+                            event = StreamData(flow, direction, timestamp_ns, record.index, delivered, payload)
+                            aligner.take(event, out)
+                            other.peer_ack(ack, timestamp_ns, record.index, out)
+                            return out
         try:
             segment = self.dissector.segment(record)
         except (DecodeError, UnsupportedPacket) as exc:
             stats.bad_packets += 1
-            return [PacketError(record.index, record.timestamp_ns, exc)]
+            return [PacketError(record.index, timestamp_ns, exc)]
         if isinstance(segment, str):
             stats.ignored[segment] += 1
             return []
-        return self.segment(segment)
+        events = self.segment(segment)
+        if key is not None:
+            self._lay(key, segment)
+        return events
+
+    def _lay(self, key: _LaneKey, segment: Segment) -> None:
+        """After a packet went the layered way: make its direction's lane, or drop one that ended."""
+        lane = self._lanes.get(key)
+        if lane is not None:
+            if not lane[0].ended:
+                return
+            del self._lanes[key]
+        decision = self.classifier.decided(segment)
+        if decision is None:
+            return
+        flow, direction = decision
+        halves = self.reassembler.halves(flow, direction)
+        aligner = self._aligners.get((flow, direction))
+        if halves is not None and aligner is not None and halves[0].started and not halves[0].ended:
+            self._lanes[key] = (halves[0], halves[1], aligner, flow, direction)
 
     def segment(self, segment: Segment) -> Sequence[StreamEvent]:
         """The events a record's TCP segment completes (what :meth:`record` does after

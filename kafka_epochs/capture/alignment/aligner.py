@@ -77,7 +77,7 @@ class FrameAligner:
 
     def feed(self, event: FlowEvent, out: list[FlowEvent]) -> None:
         if type(event) is StreamData:
-            self._take(event, out)
+            self.take(event, out)
         elif type(event) is Gap:
             self._gap(event, out)
         elif type(event) is StreamStart:
@@ -98,7 +98,8 @@ class FrameAligner:
 
     # -- synced
 
-    def _take(self, event: StreamData, out: list[FlowEvent]) -> None:
+    def take(self, event: StreamData, out: list[FlowEvent]) -> None:
+        """``feed`` for a :class:`StreamData` (a caller that knows the event's type skips the dispatch)."""
         if not self._synced:
             self._hold(event, out)
             return
@@ -230,7 +231,7 @@ class FrameAligner:
         self._report_discarded(timestamp_ns, out)
         self._resync(self._frame_end, held[0].timestamp_ns if held else timestamp_ns, out)
         for event in held:
-            self._take(event, out)
+            self.take(event, out)
 
     def _discard_front(self, count: int) -> None:
         """Drop the first ``count`` held bytes: no frame starts in them."""

@@ -83,6 +83,11 @@ class FlowClassifier:
             return decided
         return self._classify_new(segment)
 
+    def decided(self, segment: Segment) -> _Decision | None:
+        """``(flow, direction)`` of a segment of a connection already found to be Kafka, else None
+        (a look that decides nothing)."""
+        return self._decided.get((segment.source, segment.destination))
+
     def take_released(self) -> list[tuple[Flow, Direction, Segment]]:
         released, self._released = self._released, []
         return released

@@ -15,14 +15,14 @@ from kafka_epochs.errors import DecodeError
 NOT_IP = "not IP"
 _U16 = struct.Struct(">H")
 _PORTS = struct.Struct(">HH")
-_FRAGMENT_BITS = 0x3FFF  # IPv4 more-fragments flag and fragment offset
+FRAGMENT_BITS = 0x3FFF  # IPv4 more-fragments flag and fragment offset
 NOT_TCP = "not TCP"
 _ADDRESS_CACHE_LIMIT = 1 << 16
 #: Ethernet II carrying IPv4 with a 20-byte header carrying TCP: the ethertype, the IPv4 fields
 #: ``ipv4`` reads, and the TCP fields ``tcp_header`` reads, in one unpack.
-_ETHERNET_IPV4_TCP = struct.Struct(">12xHBxHxxHxB2x4s4sHHIIH")
-_ETHERNET_IPV4_TCP_MIN = 14 + 20 + 20
-_TCP_START = 14 + 20
+ETHERNET_IPV4_TCP = struct.Struct(">12xHBxHxxHxB2x4s4sHHIIH")
+ETHERNET_IPV4_TCP_MIN = 14 + 20 + 20
+TCP_START = 14 + 20
 _new_tuple = tuple.__new__  # a NamedTuple without the frame of its Python-level __new__
 
 
@@ -43,15 +43,15 @@ class Dissector:
         # The common shape, read in one go; whatever it does not take (other links, VLANs, IPv6,
         # IP options, fragments, anything malformed) the layer-by-layer path reads and judges.
         data = packet.data
-        if packet.link_type == LINKTYPE_ETHERNET and len(data) >= _ETHERNET_IPV4_TCP_MIN:
+        if packet.link_type == LINKTYPE_ETHERNET and len(data) >= ETHERNET_IPV4_TCP_MIN:
             ethertype, version_ihl, total, fragment, protocol, src, dst, sport, dport, seq, ack, offset_flags = (
-                _ETHERNET_IPV4_TCP.unpack_from(data)
+                ETHERNET_IPV4_TCP.unpack_from(data)
             )
             if (
                 ethertype == ETHERTYPE_IPV4
                 and version_ihl == 0x45
                 and protocol == PROTO_TCP
-                and not fragment & _FRAGMENT_BITS
+                and not fragment & FRAGMENT_BITS
                 and (total == 0 or total >= 20)
             ):
                 missing = 0
@@ -62,8 +62,8 @@ class Dissector:
                     if end > len(data):
                         missing = end - len(data)
                         end = len(data)
-                start = _TCP_START + (offset_flags >> 12) * 4
-                if _TCP_START + 20 <= start <= end:
+                start = TCP_START + (offset_flags >> 12) * 4
+                if TCP_START + 20 <= start <= end:
                     endpoints = self._endpoints
                     source = endpoints.get((src, sport)) or self._endpoint(src, sport)
                     destination = endpoints.get((dst, dport)) or self._endpoint(dst, dport)
@@ -128,7 +128,7 @@ class Dissector:
         if version == 4:
             if len(data) < offset + IPV4_MIN_HEADER or data[offset + 9] != PROTO_TCP:
                 return None
-            if _U16.unpack_from(data, offset + 6)[0] & _FRAGMENT_BITS:
+            if _U16.unpack_from(data, offset + 6)[0] & FRAGMENT_BITS:
                 return None
             start = offset + (data[offset] & 0x0F) * 4
         elif len(data) < offset + IPV6_HEADER or data[offset + 6] != PROTO_TCP:

@@ -111,6 +111,11 @@ class StreamReassembler:
             self._connections[flow] = None
         return out
 
+    def halves(self, flow: Flow, direction: Direction) -> tuple[HalfStream, HalfStream] | None:
+        """(the half ``direction`` sends on, the other) of ``flow``'s open connection, if it has one."""
+        connection = self._connections.get(flow)
+        return None if connection is None else connection.halves(direction)
+
     def finish_all(self, timestamp_ns: int, packet: int) -> list[FlowEvent]:
         """End every connection still open (the capture is over)."""
         out: list[FlowEvent] = []

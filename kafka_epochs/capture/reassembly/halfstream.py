@@ -45,7 +45,6 @@ class HalfStream:
 
     __slots__ = (
         "_buffered",
-        "_chunks",
         "_max_buffered",
         "_max_chunks",
         "_starts",
@@ -59,6 +58,7 @@ class HalfStream:
         "peer_acked",
         "started",
         "stats",
+        "waiting",
     )
 
     def __init__(
@@ -78,7 +78,9 @@ class HalfStream:
         self.fin_offset: int | None = None
         self.peer_acked = 0  # how far the other side acknowledged (a stream offset)
         self._starts: list[int] = []  # chunk starts, for bisection
-        self._chunks: list[_Chunk] = []  # sorted, non-overlapping, all at or after `delivered`
+        #: the pieces ahead of a hole, waiting for it to fill: sorted, non-overlapping, all at or
+        #: after ``delivered`` (empty in the common case, which a reader may take a shortcut for)
+        self.waiting: list[_Chunk] = []
         self._buffered = 0
 
     def start(self, seq: int, midstream: bool, timestamp_ns: int, packet: int, out: list[FlowEvent]) -> None:
@@ -109,7 +111,7 @@ class HalfStream:
         if payload or missing:
             if (
                 start == self.delivered
-                and not self._chunks
+                and not self.waiting
                 and not missing
                 and (self.fin_offset is None or end <= self.fin_offset)
             ):
@@ -134,14 +136,14 @@ class HalfStream:
             acked = self.fin_offset  # the FIN takes a sequence number but is not a byte
         if acked > self.peer_acked:
             self.peer_acked = acked
-            if self._chunks and acked > self.delivered:
+            if self.waiting and acked > self.delivered:
                 self._settle(timestamp_ns, packet, out)
 
     def finish(self, reason: EndReason, timestamp_ns: int, packet: int, out: list[FlowEvent]) -> None:
         """End the direction: every hole left is final. Does nothing for a direction already ended."""
         if self.ended or not self.started:
             return
-        chunks = self._chunks
+        chunks = self.waiting
         while chunks:
             if chunks[0][0] > self.delivered:
                 self._gap(chunks[0][0], GapReason.CLOSED, timestamp_ns, packet, out)
@@ -167,7 +169,7 @@ class HalfStream:
             start = self.delivered
         if start >= end:
             return
-        starts, chunks = self._starts, self._chunks
+        starts, chunks = self._starts, self.waiting
         i = bisect_right(starts, start)
         pos = start
         if i > 0 and chunks[i - 1][1] > pos:  # the chunk before overlaps our beginning
@@ -193,7 +195,7 @@ class HalfStream:
 
     def _drain(self, out: list[FlowEvent]) -> None:
         """Deliver the buffered chunks that continue the stream."""
-        chunks = self._chunks
+        chunks = self.waiting
         while chunks and chunks[0][0] == self.delivered:
             start, end, data, timestamp_ns, packet = chunks.pop(0)
             del self._starts[0]
@@ -212,7 +214,7 @@ class HalfStream:
 
     def _settle(self, timestamp_ns: int, packet: int, out: list[FlowEvent]) -> None:
         """Deliver what continues the stream, and give up on holes that can no longer fill."""
-        chunks = self._chunks
+        chunks = self.waiting
         if chunks:
             self._drain(out)
             # Holes the receiver acknowledged will never be retransmitted.
@@ -247,7 +249,7 @@ class HalfStream:
 
     def _end(self, reason: EndReason, timestamp_ns: int, out: list[FlowEvent]) -> None:
         self.ended = True
-        self._chunks.clear()
+        self.waiting.clear()
         self._starts.clear()
         self._buffered = 0
         out.append(StreamEnd(self.flow, self.direction, timestamp_ns, self.delivered, reason))

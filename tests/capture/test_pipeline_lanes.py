@@ -1,0 +1,165 @@
+"""The pipeline's lanes (its shortcut for the next in-order data of a followed direction) give
+exactly the events and counts of the layered way, on real, damaged and misbehaving captures."""
+
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import asdict
+from typing import Any
+
+from capture_mutations import mutate, real_captures
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from packet_builders import ACK, FIN, PSH, RST, SYN, Conversation, ethernet, ipv4, pcap_file, request_frame, tcp
+
+from kafka_epochs.capture import BadRecord, Packet, PacketError, read_packets
+from kafka_epochs.capture.errors import CaptureFormatError
+from kafka_epochs.capture.pipeline import StreamPipeline
+
+CAPTURES = real_captures()
+
+
+def run(data: bytes, lanes: bool) -> tuple[list[Any], dict[str, Any], int]:
+    """Every event (and the counts) of a capture, and how many packets took a lane."""
+    pipeline = StreamPipeline(lanes=lanes)
+    layered = 0
+    take_layered = pipeline.segment
+
+    def counting(segment: Any) -> Any:
+        nonlocal layered
+        layered += 1
+        return take_layered(segment)
+
+    pipeline.segment = counting  # type: ignore[method-assign]
+    events: list[Any] = []
+    packets = 0
+    try:
+        for record in read_packets(io.BytesIO(data)):
+            packets += isinstance(record, Packet)
+            events.extend(pipeline.record(record))
+    except CaptureFormatError as e:
+        events.append(("refused", str(e)))
+    events.extend(pipeline.finish())
+    stats = asdict(pipeline.stats)
+    return events, stats, packets - layered
+
+
+def comparable(event: Any) -> Any:
+    """An event with its exception (compared by identity) replaced by its type and text."""
+    if isinstance(event, PacketError):
+        return (event.packet, event.timestamp_ns, type(event.error), str(event.error))
+    return event
+
+
+def assert_same(data: bytes) -> int:
+    fast_events, fast_stats, laned = run(data, lanes=True)
+    slow_events, slow_stats, _ = run(data, lanes=False)
+    assert fast_stats == slow_stats
+    assert len(fast_events) == len(slow_events)
+    for number, (fast, slow) in enumerate(zip(fast_events, slow_events, strict=True)):
+        assert comparable(fast) == comparable(slow), f"event {number} differs"
+    return laned
+
+
+def test_real_captures_take_lanes_and_give_the_layered_events() -> None:
+    for name, data in CAPTURES.items():
+        laned = assert_same(data)
+        if name.endswith(".pcap"):
+            assert laned > 50, f"{name}: the lanes were not taken"
+
+
+def test_damaged_real_captures_give_the_layered_events() -> None:
+    rng = random.Random(20)
+    names = sorted(CAPTURES)
+    for _ in range(60):
+        name = rng.choice(names)
+        mutated, _, _ = mutate(CAPTURES[name], rng)
+        assert_same(mutated)
+
+
+def _story_frames(steps: list[tuple[int, int, int, int, int, int]], options: bool) -> list[tuple[int, bytes]]:
+    """Segments of up to two connections sharing a broker, each step near what TCP would send
+    next: (connection, side, flags, seq shift, ack shift, payload length)."""
+    conversations = [
+        Conversation(client=("10.0.0.1", 50000 + n), client_isn=0xFFFFFF00 + n * 977, broker_isn=7000 + n)
+        for n in range(2)
+    ]
+    for c in conversations:
+        c.handshake()
+    frames: list[tuple[int, bytes]] = []
+    for number, (which, side_bit, flags, seq_shift, ack_shift, length) in enumerate(steps):
+        c = conversations[which]
+        side = "cb"[side_bit]
+        other = "bc"[side_bit]
+        # Whole frames of the right sizes where the step is in order, so alignment stays in sync.
+        payload = request_frame(3, 12, number, "app", bytes(length))[: 12 + length] if length else b""
+        if length and side == "b":
+            payload = (len(payload) - 4).to_bytes(4, "big") + payload[4:]
+        seq = (c.next_seq[side] + seq_shift) & 0xFFFFFFFF
+        ack = (c.next_seq[other] + ack_shift) & 0xFFFFFFFF
+        src, dst = (c.client, c.broker) if side == "c" else (c.broker, c.client)
+        segment = tcp(
+            src[1],
+            dst[1],
+            seq,
+            ack,
+            flags,
+            payload,
+            data_offset=8 if options else 5,
+            options=bytes(12) if options else b"",
+        )
+        frames.append((1_700_000_000_000_000_000 + number * 1000, ethernet(ipv4(src[0], dst[0], segment))))
+        if seq_shift == 0 and not flags & (SYN | RST):
+            c.next_seq[side] = (c.next_seq[side] + len(payload) + bool(flags & FIN)) & 0xFFFFFFFF
+    start = [f for c in conversations for f in c.frames]
+    return sorted(start, key=lambda f: f[0]) + frames
+
+
+FLAGS = st.sampled_from([ACK | PSH, ACK | PSH, ACK | PSH, ACK, PSH, ACK | FIN, ACK | RST, SYN, SYN | ACK, ACK | 0x40])
+STEP = st.tuples(
+    st.integers(0, 1),
+    st.integers(0, 1),
+    FLAGS,
+    st.sampled_from([0, 0, 0, 0, 5, -5, 40, -40, 1 << 31]),
+    st.sampled_from([0, 0, 0, 10, -10, 1000]),
+    st.sampled_from([0, 0, 12, 30, 200]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps=st.lists(STEP, min_size=1, max_size=40), options=st.booleans())
+def test_misbehaving_connections_give_the_layered_events(
+    steps: list[tuple[int, int, int, int, int, int]], options: bool
+) -> None:
+    assert_same(pcap_file(_story_frames(steps, options), nanoseconds=True))
+
+
+def test_in_order_stories_take_the_lanes() -> None:
+    steps = [(0, n % 2, ACK | PSH, 0, 0, 30) for n in range(20)]
+    for options in (False, True):
+        assert assert_same(pcap_file(_story_frames(steps, options), nanoseconds=True)) >= 18
+
+
+def test_snaplen_cut_and_offloaded_packets_go_the_layered_way() -> None:
+    c = Conversation()
+    c.handshake()
+    for n in range(4):
+        c.send("c", request_frame(3, 12, n, "app", bytes(300)))
+    frames = [(t, f[:100]) for t, f in c.frames]
+    cut = pcap_file(frames, nanoseconds=True, original_lengths=[len(f) for _, f in c.frames])
+    assert assert_same(cut) == 1  # the handshake's last ACK; no cut packet
+    # total length 0 (segmentation offload): the captured bytes are the packet
+    offloaded = [(t, f[:16] + b"\x00\x00" + f[18:]) if len(f) > 100 else (t, f) for t, f in c.frames]
+    assert_same(pcap_file(offloaded, nanoseconds=True))
+
+
+def test_bad_records_between_laned_packets() -> None:
+    data = CAPTURES["clients.pcap"]
+    events, _, laned = run(data, lanes=True)
+    assert laned > 100
+    damaged = bytearray(data)
+    damaged[24 + 8 : 24 + 12] = (10**9).to_bytes(4, "little")  # the first record claims a huge length
+    assert_same(bytes(damaged))
+    assert any(isinstance(r, BadRecord) for r in read_packets(io.BytesIO(bytes(damaged))))
+    assert events
