@@ -97,19 +97,26 @@ def decode_capture(
     if summary is not None:
         summary.capture = streams.stats
     connections: dict[Flow, Connection] = {}
+    to_broker = Direction.CLIENT_TO_BROKER
     for event in streams:
-        if isinstance(event, StreamData):
-            conn = connections.get(event.flow)
+        if type(event) is StreamData:
+            flow = event.flow
+            conn = connections.get(flow)
             if conn is None:
-                conn = connections[event.flow] = Connection(
-                    protocol, max_frame_size=max_frame_size, body_reader=body_reader
-                )
-            if event.direction is Direction.CLIENT_TO_BROKER:
-                for out in conn.client_bytes(event.data, event.timestamp_ns):
-                    yield from _client_event(event.flow, out)
+                conn = connections[flow] = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader)
+            if event.direction is to_broker:
+                for out in conn.feed(to_broker, event.data, event.timestamp_ns):
+                    if type(out) is RequestEvent:
+                        if not out.expects_response:
+                            yield Exchange(
+                                Kind.REQUEST, out.timestamp_ns or 0, flow, request=out, request_time_ns=out.timestamp_ns
+                            )
+                    elif type(out) is StreamLost:
+                        yield Exchange(Kind.STREAM_LOST, 0, flow, problem=f"client stream: {out.reason}")
+                    # a SaslToken is reported with the broker's answer
             else:
                 for reply in conn.broker_bytes(event.data, event.timestamp_ns):
-                    yield _broker_event(event.flow, reply, event.timestamp_ns)
+                    yield _broker_event(flow, reply, event.timestamp_ns)
         elif isinstance(event, (Gap, Resync)):
             conn = connections.get(event.flow)
             if conn is not None:  # the capture follows frame sizes: the next bytes start a frame
@@ -145,15 +152,6 @@ def decode_capture(
                 problem="no response in the capture",
                 request_time_ns=request.timestamp_ns,
             )
-
-
-def _client_event(flow: Flow, event: RequestEvent | SaslToken | StreamLost) -> Iterator[Exchange]:
-    if isinstance(event, SaslToken):
-        return  # reported with the broker's answer
-    if isinstance(event, StreamLost):
-        yield Exchange(Kind.STREAM_LOST, 0, flow, problem=f"client stream: {event.reason}")
-    elif not event.expects_response:
-        yield Exchange(Kind.REQUEST, event.timestamp_ns or 0, flow, request=event, request_time_ns=event.timestamp_ns)
 
 
 def _broker_event(flow: Flow, event: ResponseEvent | SaslToken | StreamLost, timestamp_ns: int) -> Exchange:

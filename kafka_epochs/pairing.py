@@ -16,7 +16,7 @@ and the Spark capture source a header-only reader, so both pair alike by constru
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -40,6 +40,8 @@ __all__ = [
 
 #: Kafka's default ``socket.request.max.bytes``: frames above this are refused, not buffered.
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024
+#: The one api whose requests may go unanswered (acks=0).
+PRODUCE = 0
 #: Requests kept waiting for a response before the oldest are forgotten.
 DEFAULT_MAX_PENDING = 10_000
 
@@ -171,15 +173,18 @@ class FrameReader(Protocol[Req, Resp]):
         ...
 
     def expects_response(self, request: Req) -> bool:
-        """False for a request the broker never answers (Produce with acks=0)."""
+        """False for a request the broker never answers: a Produce with acks=0, the only kind
+        there is (so only Produce requests are asked about)."""
         ...
 
     def sasl_handshake(self, request: Req) -> tuple[int, str] | None:
-        """(version, mechanism) when the request is a SaslHandshake, else None."""
+        """(version, mechanism) of a SaslHandshake request (only those are asked about), or None
+        when it cannot tell."""
         ...
 
     def sasl_handshake_error(self, response: Resp) -> int | None:
-        """The error code of a SaslHandshake response, else None."""
+        """The error code of a SaslHandshake response (only answers to v0 handshakes are asked
+        about), else None."""
         ...
 
     def is_request(self, frame: bytes) -> bool:
@@ -220,21 +225,47 @@ class Pairer(Generic[Req, Resp]):
     ) -> list[Req | Resp | SaslToken | StreamLost]:
         """Bytes one side sent; returns what they complete, in order."""
         buffer = self.buffers[direction]
+        out: list[Req | Resp | SaslToken | StreamLost] = []
+        take = self._from_client if direction is Direction.CLIENT_TO_BROKER else self._from_broker
+        if not buffer.buffered and not self._searching[direction] and type(data) is bytes:
+            # Nothing held: the frames data holds whole are cut from it directly (a packet
+            # carrying exactly one frame is the frame), the rest is buffered.
+            data = self._whole_frames(buffer, data, take, timestamp_ns, out)
+            if not data:
+                return out
         buffer.feed(data)
         if self._searching[direction] and not self._find_start(direction):
-            return []
-        out: list[Req | Resp | SaslToken | StreamLost] = []
+            return out
         try:
             for frame in buffer:
-                offset = buffer.offset - len(frame)
-                if direction is Direction.CLIENT_TO_BROKER:
-                    out.append(self._from_client(frame, offset, timestamp_ns))
-                else:
-                    out.append(self._from_broker(frame, offset, timestamp_ns))
+                out.append(take(frame, buffer.offset - len(frame), timestamp_ns))
         except FrameTooLarge as e:
             self.gap(direction)
             out.append(StreamLost(direction, e.offset, e.reason))
         return out
+
+    @staticmethod
+    def _whole_frames(
+        buffer: FrameBuffer,
+        data: bytes,
+        take: Callable[[bytes, int, int | None], Req | Resp | SaslToken],
+        timestamp_ns: int | None,
+        out: list[Req | Resp | SaslToken | StreamLost],
+    ) -> bytes:
+        """Take the whole frames at the front of ``data`` (as ``FrameBuffer`` would give them);
+        returns the bytes left (a partial frame, or a size the buffer must judge)."""
+        pos = 0
+        limit = buffer.max_frame_size
+        while len(data) - pos >= 4:
+            size = _INT32.unpack_from(data, pos)[0]
+            end = pos + 4 + size
+            if size < 0 or size > limit or end > len(data):
+                break
+            frame = data if pos == 0 and end == len(data) else data[pos:end]
+            buffer.offset += 4 + size
+            out.append(take(frame, buffer.offset - 4 - size, timestamp_ns))
+            pos = end
+        return data[pos:] if pos else data
 
     def gap(self, direction: Direction, lost: int = 0) -> None:
         """Bytes of ``direction`` were lost: drop the partial frame and search for the next start."""
@@ -262,7 +293,7 @@ class Pairer(Generic[Req, Resp]):
     # -- pairing ----------------------------------------------------------------------------
 
     def _from_client(self, frame: bytes, offset: int, timestamp_ns: int | None) -> Req | SaslToken:
-        if self.sasl.client_token(frame, self.reader.is_request):
+        if self.sasl.active and self.sasl.client_token(frame, self.reader.is_request):
             token = SaslToken(frame, offset, timestamp_ns, True, self.sasl.mechanism)
             self._tokens.append(token)
             return token
@@ -274,10 +305,11 @@ class Pairer(Generic[Req, Resp]):
         )
         if correlation_id is None:
             return request
-        handshake = self.reader.sasl_handshake(request)
-        if handshake is not None:
-            self.sasl.handshake(correlation_id, *handshake)
-        if self.reader.expects_response(request):
+        if api_key == SASL_HANDSHAKE:
+            handshake = self.reader.sasl_handshake(request)
+            if handshake is not None:
+                self.sasl.handshake(correlation_id, *handshake)
+        if api_key != PRODUCE or self.reader.expects_response(request):
             self.pending[correlation_id] = request
             if len(self.pending) > self.max_pending:
                 del self.pending[next(iter(self.pending))]  # the oldest
@@ -285,13 +317,14 @@ class Pairer(Generic[Req, Resp]):
 
     def _from_broker(self, frame: bytes, offset: int, timestamp_ns: int | None) -> Resp | SaslToken:
         correlation_id = _INT32.unpack_from(frame, 4)[0] if len(frame) >= 8 else None
-        if self.sasl.broker_token(frame, self.pending, correlation_id):
+        sasl = self.sasl
+        if (sasl.active or sasl.unanswered) and sasl.broker_token(frame, self.pending, correlation_id):
             asked = self._tokens.pop(0) if self._tokens else None
             return SaslToken(frame, offset, timestamp_ns, False, self.sasl.mechanism, asked)
         request = self.pending.pop(correlation_id, None) if correlation_id is not None else None
         head = FrameHead(frame, Direction.BROKER_TO_CLIENT, offset, timestamp_ns, correlation_id)
         response = self.reader.response(head, request)
-        if request is not None and correlation_id is not None:
+        if request is not None and correlation_id in sasl.asked:
             error = self.reader.sasl_handshake_error(response)
             if error is not None:
                 self.sasl.answered(correlation_id, error)

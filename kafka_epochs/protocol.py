@@ -27,9 +27,9 @@ import functools
 import importlib
 import importlib.util
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_epochs.errors import DecodeError, EncodeError, UnsupportedVersionError
 from kafka_epochs.wire.message import Message
@@ -138,7 +138,7 @@ class Protocol:
         self.name = name if name is not None else origin  # what Decoded.profile says
         self._classes: dict[str, type[Message]] = {}
         self._digests: Callable[[], dict[str, tuple[str, ...]]] | None = None
-        self._plans: dict[tuple[int, int, str], tuple[list[Protocol], int, Any]] = {}  # see _frame_plan
+        self._plans: dict[tuple[int, int, str], _FramePlan] = {}  # see _frame_plan
         #: the package's tree of field paths (``_paths.py``), where it has one
         self._field_paths: Callable[[], dict[str, Any] | None] | None = None
         self._by_key: dict[tuple[int, str], str] = {}
@@ -355,10 +355,10 @@ class Protocol:
         if len(data) < 8:
             raise DecodeError("truncated: a request header needs at least 4 bytes", len(data), "request_api_key")
         api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
-        layouts, header_version, header_cls = self._frame_plan(api_key, api_version, "request", 4)
-        header, pos = _read_header(header_cls, data, header_version)
+        plan = self._frame_plan(api_key, api_version, "request", 4)
+        header, pos = _read_header(plan.header_class, data, plan.header_version)
         return _read_body(
-            layouts, "request", header, header_version, data, pos, api_key, api_version, strict, body_reader
+            plan, "request", header, plan.header_version, data, pos, api_key, api_version, strict, body_reader
         )
 
     def decode_response(
@@ -402,19 +402,21 @@ class Protocol:
         prefer: str | None,
         body_reader: BodyReader | None = None,
     ) -> Decoded:
-        layouts, header_version, header_cls = self._frame_plan(api_key, api_version, "response", -1)
-        if prefer is not None and len(layouts) > 1:
-            layouts = sorted(layouts, key=lambda p: p.name != prefer)  # stable: the request's layout first
+        plan = self._frame_plan(api_key, api_version, "response", -1)
+        header_version, header_cls = plan.header_version, plan.header_class
+        if prefer is not None and len(plan.layouts) > 1:
+            layouts = sorted(plan.layouts, key=lambda p: p.name != prefer)  # stable: the request's layout first
             header_version = layouts[0].response_header_version(api_key, api_version)
             header_cls = layouts[0].message("ResponseHeader")
+            plan = _FramePlan(layouts, header_version, header_cls, layouts[0], None, ())
         header, pos = _read_header(header_cls, data, header_version)
         return _read_body(
-            layouts, "response", header, header_version, data, pos, api_key, api_version, strict, body_reader
+            plan, "response", header, header_version, data, pos, api_key, api_version, strict, body_reader
         )
 
-    def _frame_plan(self, api_key: int, api_version: int, kind: str, offset: int) -> tuple[list[Protocol], int, Any]:
-        """The layouts for a frame, its header version and header class: looked up once per
-        (api key, version, kind), not per frame (a capture repeats a few dozen of them)."""
+    def _frame_plan(self, api_key: int, api_version: int, kind: str, offset: int) -> _FramePlan:
+        """What decoding a frame of (api key, version, kind) needs, looked up once, not per frame
+        (a capture repeats a few dozen of them)."""
         key = (api_key, api_version, kind)
         found = self._plans.get(key)
         if found is not None:
@@ -422,10 +424,12 @@ class Protocol:
         layouts = self._layouts_or_fail(api_key, api_version, kind, offset)
         first = layouts[0]
         if kind == "request":
-            plan = (layouts, first.request_header_version(api_key, api_version), first.message("RequestHeader"))
+            header_version, header_cls = first.request_header_version(api_key, api_version), "RequestHeader"
         else:
-            plan = (layouts, first.response_header_version(api_key, api_version), first.message("ResponseHeader"))
-        self._plans[key] = plan
+            header_version, header_cls = first.response_header_version(api_key, api_version), "ResponseHeader"
+        body = first.message_for(api_key, kind) if len(layouts) == 1 else None
+        notes = () if body is None else tuple(version_warnings(body, api_version))
+        plan = self._plans[key] = _FramePlan(layouts, header_version, first.message(header_cls), first, body, notes)
         return plan
 
     def _layouts_or_fail(self, api_key: int, api_version: int, kind: str, offset: int) -> list[Protocol]:
@@ -597,8 +601,19 @@ def _read_header(cls: Any, data: bytes, version: int) -> tuple[Any, int]:
     return read
 
 
+class _FramePlan(NamedTuple):
+    """How a protocol decodes frames of one (api key, version, kind)."""
+
+    layouts: list[Protocol]  # the layouts that define it (several: the body chooses)
+    header_version: int
+    header_class: Any
+    layout: Protocol  # the first layout (the only one, when body_class is given)
+    body_class: Any  # the message class when one layout defines it (None: several do)
+    notes: tuple[str, ...]  # warnings every decode of it carries (an unstable version)
+
+
 def _read_body(
-    layouts: list[Protocol],
+    plan: _FramePlan,
     kind: str,
     header: Any,
     header_version: int,
@@ -610,18 +625,23 @@ def _read_body(
     body_reader: BodyReader | None = None,
 ) -> Decoded:
     warnings: list[str] = []
-    if len(layouts) == 1:
-        chosen = layouts[0]
-        cls = chosen.message_for(api_key, kind)
+    cls = plan.body_class
+    if cls is not None:
+        chosen = plan.layout
         body, end = cls.read(data, pos, version) if body_reader is None else body_reader(cls, data, pos, version)
+        notes: Sequence[str] = plan.notes
     else:
-        chosen, cls, body, end = _pick_layout(layouts, kind, data, pos, api_key, version, strict, warnings, body_reader)
+        chosen, cls, body, end = _pick_layout(
+            plan.layouts, kind, data, pos, api_key, version, strict, warnings, body_reader
+        )
+        notes = version_warnings(cls, version)
     trailing = len(data) - end
     if trailing:
         if strict:
             raise DecodeError(f"{trailing} trailing bytes after the body", end, "", f"{cls.__name__} v{version}")
         warnings.append(trailing_warning(trailing))
-    warnings.extend(version_warnings(cls, version))
+    if notes:
+        warnings.extend(notes)
     return Decoded(header, body, api_key, version, header_version, trailing, chosen.name, warnings, cls)
 
 

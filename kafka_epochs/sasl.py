@@ -22,22 +22,23 @@ SASL_HANDSHAKE = 17
 class SaslTokens:
     """The SASL state of one connection, fed its frames in order."""
 
-    __slots__ = ("_asked", "active", "mechanism", "unanswered")
+    __slots__ = ("active", "asked", "mechanism", "unanswered")
 
     def __init__(self) -> None:
         self.active = False  # tokens are being exchanged now
         self.mechanism: str | None = None
         self.unanswered = 0  # client tokens the broker has not answered yet
-        self._asked: dict[int, str] = {}  # correlation id of a v0 handshake -> its mechanism
+        #: correlation id of a v0 handshake not answered yet -> its mechanism
+        self.asked: dict[int, str] = {}
 
     def handshake(self, correlation_id: int, version: int, mechanism: str) -> None:
         """A SaslHandshake request went out."""
         if version == 0:
-            self._asked[correlation_id] = mechanism
+            self.asked[correlation_id] = mechanism
 
     def answered(self, correlation_id: int, error_code: int) -> None:
         """A SaslHandshake response came back: a v0 handshake that succeeded starts the tokens."""
-        mechanism = self._asked.pop(correlation_id, None)
+        mechanism = self.asked.pop(correlation_id, None)
         if mechanism is not None and error_code == 0:
             self.active, self.mechanism, self.unanswered = True, mechanism, 0
 

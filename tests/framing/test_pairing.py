@@ -4,6 +4,8 @@ Connection is the same pairer with a decoder plugged in."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_epochs import Protocol
 from kafka_epochs.direction import Direction
@@ -99,3 +101,34 @@ def test_one_direction_vocabulary(name: str | Direction) -> None:
     assert direction.reverse is B2C and (B2C.sender, B2C.frame_kind) == ("broker", "response")
     with pytest.raises(ValueError, match="not a direction"):
         Direction.of("sideways")
+
+
+_STREAM_PIECES = st.lists(
+    st.one_of(
+        st.builds(lambda n: request("MetadataRequest", 12, n), st.integers(0, 50)),
+        st.builds(lambda n: request("ApiVersionsRequest", 3, n), st.integers(0, 50)),
+        st.builds(lambda n: request("ProduceRequest", 9, n), st.integers(0, 50)),
+        st.builds(lambda n: response("MetadataResponse", 12, n), st.integers(0, 50)),
+        st.binary(max_size=12),  # noise: partial sizes, sizes over the limit, negative sizes
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=_STREAM_PIECES, data=st.data())
+def test_frames_cut_from_the_packet_equal_frames_cut_from_the_buffer(pieces: list[bytes], data: st.DataObject) -> None:
+    """A chunk fed with nothing buffered is cut into frames directly (``bytes``); the same
+    chunks as ``bytearray`` go through the buffer. Both must give the same events and state."""
+    stream = b"".join(pieces)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))
+    chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
+    direction = data.draw(st.sampled_from([C2B, B2C]))
+    outcomes = []
+    for kind in (bytes, bytearray):
+        pairer: Pairer[FrameHead, tuple[FrameHead, FrameHead | None]] = Pairer(Heads(), max_frame_size=4096)
+        pairer.feed(C2B, request("MetadataRequest", 12, 7))  # something for a response to answer
+        got = [pairer.feed(direction, kind(chunk), 5) for chunk in chunks]
+        buffer = pairer.buffers[direction]
+        outcomes.append((got, buffer.offset, buffer.peek(), sorted(pairer.pending)))
+    assert outcomes[0] == outcomes[1]
