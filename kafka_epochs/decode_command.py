@@ -9,6 +9,8 @@ some did not (each printed with its error), 2 for bad usage or an unreadable inp
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,8 +39,8 @@ def add_decode_command(commands: Any) -> None:
         nargs="*",
         metavar="CAPTURE",
         help="pcap or pcapng files, optionally gzipped, or directories of them; '-' reads standard "
-        f"input (e.g. tcpdump -w - | kafka-epochs decode -). Default: the bundled sample, "
-        f"{SAMPLE_CAPTURE.name}",
+        "input (e.g. tcpdump -w - | kafka-epochs decode -), as does no CAPTURE with a pipe or file "
+        f"on standard input. The bundled sample to try: {SAMPLE_CAPTURE}",
     )
     add_protocol_option(dec)
     dec.add_argument(
@@ -118,13 +120,22 @@ def add_decode_command(commands: Any) -> None:
 
 
 def capture_inputs(paths: list[Path]) -> list[Path]:
-    """The capture files ``paths`` name: files as given, directories expanded (sorted), ``-`` kept.
+    """The capture files ``paths`` name: files as given, directories expanded (sorted), ``-`` kept;
+    none given, standard input when it is a pipe or a file.
 
-    Raises ValueError with a one-line reason for a path that does not exist or a directory with
-    no captures in it.
+    Raises ValueError with a one-line reason for a path that does not exist, a directory with
+    no captures in it, or no capture at all: a script whose capture variable came out empty
+    must fail, not decode something else.
     """
+    if not paths:
+        if not stdin_is_data():
+            raise ValueError(
+                "no capture given (name pcap/pcapng files or directories, or '-' for standard input; "
+                f"the bundled sample is {SAMPLE_CAPTURE})"
+            )
+        paths = [Path(STDIN)]
     found: list[Path] = []
-    for path in paths or [SAMPLE_CAPTURE]:
+    for path in paths:
         if str(path) == STDIN:
             found.append(path)
         elif path.is_dir():
@@ -139,6 +150,15 @@ def capture_inputs(paths: list[Path]) -> list[Path]:
     if sum(str(p) == STDIN for p in found) > 1:
         raise ValueError("standard input ('-') can be read only once")
     return found
+
+
+def stdin_is_data() -> bool:
+    """Whether standard input is a pipe, a socket or a file (not a terminal, not /dev/null, not closed)."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):  # no stdin, or one without a descriptor (io.UnsupportedOperation)
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
 
 
 class CountingReader:

@@ -101,8 +101,10 @@ class _Decoding:
         try:
             # Trailing bytes are tolerated and reported: librdkafka sends a few after some
             # Metadata bodies, and brokers ignore them.
-            event.decoded = self.protocol.decode_request(head.frame, body_reader=self.body_reader)
-            event.warnings.extend(event.decoded.warnings)
+            decoded = event.decoded = self.protocol.decode_request(head.frame, body_reader=self.body_reader)
+            event.warnings.extend(decoded.warnings)
+            if decoded.problem is not None:
+                event.error = _doubtful(decoded, len(head.frame))
         except KafkaEpochsError as e:
             event.error = e
         return event
@@ -119,10 +121,12 @@ class _Decoding:
             return event
         prefer = request.decoded.profile if request.decoded is not None else None
         try:
-            event.decoded = self.protocol.decode_response(
+            decoded = event.decoded = self.protocol.decode_response(
                 head.frame, request.api_key, request.api_version, prefer=prefer, body_reader=self.body_reader
             )
-            event.warnings.extend(event.decoded.warnings)
+            event.warnings.extend(decoded.warnings)
+            if decoded.problem is not None:
+                event.error = _doubtful(decoded, len(head.frame))
         except KafkaEpochsError as e:
             event.error = e
         return event
@@ -161,6 +165,14 @@ class _Decoding:
         except KafkaEpochsError:
             return False
         return True
+
+
+def _doubtful(decoded: Decoded, frame_length: int) -> DecodeError:
+    """The error of a frame that read but leaves doubt (its body stays, with its warnings): the
+    exchange is a problem, not a clean one."""
+    assert decoded.problem is not None
+    where = f"{decoded.message.__name__} v{decoded.api_version}"
+    return DecodeError(decoded.problem, frame_length - decoded.trailing, "", where)
 
 
 class Connection(Pairer[RequestEvent, ResponseEvent]):

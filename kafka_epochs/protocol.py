@@ -67,6 +67,7 @@ class Decoded:
         "header",
         "header_version",
         "message",
+        "problem",
         "profile",
         "trailing",
         "warnings",
@@ -83,6 +84,7 @@ class Decoded:
         profile: str = "",
         warnings: list[str] | None = None,
         message: type | None = None,
+        problem: str | None = None,
     ) -> None:
         self.header = header  # a RequestHeader or ResponseHeader object
         # the generated message object; with a body reader, what it gave (None: not read)
@@ -94,12 +96,14 @@ class Decoded:
         self.trailing = trailing
         self.profile = profile
         self.warnings = warnings if warnings is not None else []
+        # why the reading is doubtful though it completed (trailing bytes no client is known to send)
+        self.problem = problem
 
     def __repr__(self) -> str:
         return (
             f"Decoded(header={self.header!r}, body={self.body!r}, api_key={self.api_key}, "
             f"api_version={self.api_version}, header_version={self.header_version}, trailing={self.trailing}, "
-            f"profile={self.profile!r}, warnings={self.warnings!r})"
+            f"profile={self.profile!r}, warnings={self.warnings!r}, problem={self.problem!r})"
         )
 
     def __eq__(self, other: object) -> bool:
@@ -636,17 +640,43 @@ def _read_body(
         )
         notes = version_warnings(cls, version)
     trailing = len(data) - end
+    problem = None
     if trailing:
         if strict:
             raise DecodeError(f"{trailing} trailing bytes after the body", end, "", f"{cls.__name__} v{version}")
         warnings.append(trailing_warning(trailing))
+        problem = trailing_problem(api_key, kind, version, trailing)
     if notes:
         warnings.extend(notes)
-    return Decoded(header, body, api_key, version, header_version, trailing, chosen.name, warnings, cls)
+    return Decoded(header, body, api_key, version, header_version, trailing, chosen.name, warnings, cls, problem)
 
 
 def trailing_warning(count: int) -> str:
     return f"{count} trailing bytes after the body, ignored"
+
+
+#: Trailing bytes real clients send and brokers ignore: (api key, kind) -> (the versions, at most
+#: this many bytes). Seen in librdkafka 2.x's traffic: a Metadata v11-v13 request ends with 3 more
+#: bytes, an AlterUserScramCredentials v0 request with 1.
+CLIENT_QUIRKS: dict[tuple[int, str], tuple[range, int]] = {
+    (3, "request"): (range(11, 14), 3),
+    (51, "request"): (range(0, 1), 1),
+}
+
+
+def trailing_problem(api_key: int, kind: str, version: int, trailing: int) -> str | None:
+    """None when ``trailing`` bytes after a body are a known client's habit (or there are none);
+    else why the decode is doubtful: the body read, but the bytes left say it may have been read
+    with the wrong layout (a KIP version of the message, a newer Kafka's) or from damaged bytes."""
+    if not trailing:
+        return None
+    quirk = CLIENT_QUIRKS.get((api_key, kind))
+    if quirk is not None and version in quirk[0] and trailing <= quirk[1]:
+        return None
+    return (
+        f"{trailing} bytes left after the body, which no known client sends: the body may not have been "
+        "read as its sender laid it out (another layout of this version, or damaged bytes)"
+    )
 
 
 def version_warnings(cls: type[Message], version: int) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from kafka_epochs.protocol import BodyReader, Decoded, Protocol, trailing_warning
+from kafka_epochs.protocol import BodyReader, Decoded, Protocol, trailing_problem, trailing_warning
 from kafka_epochs.spark.headers import Headers, Ints
 from kafka_epochs.wire.errors import DecodeError
 
@@ -57,15 +57,24 @@ class Bodies:
     profiles: list[str | None] = field(default_factory=list)  # the layout that read each body
 
     def add(
-        self, render: Render, body: Any, version: int, is_response: bool, warnings: list[str], profile: str
+        self,
+        render: Render,
+        body: Any,
+        version: int,
+        is_response: bool,
+        warnings: list[str],
+        profile: str,
+        problem: str | None = None,
     ) -> None:
+        """A body read; ``problem`` says why the reading is doubtful (the row keeps the body and is
+        a problem row)."""
         try:
             value = render(body, version, is_response)
         except Exception as e:  # a body the renderer refuses fails its row only
             self.fail(_describe(e), warnings)
             return
         self.values.append(value)
-        self.errors.append(None)
+        self.errors.append(problem)
         self.warnings.append(warnings)
         self.profiles.append(profile)
 
@@ -161,10 +170,16 @@ def _decode_rows(
                 if trailing and headers.direction_assumed:
                     out.fail(_not_a_request(trailing), [ASSUMED_REQUEST])
                     continue
-                warnings = [trailing_warning(trailing), *entry.warnings] if trailing else list(entry.warnings)
+                problem = None
+                if trailing:
+                    warnings = [trailing_warning(trailing), *entry.warnings]
+                    kind = "response" if is_response else "request"
+                    problem = trailing_problem(entry.cls.API_KEY, kind, version, trailing)
+                else:
+                    warnings = list(entry.warnings)
                 if headers.direction_assumed:
                     warnings.append(ASSUMED_REQUEST)
-                out.add(render, body, version, is_response, warnings, entry.profile)
+                out.add(render, body, version, is_response, warnings, entry.profile, problem)
                 continue
         _slow_row(out, headers, i, whole[start - base : end - base], protocol, render, read_body)
     return out
@@ -207,6 +222,7 @@ def _slow_row(
         bool(headers.is_response[i]),
         [*decoded.warnings, *assumed],
         decoded.profile,
+        decoded.problem,
     )
 
 

@@ -214,6 +214,28 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "kafka_epochs.cli", *args]
 
 
+def test_no_capture_and_nothing_on_stdin_is_a_usage_error() -> None:
+    """A script whose capture variable came out empty must fail, not decode the bundled sample."""
+    code, out, err = run("decode")  # pytest's stdin has no descriptor
+    assert code == 2 and out == "" and "no capture given" in err
+    for stdin in (subprocess.DEVNULL, None):  # /dev/null; the terminal or whatever the suite has
+        if stdin is None and not os.isatty(0):
+            continue
+        done = subprocess.run(cli("decode"), stdin=stdin, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 2 and done.stdout == "" and "no capture given" in done.stderr
+
+
+def test_no_capture_reads_a_pipe_or_a_file_on_stdin(tmp_path: Path) -> None:
+    _, expected, _ = run("decode", str(CLIENTS_SAMPLE), "--quiet")
+    piped = subprocess.run(
+        cli("decode", "--quiet"), input=CLIENTS_SAMPLE.read_bytes(), capture_output=True, timeout=60, check=False
+    )
+    assert piped.returncode == 0 and piped.stdout.decode() == expected
+    with CLIENTS_SAMPLE.open("rb") as file:
+        redirected = subprocess.run(cli("decode", "--quiet"), stdin=file, capture_output=True, timeout=60, check=False)
+    assert redirected.returncode == 0 and redirected.stdout.decode() == expected
+
+
 def test_standard_input_gives_what_the_file_gives() -> None:
     from_file = subprocess.run(cli("decode", str(CLIENTS_SAMPLE), "--quiet"), capture_output=True, check=True)
     piped = subprocess.run(
@@ -365,3 +387,21 @@ def test_stdin_then_time_budget() -> None:
     subprocess.run(cli("decode", "-", "--quiet"), input=b"", capture_output=True, check=False, timeout=60)
     assert time.monotonic() - started < 60
     assert os.path.exists(CLIENTS_SAMPLE)
+
+
+def test_a_misread_with_bytes_left_over_is_a_problem_not_a_clean_row() -> None:
+    """The sample's KIP-359 Produce v12 read with Apache's layout leaves 107 bytes: the row keeps
+    what was read and its warning, and is counted and exited on as a problem."""
+    code, out, err = run("decode", str(SAMPLE), "--protocol", "apache")
+    rows = rows_of(out)
+    doubtful = [r for r in rows if "request_error" in r]
+    assert len(doubtful) == 1 and code == 1
+    (row,) = doubtful
+    assert (row["api"], row["api_version"]) == ("Produce", 12)
+    assert row["request_error"].startswith("107 bytes left after the body, which no known client sends")
+    assert row["request_warnings"] == ["107 trailing bytes after the body, ignored"]
+    assert "request" in row  # what was read is still shown
+    assert "1 with problems" in err
+    # the same frames read with the KIP layout (the default chooses it) are clean
+    code, out, err = run("decode", str(SAMPLE))
+    assert code == 0 and "0 with problems" in err

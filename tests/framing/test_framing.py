@@ -103,13 +103,28 @@ def test_api_versions_answered_in_v0_with_unsupported_version() -> None:
     assert event.warnings == ["ApiVersions v4 answered in v0 (UNSUPPORTED_VERSION)"]
 
 
-def test_trailing_bytes_after_a_request_body_are_a_warning() -> None:
-    conn = Connection(PROTO)
-    good = PROTO.encode_request(MetadataRequest(topics=None), 4, correlation_id=3, client_id="rdkafka")
-    padded = frame(good[4:] + b"\x00\x00")
+@pytest.mark.parametrize("version", [11, 12, 13])
+def test_librdkafkas_trailing_bytes_after_a_metadata_request_are_a_warning(version: int) -> None:
+    auto = Protocol.auto()  # Metadata v13 is Apache's
+    conn = Connection(auto)
+    good = auto.encode_request(auto.message("MetadataRequest")(topics=None), version, correlation_id=3, client_id="rd")
+    padded = frame(good[4:] + b"\x01\x00\x00")  # what librdkafka 2.x sends after these bodies
     (event,) = conn.client_bytes(padded)
     assert isinstance(event, RequestEvent) and event.error is None
-    assert event.warnings == ["2 trailing bytes after the body, ignored"]
+    assert event.warnings == ["3 trailing bytes after the body, ignored"]
+    assert event.decoded is not None and event.decoded.body.topics is None
+
+
+@pytest.mark.parametrize(("version", "extra"), [(4, b"\x00\x00"), (12, b"\x00\x00\x00\x00"), (10, b"\x01\x00\x00")])
+def test_trailing_bytes_no_client_sends_make_a_problem_that_keeps_the_body(version: int, extra: bytes) -> None:
+    auto = Protocol.auto()
+    conn = Connection(auto)
+    good = auto.encode_request(auto.message("MetadataRequest")(topics=None), version, correlation_id=3, client_id="c")
+    (event,) = conn.client_bytes(frame(good[4:] + extra))
+    assert isinstance(event, RequestEvent) and event.error is not None
+    assert str(event.error).startswith(f"{len(extra)} bytes left after the body, which no known client sends")
+    assert str(event.error).endswith(f"in MetadataRequest v{version} at offset {len(good)}")
+    assert event.warnings == [f"{len(extra)} trailing bytes after the body, ignored"]
     assert event.decoded is not None and event.decoded.body.topics is None
 
 
