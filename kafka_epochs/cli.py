@@ -15,9 +15,12 @@ _ROOT = Path(__file__).resolve().parent.parent
 _PACKAGE = Path(__file__).resolve().parent
 CATALOGUE = _ROOT / "messages" / "apache" / "catalogue.json"
 BUNDLED_SOURCES = ((_ROOT / "messages", _PACKAGE / "messages"), (CATALOGUE, _PACKAGE / "apache"))
-#: The catalogue's default inputs, oldest first: Apache Kafka 3.9.0's specs beside the checkout,
-#: then the Kafka 4.x client-API specs that kafka-python's wheel ships.
+#: The catalogue's default inputs, oldest first: Apache Kafka 3.9.0's specs and Kafka 4.0's
+#: development specs of 2024-10-25 beside the checkout (the first with KIP-848's
+#: ConsumerGroupHeartbeat v1, EndTxn v5, UpdateFeatures v2), then the Kafka 4.x client-API specs
+#: that kafka-python's wheel ships.
 KAFKA_39_SPECS = _ROOT.parent / "shared" / "reference" / "kafka-3.9.0" / "message"
+KAFKA_40_DEV_SPECS = _ROOT.parent / "shared" / "reference" / "kafka-4.0-dev-2024-10-25" / "message"
 
 EXAMPLES = """examples:
   kafka-epochs decode capture.pcapng                      one JSON line per request/response pair
@@ -96,7 +99,11 @@ def _catalogue_sources(inputs: list[str] | None) -> list[Any]:
     if found is None or found.origin is None:
         raise ValueError("kafka-python is not installed (pip install -e '.[dev]'): it carries the Kafka 4.x specs")
     kafka_4x = Path(found.origin).parent / "protocol" / "schemas" / "resources"
-    return [SpecSource("kafka-3.9.0", KAFKA_39_SPECS), SpecSource("kafka-4.x@kafka-python-3.0.12", kafka_4x)]
+    return [
+        SpecSource("kafka-3.9.0", KAFKA_39_SPECS),
+        SpecSource("kafka-4.0-dev-2024-10-25", KAFKA_40_DEV_SPECS),
+        SpecSource("kafka-4.x@kafka-python-3.0.12", kafka_4x),
+    ]
 
 
 def _catalogue(args: argparse.Namespace) -> int:
@@ -215,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="LABEL=DIR",
         help="a spec directory, oldest first (repeatable; default: Kafka 3.9.0 from ../shared, "
-        "then Kafka 4.x's client APIs from kafka-python's wheel)",
+        "Kafka 4.0's development specs of 2024-10-25 from ../shared, then Kafka 4.x's client APIs from "
+        "kafka-python's wheel)",
     )
     cat.add_argument("--out", type=Path, default=CATALOGUE, help="catalogue file (default: %(default)s)")
     cat.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file differs")

@@ -9,6 +9,7 @@ packet), so nothing is dropped. :mod:`kafka_epochs.rendering` turns them into JS
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -193,11 +194,28 @@ SASL_TOKENS = "SaslTokens"
 
 
 def api_name(exchange: Exchange) -> str | None:
-    """ "Produce", "Metadata"...: the message class name without Request/Response."""
+    """ "Produce", "Metadata"...: the message class name without Request/Response; for frames that
+    did not decode (a version newer than the protocol knows, a damaged body), the name Kafka gives
+    the request's api key, so filters and summaries still see which api it was."""
     if exchange.kind is Kind.SASL_TOKEN:
         return SASL_TOKENS
-    for event in (exchange.request, exchange.response):
+    req, resp = exchange.request, exchange.response
+    for event in (req, resp):
         if event is not None and event.decoded is not None:
             name = event.decoded.message.__name__
             return name.removesuffix("Request").removesuffix("Response")
-    return None
+    if req is None and resp is not None:
+        req = resp.request
+    return None if req is None or req.api_key is None else kafka_api_names().get(req.api_key)
+
+
+@functools.cache
+def kafka_api_names() -> dict[int, str]:
+    """Api key -> Kafka's name for the api ("Produce"), from the bundled Apache catalogue."""
+    from kafka_epochs.apache._index import MESSAGES
+
+    return {
+        key: name.removesuffix("Request")
+        for name, (key, kind, *_) in MESSAGES.items()
+        if kind == "request" and key is not None
+    }

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kafka_epochs.capture import Flow
-from kafka_epochs.exchanges import Exchange, Kind
+from kafka_epochs.exchanges import Exchange, Kind, api_name
 from kafka_epochs.projection.bodies import ProjectedBody
 from kafka_epochs.rendering import SASL_AUTHENTICATE, any_error_code, error_codes, has_error_codes
 from kafka_epochs.wire.json_text import json_renderer
@@ -64,7 +64,7 @@ class LineWriter:
             f'"kind": "{kind.value}", "time": {self._time(exchange.timestamp_ns if start is None else start)}, ',
             f'"client": {client}, "broker": {broker}, "correlation_id": ',
             "null" if first is None or first.correlation_id is None else str(first.correlation_id),
-            f', "api": {self._api(req, resp)}, "api_key": ',
+            f', "api": {self._api(exchange, req, resp)}, "api_key": ',
             "null" if req is None or req.api_key is None else str(req.api_key),
             ', "api_version": ',
             "null" if req is None or req.api_version is None else str(req.api_version),
@@ -124,7 +124,7 @@ class LineWriter:
         text: str = renderer(obj)
         return text
 
-    def _api(self, req: Any, resp: Any) -> str:
+    def _api(self, exchange: Exchange, req: Any, resp: Any) -> str:
         for event in (req, resp):
             if event is not None and event.decoded is not None:
                 message = event.decoded.message
@@ -134,7 +134,8 @@ class LineWriter:
                         message.__name__.removesuffix("Request").removesuffix("Response")
                     )
                 return name
-        return "null"
+        named = api_name(exchange)  # a frame that did not decode: its api key's name
+        return "null" if named is None else _ESCAPE(named)
 
     def _endpoint(self, flow: Flow) -> tuple[str, str]:
         texts = tuple(

@@ -67,7 +67,7 @@ class ForgottenTopic(_Struct):
     """ForgottenTopic: struct, versions 0+.
 
     Attributes:
-        topic_id (uuid, v0+, ignorable):
+        topic_id (uuid, v0+):
         partitions ([]int32, v0+):
     """
 
@@ -150,7 +150,7 @@ class FetchTopic(_Struct):
     """FetchTopic: struct, versions 0+.
 
     Attributes:
-        topic_id (uuid, v0+, ignorable):
+        topic_id (uuid, v0+):
         partitions ([]FetchPartition, v0+):
     """
 
@@ -180,7 +180,7 @@ class ShareFetchRequest(_Message):
         share_session_epoch (int32, v0+):
         max_wait_ms (int32, v0+):
         min_bytes (int32, v0+):
-        max_bytes (int32, v0+, ignorable):
+        max_bytes (int32, v0+):
         topics ([]FetchTopic, v0+):
         forgotten_topics_data ([]ForgottenTopic, v0+):
     """
@@ -470,12 +470,12 @@ ShareFetchRequest._FIELDS = (
     _F('share_session_epoch', 'ShareSessionEpoch', 'int32', (0, _MAX_VERSION), default=0),
     _F('max_wait_ms', 'MaxWaitMs', 'int32', (0, _MAX_VERSION), default=0),
     _F('min_bytes', 'MinBytes', 'int32', (0, _MAX_VERSION), default=0),
-    _F('max_bytes', 'MaxBytes', 'int32', (0, _MAX_VERSION), default=2147483647, ignorable=True),
+    _F('max_bytes', 'MaxBytes', 'int32', (0, _MAX_VERSION), default=2147483647),
     _F('topics', 'Topics', 'array', (0, _MAX_VERSION), element='struct', struct=FetchTopic, default=_EMPTY_ARRAY),
     _F('forgotten_topics_data', 'ForgottenTopicsData', 'array', (0, _MAX_VERSION), element='struct', struct=ForgottenTopic, default=_EMPTY_ARRAY),
 )
 FetchTopic._FIELDS = (
-    _F('topic_id', 'TopicId', 'uuid', (0, _MAX_VERSION), default=_ZERO_UUID, ignorable=True),
+    _F('topic_id', 'TopicId', 'uuid', (0, _MAX_VERSION), default=_ZERO_UUID),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='struct', struct=FetchPartition, default=_EMPTY_ARRAY),
 )
 FetchPartition._FIELDS = (
@@ -489,7 +489,7 @@ AcknowledgementBatch._FIELDS = (
     _F('acknowledge_types', 'AcknowledgeTypes', 'array', (0, _MAX_VERSION), element='int8', default=_EMPTY_ARRAY),
 )
 ForgottenTopic._FIELDS = (
-    _F('topic_id', 'TopicId', 'uuid', (0, _MAX_VERSION), default=_ZERO_UUID, ignorable=True),
+    _F('topic_id', 'TopicId', 'uuid', (0, _MAX_VERSION), default=_ZERO_UUID),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='int32', default=_EMPTY_ARRAY),
 )
 ShareFetchRequest._DECODERS = {0: _read_v0}

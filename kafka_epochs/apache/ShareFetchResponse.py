@@ -207,7 +207,7 @@ class ShareFetchableTopicResponse(_Struct):
     """ShareFetchableTopicResponse: struct, versions 0+.
 
     Attributes:
-        topic_id (uuid, v0+, ignorable):
+        topic_id (uuid, v0+):
         partitions ([]PartitionData, v0+):
     """
 
@@ -232,8 +232,8 @@ class ShareFetchResponse(_Message):
     """ShareFetchResponse: response of api key 78, versions 0 (flexible from 0).
 
     Attributes:
-        throttle_time_ms (int32, v0+, ignorable):
-        error_code (int16, v0+, ignorable):
+        throttle_time_ms (int32, v0+):
+        error_code (int16, v0+):
         error_message (string, v0+, nullable v0+):
         responses ([]ShareFetchableTopicResponse, v0+):
         node_endpoints ([]NodeEndpoint, v0+):
@@ -577,14 +577,14 @@ def _write_v0(o, out):
 
 
 ShareFetchResponse._FIELDS = (
-    _F('throttle_time_ms', 'ThrottleTimeMs', 'int32', (0, _MAX_VERSION), default=0, ignorable=True),
-    _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0, ignorable=True),
+    _F('throttle_time_ms', 'ThrottleTimeMs', 'int32', (0, _MAX_VERSION), default=0),
+    _F('error_code', 'ErrorCode', 'int16', (0, _MAX_VERSION), default=0),
     _F('error_message', 'ErrorMessage', 'string', (0, _MAX_VERSION), nullable=(0, _MAX_VERSION)),
     _F('responses', 'Responses', 'array', (0, _MAX_VERSION), element='struct', struct=ShareFetchableTopicResponse, default=_EMPTY_ARRAY),
     _F('node_endpoints', 'NodeEndpoints', 'array', (0, _MAX_VERSION), element='struct', struct=NodeEndpoint, default=_EMPTY_ARRAY),
 )
 ShareFetchableTopicResponse._FIELDS = (
-    _F('topic_id', 'TopicId', 'uuid', (0, _MAX_VERSION), default=_ZERO_UUID, ignorable=True),
+    _F('topic_id', 'TopicId', 'uuid', (0, _MAX_VERSION), default=_ZERO_UUID),
     _F('partitions', 'Partitions', 'array', (0, _MAX_VERSION), element='struct', struct=PartitionData, default=_EMPTY_ARRAY),
 )
 PartitionData._FIELDS = (

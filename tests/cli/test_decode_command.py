@@ -14,6 +14,7 @@ import pytest
 from kafka_epochs import Protocol
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
 from kafka_epochs.cli import main
+from kafka_epochs.decode_command import SAMPLE_CAPTURE
 from kafka_epochs.records import Compression, Record, decode_records, encode_batch
 
 P = Protocol.bundled()
@@ -192,7 +193,7 @@ def test_missing_file_and_bad_usage(tmp_path: Path) -> None:
 
 def test_bundled_sample_capture_decodes_cleanly() -> None:
     """The README's main job: the sample (real clients plus a controller and a KIP-359 producer)."""
-    code, out, err = run("decode")
+    code, out, err = run("decode", str(SAMPLE_CAPTURE))
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
     apis = {r["api"] for r in rows}

@@ -67,14 +67,19 @@ def test_committed_catalogue_is_what_its_inputs_give() -> None:
 def test_every_input_version_has_its_own_layout_in_the_catalogue() -> None:
     sources = _catalogue_sources(None)
     checked = verify(load_catalogue(CATALOGUE), sources)
-    # 186 Kafka 3.9 specs and kafka-python's 4.x ones: over 700 (message, version) layouts.
+    # 186 Kafka 3.9 specs, Kafka 4.0's development ones and kafka-python's 4.x ones: over 700
+    # (message, version) layouts.
+    assert [s.label for s in sources] == ["kafka-3.9.0", "kafka-4.0-dev-2024-10-25", "kafka-4.x@kafka-python-3.0.12"]
     assert checked > 700
     # And independently of verify(): a few by hand, one per input.
     specs = {s.name: s for s in load_catalogue(CATALOGUE)}
     k39 = load_spec(sources[0].directory / "ProduceRequest.json")
-    k4x = load_spec(sources[1].directory / "ProduceRequest.json")
+    k40 = load_spec(sources[1].directory / "ConsumerGroupHeartbeatRequest.json")
+    k4x = load_spec(sources[2].directory / "ProduceRequest.json")
     assert wire_layout(specs["ProduceRequest"], 0) == wire_layout(k39, 0)  # Kafka 4 dropped v0-v2
+    assert wire_layout(specs["ConsumerGroupHeartbeatRequest"], 1) == wire_layout(k40, 1)  # KIP-848's v1
     assert wire_layout(specs["ProduceRequest"], 13) == wire_layout(k4x, 13)  # only Kafka 4 has v13
+    assert specs["ConsumerGroupHeartbeatRequest"].latest_version_unstable  # a fact of its input, kept
 
 
 def test_catalogue_holds_wire_facts_only() -> None:
