@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Iterable
 
 from kafka_epochs.report.explain import explain
+from kafka_epochs.report.literal import literal
 from kafka_epochs.report.model import Frame, Incident, PartitionView, ReportData, Summary
 from kafka_epochs.report.plots import timeline_svg
 
@@ -52,7 +53,7 @@ def time_text(time_ns: int | None) -> str:
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(literal(text), quote=True)
 
 
 def _sources(sources: list[str]) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 import matplotlib
 from matplotlib.figure import Figure  # a Figure alone, not pyplot: no display, no global state
 
+from kafka_epochs.report.literal import literal
 from kafka_epochs.report.model import (
     ACCEPTED,
     DISPUTED,
@@ -114,7 +115,7 @@ def _draw(axes: Any, view: PartitionView, start_ns: int, end_ns: int) -> None:
         if x is not None:
             axes.axvline(x, color="#616161", linestyle="--", linewidth=0.9, zorder=1)
             axes.annotate(
-                rule.label,
+                literal(rule.label),
                 (x, 1.0),
                 xycoords=("data", "axes fraction"),
                 rotation=90,
@@ -122,12 +123,14 @@ def _draw(axes: Any, view: PartitionView, start_ns: int, end_ns: int) -> None:
                 ha="right",
                 fontsize=7,
                 color="#424242",
+                parse_math=False,
             )
     axes.set_xlim(left=left, right=right)
     axes.yaxis.get_major_locator().set_params(integer=True)
     axes.set_xlabel("seconds since the capture's first event")
     axes.set_ylabel("leader epoch")
-    axes.set_title(f"{view.name}" + (f"  (cluster {view.cluster})" if view.cluster else ""), loc="left")
+    title = literal(view.name) + (f"  (cluster {literal(view.cluster)})" if view.cluster else "")
+    axes.set_title(title, loc="left", parse_math=False)  # names are text, never math
     axes.grid(True, axis="y", color="#eeeeee")
     if axes.get_legend_handles_labels()[0]:
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)

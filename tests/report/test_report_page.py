@@ -117,3 +117,34 @@ def test_contradicted_verdicts_are_not_summed_up_as_nothing_to_report() -> None:
     text = Page(render_report(data)).text
     assert "No fenced, stale or unknown-epoch requests" not in text
     assert "Verdicts the brokers contradict 3" in text
+
+
+HOSTILE_NAMES = [
+    "$x^2$ and $\\alpha$",
+    "$\\notacommand{$",
+    "a\x00b\x1bc[31m",
+    "lone \ud800 surrogate",
+    "tab\there",
+    "del\x7f\x85",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_names_are_drawn_and_printed_literally(tmp_path: Path, name: str) -> None:
+    """Names from the traffic are text: no math typesetting, no control character or lone
+    surrogate in the page, each spelled as its escape; the page is written whatever the name."""
+    data = report_data()
+    data.partitions = [dataclasses.replace(view, topic=name) for view in data.partitions]
+    for incident in data.partitions[0].incidents:
+        object.__setattr__(incident, "topic", name)
+    page = render_report(data)
+    assert re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]", page) is None
+    spelled = name.encode("unicode_escape").decode("ascii").replace("\\t", "\\x09")
+    drawing = page[page.index("<svg") :]
+    if name.startswith("$"):
+        assert f"<h3>{name}-0</h3>" in page and f"{name}-0" in drawing  # as typed, never typeset
+    else:
+        assert spelled + "-0" in page and spelled + "-0" in drawing, spelled
+    out = tmp_path / "report.html"
+    write_report(data, out)
+    assert out.read_text(encoding="utf-8") == page
