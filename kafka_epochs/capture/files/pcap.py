@@ -13,7 +13,15 @@ from collections.abc import Iterator
 from kafka_epochs.capture.errors import CaptureFormatError
 from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import BadRecord, Packet
-from kafka_epochs.capture.files.pcap_sync import CHAIN, PCAP_MAGICS, SUPPORTED_MAJOR_VERSION, PcapHeader, chains
+from kafka_epochs.capture.files.pcap_sync import (
+    CHAIN,
+    MAX_GAP_SECONDS,
+    MAX_SPAN_SECONDS,
+    PCAP_MAGICS,
+    SUPPORTED_MAJOR_VERSION,
+    PcapHeader,
+    chains,
+)
 from kafka_epochs.capture.files.source import ByteStream, refill
 
 __all__ = ["PCAP_MAGICS", "read_pcap"]
@@ -39,6 +47,9 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
     pos = formats.PCAP_FILE_HEADER_SIZE
     base = 0  # file offset of buf[0]
     index = 0
+    fraction_limit = sync.fraction_limit
+    anchor: int | None = None
+    previous: int | None = None  # the seconds of the record before
     while True:
         if len(buf) - pos < record_size:
             buf = refill(stream, buf, pos, record_size)
@@ -55,24 +66,25 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
                     )
                 return
         seconds, fraction, captured, original = unpack_record(buf, pos)
-        if sync.anchor is None:
-            sync.anchor = seconds  # the first record's time: what resynchronising goes by
-        if captured > max_record_size:
-            yield BadRecord(
-                index,
-                base + pos,
-                CaptureFormatError(
-                    f"record claims {captured} captured bytes, more than the limit of {max_record_size}",
-                    base + pos + 8,
-                    "pcap.record.captured_length",
-                ),
-            )
-            index += 1
-            buf, base, found = _resync(stream, buf, base, pos + 1, sync, max_record_size)
-            if found is None:
-                return
-            pos = found
-            continue
+        if index == 0:
+            sync.anchor_at(buf[pos : pos + record_size])  # the first record's time, if it can be one
+            anchor = sync.anchor
+        if (
+            captured > max_record_size
+            or original < captured
+            or fraction >= fraction_limit
+            or (anchor is not None and abs(seconds - anchor) > MAX_SPAN_SECONDS)
+            or (previous is not None and abs(seconds - previous) > MAX_GAP_SECONDS)
+        ):
+            buf, base, pos, problem = _judge(stream, buf, base, pos, sync, previous, max_record_size)
+            if problem is not None:
+                yield BadRecord(index, base + pos, problem)
+                index += 1
+                buf, base, found = _resync(stream, buf, base, pos + 1, sync, max_record_size)
+                if found is None:
+                    return
+                pos = found
+                continue
         start = pos + record_size
         end = start + captured
         if end > len(buf):
@@ -99,7 +111,41 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
         time_ns = seconds * 1_000_000_000 + fraction * fraction_ns
         yield Packet(time_ns, link_type, buf[start:end], 0, index, original, base + pos)
         index += 1
+        previous = seconds
         pos = end
+
+
+def _judge(
+    stream: ByteStream, buf: bytes, base: int, pos: int, sync: PcapHeader, previous: int | None, max_record_size: int
+) -> tuple[bytes, int, int, CaptureFormatError | None]:
+    """Whether the record header at ``buf[pos]``, which a quick look found doubtful, is not one:
+    (buffer, its file offset, the header's position in it, why it is not one or None)."""
+    seconds, fraction, captured, original = sync.unpack(buf, pos)
+    if captured > max_record_size:
+        return (
+            buf,
+            base,
+            pos,
+            CaptureFormatError(
+                f"record claims {captured} captured bytes, more than the limit of {max_record_size}",
+                base + pos + 8,
+                "pcap.record.captured_length",
+            ),
+        )
+    why = sync.implausible(seconds, fraction, captured, original)
+    if why is None and previous is not None and abs(seconds - previous) > MAX_GAP_SECONDS:
+        # a long pause in a real capture, or a header read from the wrong place: records chain
+        # on from a real one
+        lookahead = CHAIN * sync.longest_record(max_record_size) + 1
+        if len(buf) - pos < lookahead:
+            buf = refill(stream, buf, pos, lookahead)
+            base += pos
+            pos = 0
+        if not chains(buf, pos, sync, max_record_size, len(buf) - pos < lookahead):
+            why = f"time {seconds} s is more than a day from the record before ({previous} s), and no records chain on"
+    if why is None:
+        return buf, base, pos, None
+    return buf, base, pos, CaptureFormatError(f"not a record header: {why}", base + pos, "pcap.record")
 
 
 def _resync(

@@ -1,5 +1,10 @@
 """Finding pcap records without reading from the top: what tells a record header from other bytes.
 
+Readers also judge each record header they come to in order (:meth:`PcapHeader.implausible`, and
+a time further than :data:`MAX_GAP_SECONDS` from the record before that does not chain): a
+header that cannot be one means the record before it lied about its length (or lost bytes), and
+reading goes on where records chain again, as after any broken record.
+
 A pcap file has no markers: a record is found only by the length of the one before it. After a
 broken record, or at the start of a byte range, the next record is where :data:`CHAIN` record
 headers in a row are plausible (see :meth:`PcapHeader.plausible`), each leading to the next by
@@ -65,8 +70,26 @@ class PcapHeader:
         self.anchor: int | None = None
 
     def anchor_at(self, first_record: bytes) -> None:
+        """Take the file's first record header as the anchor of times, unless it cannot be one."""
         if len(first_record) >= self.record_size:
-            self.anchor = self.unpack(first_record, 0)[0]
+            seconds, fraction, captured, original = self.unpack(first_record, 0)
+            if self.implausible(seconds, fraction, captured, original) is None:
+                self.anchor = seconds
+
+    def implausible(self, seconds: int, fraction: int, captured: int, original: int) -> str | None:
+        """Why a record header, read where one should start, cannot be one (None: it can be).
+
+        A header read from the wrong place (after a record whose length was damaged, or one that
+        lost bytes) gives lengths and times drawn from packet bytes: a captured length above the
+        original one, a fraction of a second that is not below one second, a time decades away.
+        """
+        if original < captured:
+            return f"captured length {captured} is more than the original length {original}"
+        if fraction >= self.fraction_limit:
+            return f"timestamp fraction {fraction} is not below one second"
+        if self.anchor is not None and abs(seconds - self.anchor) > MAX_SPAN_SECONDS:
+            return f"time {seconds} s is more than a year from the first record's ({self.anchor} s)"
+        return None
 
     def plausible(self, buf: bytes, pos: int, max_record_size: int) -> tuple[int, int] | None:
         """(seconds, captured length) of a record header at ``pos`` that could be one, else None."""

@@ -15,6 +15,8 @@ from typing import NamedTuple
 from kafka_epochs.capture.errors import CaptureFormatError
 from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import BadRecord, Packet
+from kafka_epochs.capture.files.pcap_sync import CHAIN
+from kafka_epochs.capture.files.pcapng_sync import Unpack, blocks_chain
 from kafka_epochs.capture.files.source import ByteStream, refill
 
 SUPPORTED_MAJOR_VERSION = 1
@@ -180,44 +182,44 @@ def read_blocks(
             state.layouts = layouts = formats.fast_layouts(state.big_endian)
         block_type, total_length = layouts.block_header.unpack_from(buf, pos)
         block_offset = base + pos
+        broken: CaptureFormatError | None = None
         if total_length < formats.MIN_BLOCK_SIZE or total_length % 4 or total_length > max_record_size:
-            error = CaptureFormatError(
+            broken = CaptureFormatError(
                 f"block total length {total_length} is not a multiple of 4 between {formats.MIN_BLOCK_SIZE} "
                 f"and {max_record_size}",
                 block_offset + 4,
                 "pcapng.block.total_length",
             )
-            if state.first_block:
-                raise error
-            state.stopped = True
-            yield BadRecord(index, block_offset, error)
-            return
-        if len(buf) - pos < total_length:
-            buf = refill(stream, buf, pos, total_length)
-            base += pos
-            pos = 0
-            if len(buf) < total_length:
-                yield BadRecord(
-                    index,
-                    block_offset,
-                    CaptureFormatError(
-                        f"file ends inside a block ({len(buf)} of {total_length} bytes)", block_offset, "pcapng.block"
-                    ),
+        else:
+            if len(buf) - pos < total_length:
+                buf = refill(stream, buf, pos, total_length)
+                base += pos
+                pos = 0
+            if len(buf) - pos < total_length:
+                broken = CaptureFormatError(
+                    f"file ends inside a block ({len(buf) - pos} of {total_length} bytes)", block_offset, "pcapng.block"
                 )
-                return
-        end = pos + total_length
-        (trailer,) = layouts.u32.unpack_from(buf, end - 4)
-        if trailer != total_length:
-            error = CaptureFormatError(
-                f"block ends with length {trailer}, began with {total_length}",
-                block_offset + total_length - 4,
-                "pcapng.block.trailing_total_length",
-            )
+            else:
+                (trailer,) = layouts.u32.unpack_from(buf, pos + total_length - 4)
+                if trailer != total_length:
+                    broken = CaptureFormatError(
+                        f"block ends with length {trailer}, began with {total_length}",
+                        block_offset + total_length - 4,
+                        "pcapng.block.trailing_total_length",
+                    )
+        if broken is not None:
             if state.first_block:
-                raise error
-            state.stopped = True
-            yield BadRecord(index, block_offset, error)
-            return
+                raise broken
+            # A length that lies: the blocks after it are found where blocks frame each other
+            # again (a cut file, or a damaged length, as pcap records are found again).
+            yield BadRecord(index, block_offset, broken)
+            index += 1
+            buf, base, found = _resync(stream, buf, base, pos + 4, layouts.u32.unpack_from, max_record_size)
+            if found is None:
+                return
+            pos = found
+            continue
+        end = pos + total_length
         body_end = end - 4
 
         if block_type == formats.BLOCK_ENHANCED_PACKET:
@@ -330,6 +332,28 @@ def read_blocks(
         # Any other block (statistics, name resolution, secrets, custom) is not about packets.
         state.first_block = False
         pos = end
+
+
+def _resync(
+    stream: ByteStream, buf: bytes, base: int, start: int, unpack: Unpack, max_record_size: int
+) -> tuple[bytes, int, int | None]:
+    """The blocks after a broken one: the first multiple of 4 (in the file) from ``buf[start]`` on
+    where blocks frame each other. Returns the buffer, its file offset, and the position found in
+    it, or None at the end of the data; bytes passed over are dropped."""
+    lookahead = CHAIN * max_record_size + 1
+    pos = start + (-(base + start) % 4)
+    while True:
+        if len(buf) < pos + lookahead:
+            buf = refill(stream, buf, 0, pos + lookahead)
+        at_end = len(buf) < pos + lookahead
+        limit = len(buf) if at_end else len(buf) - lookahead + 1
+        for i in range(pos, limit, 4):
+            if blocks_chain(buf, i, unpack, max_record_size, at_end):
+                return buf, base, i
+        if at_end:
+            return buf, base, None
+        after = limit + (-(base + limit) % 4)
+        buf, base, pos = buf[after:], base + after, 0
 
 
 def _packet_or_error(

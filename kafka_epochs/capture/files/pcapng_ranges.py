@@ -10,24 +10,23 @@ when the whole file is read, by the same code (:func:`~kafka_epochs.capture.file
 
 A file whose sections or interfaces change after its first packet cannot be read this way (a
 range would need every description before it): :attr:`PcapngRange.redescribed` says so, and
-the file is then read whole. A broken block length ends the whole-file reading
+the file is then read whole. After a broken block length, reading goes on where blocks frame
+each other again, whole or in ranges alike; a broken section header ends the whole-file reading
 (:attr:`PcapngRange.stopped`): nothing after it is read by any range either.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import BinaryIO
 
-from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import BadRecord, Packet
 from kafka_epochs.capture.files.pcap_sync import CHAIN
 from kafka_epochs.capture.files.pcapng import PcapngState, read_blocks
+from kafka_epochs.capture.files.pcapng_sync import blocks_chain
 from kafka_epochs.capture.files.ranges import ByteRange
 
-#: Block types a search believes in (the ones the format defines and capture tools write).
-KNOWN_BLOCKS = frozenset({0x0A0D0D0A, 1, 2, 3, 4, 5, 6, 9, 10, 0xBAD, 0x40000BAD})
 #: How far a range looks for its first block before giving up (bytes).
 MAX_SEARCH = 64 << 20
 _CHUNK = 1 << 20
@@ -123,29 +122,7 @@ def _first_block(f: BinaryIO, head: PcapngState, start: int, stop: int, size: in
         buf = f.read(min(window, size - offset))
         at_end = offset + len(buf) >= size
         for i in range(0, min(_CHUNK, stop - offset, len(buf)), 4):
-            if _chains(buf, i, u32, max_record_size, at_end):
+            if blocks_chain(buf, i, u32, max_record_size, at_end):
                 return offset + i
         offset += _CHUNK
     return None
-
-
-def _chains(
-    buf: bytes, i: int, unpack: Callable[[bytes, int], tuple[int, ...]], max_record_size: int, at_end: bool
-) -> bool:
-    """Whether :data:`CHAIN` blocks frame each other from ``buf[i]`` on."""
-    pos = i
-    for n in range(CHAIN):
-        if pos == len(buf) and at_end:
-            return n > 0
-        if pos + formats.MIN_BLOCK_SIZE > len(buf):
-            return False
-        (block_type,) = unpack(buf, pos)
-        (length,) = unpack(buf, pos + 4)
-        if block_type not in KNOWN_BLOCKS or length < formats.MIN_BLOCK_SIZE or length % 4 or length > max_record_size:
-            return False
-        if pos + length > len(buf):
-            return False
-        if unpack(buf, pos + length - 4)[0] != length:
-            return False
-        pos += length
-    return True

@@ -31,7 +31,14 @@ from typing import BinaryIO
 from kafka_epochs.capture.errors import CaptureFormatError
 from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import BadRecord, Packet
-from kafka_epochs.capture.files.pcap_sync import CHAIN, PCAP_MAGICS, PcapHeader, chains
+from kafka_epochs.capture.files.pcap_sync import (
+    CHAIN,
+    MAX_GAP_SECONDS,
+    MAX_SPAN_SECONDS,
+    PCAP_MAGICS,
+    PcapHeader,
+    chains,
+)
 
 #: How far a range looks for its first record before giving up (bytes).
 MAX_SEARCH = 64 << 20
@@ -132,6 +139,8 @@ class PcapRange(ByteRange):
         """Records from ``pos`` (a record start) while they start before ``end``."""
         max_record_size = self.max_record_size
         rs = header.record_size
+        fraction_limit, anchor = header.fraction_limit, header.anchor
+        previous: int | None = None  # the seconds of the record before (in this range)
         f.seek(pos)
         buf = b""
         at = 0  # position in buf
@@ -147,16 +156,23 @@ class PcapRange(ByteRange):
                         yield _bad(base, message, "pcap.record")
                     return
             seconds, fraction, captured, original = header.unpack(buf, at)
-            if captured > max_record_size:
-                message = f"record claims {captured} captured bytes, more than the limit of {max_record_size}"
-                yield _bad(base + at, message, "pcap.record.captured_length", base + at + 8)
-                # as the whole-file reader does: look for the records after the broken one
-                found = _first_record(f, header, base + at + 1, end, size, max_record_size)
-                if found is None:
-                    return
-                f.seek(found)
-                buf, at, base = b"", 0, found
-                continue
+            if (
+                captured > max_record_size
+                or original < captured
+                or fraction >= fraction_limit
+                or (anchor is not None and abs(seconds - anchor) > MAX_SPAN_SECONDS)
+                or (previous is not None and abs(seconds - previous) > MAX_GAP_SECONDS)
+            ):
+                bad = _judge(f, header, base + at, previous, size, max_record_size)
+                if bad is not None:
+                    yield bad
+                    # as the whole-file reader does: look for the records after the broken one
+                    found = _first_record(f, header, base + at + 1, end, size, max_record_size)
+                    if found is None:
+                        return
+                    f.seek(found)
+                    buf, at, base = b"", 0, found
+                    continue
             if at + rs + captured > len(buf):
                 buf = buf[at:] + f.read(max(_CHUNK, rs + captured))
                 base += at
@@ -174,9 +190,28 @@ class PcapRange(ByteRange):
             data = buf[at + rs : at + rs + captured]
             time_ns = seconds * 1_000_000_000 + fraction * header.fraction_ns
             yield Packet(time_ns, header.link_type, data, 0, -1, original, base + at)
+            previous = seconds
             at += rs + captured
         if base + at < size:
             self.next_offset = base + at
+
+
+def _judge(
+    f: BinaryIO, header: PcapHeader, offset: int, previous: int | None, size: int, max_record_size: int
+) -> BadRecord | None:
+    """The record header at ``offset``, which a quick look found doubtful, as a bad record (None:
+    it is one), judged as the whole-file reader judges it."""
+    seconds, fraction, captured, original = header.unpack(_read_at(f, offset, header.record_size), 0)
+    if captured > max_record_size:
+        message = f"record claims {captured} captured bytes, more than the limit of {max_record_size}"
+        return _bad(offset, message, "pcap.record.captured_length", offset + 8)
+    why = header.implausible(seconds, fraction, captured, original)
+    if why is None and previous is not None and abs(seconds - previous) > MAX_GAP_SECONDS:
+        lookahead = CHAIN * header.longest_record(max_record_size) + 1
+        ahead = _read_at(f, offset, min(lookahead, size - offset))
+        if not chains(ahead, 0, header, max_record_size, offset + len(ahead) >= size):
+            why = f"time {seconds} s is more than a day from the record before ({previous} s), and no records chain on"
+    return None if why is None else _bad(offset, f"not a record header: {why}", "pcap.record")
 
 
 def _must_hold_a_record(header: PcapHeader, start: int, end: int, max_record_size: int) -> bool:
