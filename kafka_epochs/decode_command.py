@@ -64,6 +64,21 @@ def add_decode_command(commands: Any) -> None:
         "decode is kept in place with its error and counted",
     )
     dec.add_argument(
+        "--max-records",
+        type=_count,
+        default=DEFAULT_MAX_RECORDS,
+        metavar="N",
+        help=f"with --records: records decoded per exchange (default {DEFAULT_MAX_RECORDS:,}); a batch past "
+        f"it, or claiming over {DEFAULT_MAX_BATCH_RECORDS:,}, is a batch that did not decode",
+    )
+    dec.add_argument(
+        "--max-capture-records",
+        type=_count,
+        default=DEFAULT_MAX_CAPTURE_RECORDS,
+        metavar="N",
+        help=f"with --records: records decoded in all (default {DEFAULT_MAX_CAPTURE_RECORDS:,})",
+    )
+    dec.add_argument(
         "--fields",
         action="append",
         metavar="PATH,...",
@@ -117,6 +132,21 @@ def add_decode_command(commands: Any) -> None:
 
 
 # -- inputs ------------------------------------------------------------------------------------
+
+
+#: The records package's defaults, restated so that building the parser loads nothing (a test
+#: holds them equal).
+DEFAULT_MAX_RECORDS = 250_000
+DEFAULT_MAX_BATCH_RECORDS = 100_000
+#: With --records: records decoded over a whole run (a few minutes of work at most).
+DEFAULT_MAX_CAPTURE_RECORDS = 5_000_000
+
+
+def _count(text: str) -> int:
+    value = int(text.replace("_", "").replace(",", ""))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a count is >= 0, not {text}")
+    return value
 
 
 def capture_inputs(paths: list[Path]) -> list[Path]:
@@ -479,6 +509,11 @@ class _Printer:
         direct = jsonl and not args.records and not selected.topics and not selected.errors_only
         self.writer = LineWriter(secrets=args.sasl_secrets) if direct else None
         self.lines: list[str] = []
+        self.capture_records = None
+        if args.records:
+            from kafka_epochs.records import RecordBudget
+
+            self.capture_records = RecordBudget(args.max_capture_records, "capture")
 
     def __call__(self, exchange: Any, capture: str | None) -> None:
         self.summary.count(exchange)
@@ -489,7 +524,12 @@ class _Printer:
         if line is None:
             args = self.args
             row = self.exchange_json(
-                exchange, records=args.records, secrets=args.sasl_secrets, bodies_as_text=self.as_text
+                exchange,
+                records=args.records,
+                secrets=args.sasl_secrets,
+                bodies_as_text=self.as_text,
+                max_records=args.max_records,
+                record_budget=self.capture_records,
             )
             if not self.selected.matches_content(exchange, row):
                 return

@@ -38,9 +38,20 @@ def _endpoint(flow: Flow | None, side: str) -> str | None:
 
 
 def exchange_json(
-    exchange: Exchange, *, records: bool = False, secrets: bool = False, bodies_as_text: bool = False
+    exchange: Exchange,
+    *,
+    records: bool = False,
+    secrets: bool = False,
+    bodies_as_text: bool = False,
+    max_records: int | None = None,
+    record_budget: Any = None,
 ) -> dict[str, Any]:
     """One exchange as a JSON-ready dict (bodies via ``to_dict``; ``records`` fields decoded on request).
+
+    With ``records``, every records field of the exchange draws on one budget (see
+    :mod:`kafka_epochs.records.budget`): ``max_records`` records (default the records package's
+    ``DEFAULT_MAX_RECORDS``), and, given a ``record_budget`` (a capture's ``RecordBudget``), that
+    one too; a batch that would overdraw either is shown as a batch that did not decode.
 
     SASL credentials (raw tokens, ``SaslAuthenticate`` auth bytes) are replaced by their length
     unless ``secrets``: a PLAIN token carries the password in clear. With ``bodies_as_text``
@@ -64,6 +75,7 @@ def exchange_json(
         out["response_time"] = _time(resp.timestamp_ns)
         out["latency_ms"] = round((resp.timestamp_ns - exchange.request_time_ns) / 1e6, 3)
     bad_batches = 0
+    budget = _exchange_budget(max_records, record_budget) if records else None
     as_text = bodies_as_text and not records and (secrets or req is None or req.api_key != SASL_AUTHENTICATE)
     for label, event in (("request", req), ("response", resp)):
         if event is None:
@@ -81,7 +93,7 @@ def exchange_json(
             elif as_text:
                 out[label] = JsonText(json_renderer(type(body), version, ascii=False)(body))
             else:
-                out[label], bad = _body_json(event.decoded.body, event.decoded.api_version, records)
+                out[label], bad = _body_json(event.decoded.body, event.decoded.api_version, budget)
                 bad_batches += bad
             out[f"{label}_profile"] = event.decoded.profile
         if event.error is not None:
@@ -161,10 +173,20 @@ def _sasl_json(exchange: Exchange, secrets: bool) -> dict[str, Any]:
     return out
 
 
-def _body_json(body: Any, version: int, records: bool) -> tuple[Any, int]:
-    """A body's JSON view, and how many of its record batches did not decode (with ``records``)."""
+def _exchange_budget(max_records: int | None, parent: Any) -> Any:
+    """What decoding one exchange's records fields may build (one budget for all its fields)."""
+    records = _records()
+    limit = records.DEFAULT_MAX_RECORDS if max_records is None else max_records
+    return records.DecompressionBudget(
+        records.DEFAULT_MAX_DECOMPRESSED, records=records.RecordBudget(limit, "exchange", parent)
+    )
+
+
+def _body_json(body: Any, version: int, budget: Any) -> tuple[Any, int]:
+    """A body's JSON view, and how many of its record batches did not decode (with a records
+    ``budget``: the records fields decoded; without, they stay base64)."""
     plain = body.to_dict(version)
-    bad = _decode_records_in(body, plain) if records else 0
+    bad = _decode_records_in(body, plain, budget) if budget is not None else 0
     return plain, bad
 
 
@@ -191,7 +213,7 @@ def _paths_to(cls: Any, kind: str, name: str | None = None) -> tuple[Any, ...]:
 _PATHS: dict[tuple[Any, str, str | None], tuple[Any, ...]] = {}
 
 
-def _decode_records_in(obj: Any, plain: dict[str, Any]) -> int:
+def _decode_records_in(obj: Any, plain: dict[str, Any], budget: Any) -> int:
     """Replace each ``records`` field's base64 by its decoded batches; returns the bad ones' count.
 
     A batch that does not decode stays in its place as ``{"error", "offset", "length", "base64"}``
@@ -204,7 +226,7 @@ def _decode_records_in(obj: Any, plain: dict[str, Any]) -> int:
         if value is None or f.attr not in plain:
             continue
         if f.kind == "records":
-            decoded = decode_records(value, keep_going=True)
+            decoded = decode_records(value, keep_going=True, budget=budget)
             batches: list[dict[str, Any]] = [_entry_json(e) for e in decoded.entries]
             for earlier_bad, entry in enumerate(decoded.bad):  # in order: the earlier bad ones are in place
                 batches.insert(
@@ -221,10 +243,10 @@ def _decode_records_in(obj: Any, plain: dict[str, Any]) -> int:
                 plain[f.attr]["warnings"] = decoded.warnings
             bad += len(decoded.bad)
         elif f.kind == "struct":
-            bad += _decode_records_in(value, plain[f.attr])
+            bad += _decode_records_in(value, plain[f.attr], budget)
         elif f.kind == "array" and f.element == "struct":
             for item, item_plain in zip(value, plain[f.attr], strict=True):
-                bad += _decode_records_in(item, item_plain)
+                bad += _decode_records_in(item, item_plain, budget)
     return bad
 
 

@@ -8,6 +8,12 @@ Compression libraries load only when a compressed payload is met. See docs/recor
 from __future__ import annotations
 
 from kafka_epochs.records.batch_encoder import encode_batch, write_batch
+from kafka_epochs.records.budget import (
+    DEFAULT_MAX_BATCH_RECORDS,
+    DEFAULT_MAX_RECORDS,
+    DecompressionBudget,
+    RecordBudget,
+)
 from kafka_epochs.records.codecs import DEFAULT_MAX_DECOMPRESSED
 from kafka_epochs.records.control import end_transaction_marker, parse_control_record
 from kafka_epochs.records.decode import decode_records
@@ -27,16 +33,20 @@ from kafka_epochs.records.model import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_BATCH_RECORDS",
     "DEFAULT_MAX_DECOMPRESSED",
+    "DEFAULT_MAX_RECORDS",
     "BadEntry",
     "Compression",
     "ControlRecord",
     "ControlRecordType",
     "DecodedRecords",
+    "DecompressionBudget",
     "Entry",
     "LegacyMessage",
     "Record",
     "RecordBatch",
+    "RecordBudget",
     "TimestampType",
     "decode_records",
     "encode_batch",

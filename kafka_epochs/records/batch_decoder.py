@@ -18,7 +18,7 @@ from kafka_epochs.records.codecs import codec_problem
 from kafka_epochs.records.control import parse_control_record
 from kafka_epochs.records.cursor import Cursor
 from kafka_epochs.records.model import COMPRESSION_MASK, Compression, RecordBatch
-from kafka_epochs.records.record_decoder import read_records
+from kafka_epochs.records.record_decoder import MIN_RECORD_SIZE, read_records
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 #: Where the fields the CRC covers start, counted from the batch's first byte.
@@ -82,7 +82,10 @@ def read_batch(
     codec = batch.compression
     if codec is Compression.NONE:
         cur = Cursor(data, records_at, end)
+        if count <= cur.remaining // MIN_RECORD_SIZE:  # (more cannot fit: read_records says so)
+            budget.take_records(count, pos + _COUNT_AT, f"{path}.record_count")
     else:
+        budget.take_records(count, pos + _COUNT_AT, f"{path}.record_count")  # before decompressing
         # A view, not a copy: a large compressed payload should not be held twice.
         payload = memoryview(data)[records_at:end]
         plain = budget.decompress(codec, payload, magic, at=records_at, path=f"{path}.records")

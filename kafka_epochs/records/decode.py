@@ -11,7 +11,12 @@ import struct
 
 from kafka_epochs.errors import DecodeError
 from kafka_epochs.records.batch_decoder import MIN_BATCH_LENGTH, read_batch
-from kafka_epochs.records.budget import DecompressionBudget
+from kafka_epochs.records.budget import (
+    DEFAULT_MAX_BATCH_RECORDS,
+    DEFAULT_MAX_RECORDS,
+    DecompressionBudget,
+    RecordBudget,
+)
 from kafka_epochs.records.codecs import DEFAULT_MAX_DECOMPRESSED
 from kafka_epochs.records.cursor import Cursor
 from kafka_epochs.records.legacy_decoder import LOG_OVERHEAD, MIN_MESSAGE_SIZE, read_message
@@ -32,6 +37,9 @@ def decode_records(
     allow_truncated_tail: bool = True,
     strict: bool = False,
     keep_going: bool = False,
+    max_records: int = DEFAULT_MAX_RECORDS,
+    max_batch_records: int = DEFAULT_MAX_BATCH_RECORDS,
+    budget: DecompressionBudget | None = None,
 ) -> DecodedRecords:
     """Decode every record batch (magic 2) and legacy message (magic 0/1) in ``data``.
 
@@ -47,10 +55,18 @@ def decode_records(
     ``keep_going=True`` keeps every entry that decodes: a bad one goes to ``bad`` (with its error)
     and decoding goes on after it, since each entry's size says where the next one starts. Only a
     size that cannot be trusted ends the walk, as a last bad entry spanning the rest.
+
+    Records are budgeted too (:mod:`~kafka_epochs.records.budget`): a batch claiming more than
+    ``max_batch_records`` records, or more than are left of ``max_records`` for the call, is a bad
+    entry, refused before it is read. ``budget`` replaces the three limits by a budget the caller
+    shares across calls (every records field of one exchange, say).
     """
     if not isinstance(data, bytes):
         data = bytes(data)
-    budget = DecompressionBudget(max_decompressed)
+    if budget is None:
+        budget = DecompressionBudget(
+            max_decompressed, records=RecordBudget(max_records), max_batch_records=max_batch_records
+        )
     result = DecodedRecords()
     pos = 0
     while pos < len(data):

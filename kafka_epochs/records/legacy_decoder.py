@@ -47,7 +47,7 @@ def read_message(
     value_at = cur.end - len(message.value)
     where = value_at if cur.decompressed_at < 0 else cur.decompressed_at
     plain = budget.decompress(codec, message.value, message.magic, at=where, path=f"{path}.value")
-    message.inner = _read_inner(Cursor(plain, decompressed_at=where), message, path, verify_crc)
+    message.inner = _read_inner(Cursor(plain, decompressed_at=where), message, path, verify_crc, budget)
     return message
 
 
@@ -99,11 +99,16 @@ def _read_nullable_bytes(cur: Cursor, path: str, name: str) -> bytes | None:
     return cur.take(size, path, name)
 
 
-def _read_inner(cur: Cursor, wrapper: LegacyMessage, path: str, verify_crc: bool) -> list[LegacyMessage]:
+def _read_inner(
+    cur: Cursor, wrapper: LegacyMessage, path: str, verify_crc: bool, budget: DecompressionBudget
+) -> list[LegacyMessage]:
     inner: list[LegacyMessage] = []
     while cur.remaining:
         inner_path = f"{path}.inner[{len(inner)}]"
         start = cur.pos
+        if len(inner) >= budget.max_batch_records:  # a message set has no count: it is charged as it is read
+            budget.take_records(len(inner) + 1, start, inner_path)
+        budget.records.take(1, start, inner_path)
         cur.need(LOG_OVERHEAD, inner_path)
         (size,) = _SIZE.unpack_from(cur.data, start + 8)
         if size < 0 or size > cur.remaining - LOG_OVERHEAD:
