@@ -584,6 +584,11 @@ def _summary_text(summary: Any, printed: Printed, selected: ExchangeFilter) -> s
         f"{summary.exchanges} exchanges: {summary.pairs} pairs, {summary.requests} requests, "
         f"{summary.responses} responses, {summary.problems} with problems"
     ]
+    if summary.unanswered or summary.cut_off:
+        lines.append(
+            f"{summary.unanswered} requests never answered, {summary.cut_off} frames cut off "
+            "(by the end of their connection or of the capture)"
+        )
     if selected:
         lines.append(
             f"printed {printed.exchanges} of {summary.exchanges} exchanges ({selected.describe()}), "
@@ -600,6 +605,11 @@ def _summary_text(summary: Any, printed: Printed, selected: ExchangeFilter) -> s
         lines.append(
             f"{files}{total('packets')} packets ({total('bad_packets')} bad), {total('flows')} Kafka "
             f"connections, {total('gaps')} gaps ({total('gap_bytes')} bytes), {total('resyncs')} resyncs"
+            + (
+                f", {total('evicted_connections')} connections given up (idle, or too many at once)"
+                if total("evicted_connections")
+                else ""
+            )
         )
     if summary.per_api:
         lines.append("per api: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.per_api.items())))

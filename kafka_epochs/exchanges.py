@@ -18,12 +18,16 @@ from kafka_epochs.capture import (
     CaptureStats,
     CaptureStreams,
     Direction,
+    EndReason,
     Flow,
     Gap,
     PacketError,
     Resync,
     StreamData,
+    StreamEnd,
+    StreamStart,
 )
+from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_CONNECTIONS
 from kafka_epochs.framing import DEFAULT_MAX_FRAME, Connection, RequestEvent, ResponseEvent, SaslToken, StreamLost
 from kafka_epochs.protocol import BodyReader, Protocol
 
@@ -36,6 +40,7 @@ class Kind(enum.StrEnum):
     PACKET_ERROR = "packet_error"  # a packet that could not be read
     STREAM_LOST = "stream_lost"  # a direction became unreadable
     SASL_TOKEN = "sasl_token"  # a raw SASL token and the broker's answer, after a SaslHandshake v0
+    CUT_OFF = "cut_off"  # a stream ended inside a frame (the connection closed, was given up, or the capture ended)
 
 
 @dataclass(slots=True)
@@ -69,6 +74,8 @@ class DecodeSummary:
     requests: int = 0
     responses: int = 0
     problems: int = 0
+    unanswered: int = 0  # requests that expected a response and saw none
+    cut_off: int = 0  # frames a stream ended inside of
     per_api: dict[str, int] = field(default_factory=dict)
     capture: CaptureStats | None = None
 
@@ -78,6 +85,10 @@ class DecodeSummary:
         self.requests += exchange.request is not None
         self.responses += exchange.response is not None
         self.problems += not exchange.ok
+        kind = exchange.kind
+        if kind is not Kind.PAIR:
+            self.unanswered += kind is Kind.REQUEST and exchange.problem is not None
+            self.cut_off += kind is Kind.CUT_OFF
         name = api_name(exchange)
         if name:
             self.per_api[name] = self.per_api.get(name, 0) + 1
@@ -91,13 +102,19 @@ def decode_capture(
     max_frame_size: int = DEFAULT_MAX_FRAME,
     summary: DecodeSummary | None = None,
     body_reader: BodyReader | None = None,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> Iterator[Exchange]:
     """Every exchange in a capture, decoded with ``protocol`` (bodies through ``body_reader``
-    where given: ``FieldsReader(paths)`` reads only those fields, ``FieldsReader([])`` none)."""
-    streams = CaptureStreams(source, ports=ports)
+    where given: ``FieldsReader(paths)`` reads only those fields, ``FieldsReader([])`` none).
+
+    What a connection leaves unfinished (requests never answered, a frame a stream ended inside
+    of) is yielded when the connection ends, as problems; ``max_connections`` bounds the
+    connections followed at once (see :class:`~kafka_epochs.capture.CaptureStreams`)."""
+    streams = CaptureStreams(source, ports=ports, max_connections=max_connections)
     if summary is not None:
         summary.capture = streams.stats
     connections: dict[Flow, Connection] = {}
+    live: dict[Flow, int] = {}  # the directions of each connection not yet ended, as bits of _BIT
     to_broker = Direction.CLIENT_TO_BROKER
     for event in streams:
         if type(event) is StreamData:
@@ -134,24 +151,65 @@ def decode_capture(
                 )
         elif isinstance(event, PacketError):
             yield Exchange(Kind.PACKET_ERROR, event.timestamp_ns, problem=f"packet {event.packet}: {event.error}")
-    for flow, conn in connections.items():
-        for token in conn.unanswered_tokens():
+        elif type(event) is StreamStart:
+            live[event.flow] = live.get(event.flow, 0) | _BIT[event.direction]
+        elif type(event) is StreamEnd:
+            directions = live.get(event.flow)
+            if directions is not None:
+                directions &= ~_BIT[event.direction]
+                live[event.flow] = directions
+                if not directions:  # every direction it had is over: what it left unfinished is said now
+                    del live[event.flow]
+                    conn = connections.pop(event.flow, None)
+                    if conn is not None:
+                        yield from _leftovers(event.flow, conn, event)
+    for flow, conn in connections.items():  # (the capture's end ends every stream: none is left here)
+        yield from _leftovers(flow, conn, None)
+
+
+_BIT = {Direction.CLIENT_TO_BROKER: 1, Direction.BROKER_TO_CLIENT: 2}
+
+
+def _leftovers(flow: Flow, conn: Connection, end: StreamEnd | None) -> Iterator[Exchange]:
+    """What a connection left unfinished when it ended: SASL tokens and requests never answered,
+    and a frame that a stream ended inside of."""
+    evicted = end is not None and end.reason is EndReason.EVICTED
+    why = (
+        "no response before the connection was given up (idle too long, or too many connections at once)"
+        if evicted
+        else "no response in the capture"
+    )
+    for token in conn.unanswered_tokens():
+        yield Exchange(
+            Kind.SASL_TOKEN,
+            token.timestamp_ns or 0,
+            flow,
+            tokens=(token,),
+            problem="no answer to this SASL token in the capture",
+            request_time_ns=token.timestamp_ns,
+        )
+    for request in conn.unanswered():
+        yield Exchange(
+            Kind.REQUEST,
+            request.timestamp_ns or 0,
+            flow,
+            request=request,
+            problem=why,
+            request_time_ns=request.timestamp_ns,
+        )
+    for direction, what in ((Direction.CLIENT_TO_BROKER, "request"), (Direction.BROKER_TO_CLIENT, "response")):
+        buffer = conn.buffers[direction]
+        if buffer.buffered:
+            held = buffer.peek()
+            size = f" of a {int.from_bytes(held[:4], 'big', signed=True) + 4:,}-byte frame" if len(held) >= 4 else ""
             yield Exchange(
-                Kind.SASL_TOKEN,
-                token.timestamp_ns or 0,
+                Kind.CUT_OFF,
+                end.timestamp_ns if end is not None else 0,
                 flow,
-                tokens=(token,),
-                problem="no answer to this SASL token in the capture",
-                request_time_ns=token.timestamp_ns,
-            )
-        for request in conn.unanswered():
-            yield Exchange(
-                Kind.REQUEST,
-                request.timestamp_ns or 0,
-                flow,
-                request=request,
-                problem="no response in the capture",
-                request_time_ns=request.timestamp_ns,
+                problem=(
+                    f"the {direction} stream ends inside a frame: {len(held):,} bytes{size} captured "
+                    f"(a {what} cut off{' when the connection was given up' if evicted else ''})"
+                ),
             )
 
 

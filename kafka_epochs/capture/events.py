@@ -52,6 +52,7 @@ class EndReason(StrEnum):
     RST = "rst"
     NEW_CONNECTION = "new_connection"  # a SYN reused the 4-tuple before this connection was seen to close
     CAPTURE_END = "capture_end"
+    EVICTED = "evicted"  # given up to bound memory: idle too long, or the table of connections was full
 
 
 class ResyncReason(StrEnum):

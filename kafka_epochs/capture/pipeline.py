@@ -47,7 +47,12 @@ from kafka_epochs.capture.network.dissect import (
 from kafka_epochs.capture.network.ip import PROTO_TCP
 from kafka_epochs.capture.network.link import ETHERTYPE_IPV4, LINKTYPE_ETHERNET
 from kafka_epochs.capture.network.tcp import ACK, FIN, RST, SYN, Segment
-from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES, StreamReassembler
+from kafka_epochs.capture.reassembly.connections import (
+    DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_CONNECTIONS,
+    StreamReassembler,
+    TcpConnection,
+)
 from kafka_epochs.capture.reassembly.halfstream import SEQ_MASK, HalfStream
 from kafka_epochs.capture.stats import CaptureStats
 from kafka_epochs.errors import DecodeError
@@ -55,9 +60,10 @@ from kafka_epochs.errors import DecodeError
 FrameRules = Callable[[Flow, Direction], FrameRule]
 #: A lane's key: a packet's (source address, source port, destination address, destination port), raw.
 _LaneKey = tuple[bytes, int, bytes, int]
-#: A lane: the direction's half-stream, the other direction's, the direction's aligner, and the
-#: direction's flow and direction (what a StreamData of it carries).
-_Lane = tuple[HalfStream, HalfStream, FrameAligner, Flow, Direction]
+#: A lane: the direction's half-stream, the other direction's, the direction's aligner, the
+#: direction's flow and direction (what a StreamData of it carries), and the connection (whose
+#: time of last activity it keeps).
+_Lane = tuple[HalfStream, HalfStream, FrameAligner, Flow, Direction, TcpConnection]
 #: The TCP flags (and data offset) bits a lane looks at: ACK must be set, SYN, FIN and RST clear.
 _LANE_FLAGS: Final = SYN | FIN | RST | ACK
 
@@ -76,11 +82,14 @@ class StreamPipeline:
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         stats: CaptureStats | None = None,
         lanes: bool = True,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.stats = stats if stats is not None else CaptureStats()
         self.dissector = Dissector()
         self.classifier = FlowClassifier(ports, auto_detect=auto_detect_ports, stats=self.stats)
-        self.reassembler = StreamReassembler(max_buffered_bytes=max_buffered_bytes, stats=self.stats)
+        self.reassembler = StreamReassembler(
+            max_buffered_bytes=max_buffered_bytes, stats=self.stats, max_connections=max_connections
+        )
         self.frame_rules = frame_rules
         self.align_frames = align_frames
         self._aligners: dict[tuple[Flow, Direction], FrameAligner] = {}
@@ -88,6 +97,7 @@ class StreamPipeline:
         # layered way (what the tests compare the lanes with).
         self._use_lanes = lanes and align_frames
         self._lanes: dict[_LaneKey, _Lane] = {}
+        self._lane_keys: dict[tuple[Flow, Direction], _LaneKey] = {}  # to drop a lane when its direction ends
         #: the time of the last readable packet and the index of the last record (what the end
         #: of the capture is stamped with)
         self.last_timestamp_ns = 0
@@ -104,6 +114,7 @@ class StreamPipeline:
         self.last_timestamp_ns = timestamp_ns = record.timestamp_ns
         key = None
         data = record.data
+        reassembler = self.reassembler
         if self._use_lanes and record.link_type == LINKTYPE_ETHERNET and len(data) >= ETHERNET_IPV4_TCP_MIN:
             ethertype, version_ihl, total, fragment, protocol, src, dst, sport, dport, seq, ack, offset_flags = (
                 ETHERNET_IPV4_TCP.unpack_from(data)
@@ -119,8 +130,12 @@ class StreamPipeline:
                     and not fragment & FRAGMENT_BITS
                     and TCP_START + 20 <= start <= end <= len(data)
                 ):
-                    half, other, aligner, flow, direction = lane
-                    if not (half.ended or half.waiting or other.waiting or half.fin_offset is not None):
+                    half, other, aligner, flow, direction, connection = lane
+                    if (
+                        not (half.ended or half.waiting or other.waiting or half.fin_offset is not None)
+                        and timestamp_ns < reassembler.next_sweep_ns
+                    ):
+                        connection.last_ns = timestamp_ns
                         delivered = half.delivered
                         if start == end:  # a bare acknowledgement
                             stats.segments += 1
@@ -159,10 +174,14 @@ class StreamPipeline:
         if decision is None:
             return
         flow, direction = decision
-        halves = self.reassembler.halves(flow, direction)
+        connection = self.reassembler.connection(flow)
         aligner = self._aligners.get((flow, direction))
-        if halves is not None and aligner is not None and halves[0].started and not halves[0].ended:
-            self._lanes[key] = (halves[0], halves[1], aligner, flow, direction)
+        if connection is None or aligner is None:
+            return
+        half, other = connection.halves(direction)
+        if half.started and not half.ended:
+            self._lanes[key] = (half, other, aligner, flow, direction, connection)
+            self._lane_keys[flow, direction] = key
 
     def segment(self, segment: Segment) -> Sequence[StreamEvent]:
         """The events a record's TCP segment completes (what :meth:`record` does after
@@ -211,4 +230,7 @@ class StreamPipeline:
             aligner.feed(event, out)
             if type(event) is StreamEnd:
                 del aligners[key]
+                lane = self._lane_keys.pop(key, None)
+                if lane is not None:
+                    self._lanes.pop(lane, None)
         return out

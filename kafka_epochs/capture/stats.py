@@ -18,6 +18,7 @@ class CaptureStats:
     gaps: int = 0
     gap_bytes: int = 0
     late_segments: int = 0  # segments of a direction that had already ended
+    evicted_connections: int = 0  # given up to bound memory (idle, half-open, or the table full)
     discarded_bytes: int = 0  # captured bytes skipped to find a frame boundary
     resyncs: int = 0
     detected_ports: set[int] = field(default_factory=set)  # broker ports learnt from ApiVersions requests

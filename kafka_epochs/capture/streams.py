@@ -8,7 +8,7 @@ from kafka_epochs.capture.alignment.rules import default_frame_rule
 from kafka_epochs.capture.events import StreamEvent
 from kafka_epochs.capture.files.reader import DEFAULT_MAX_RECORD_SIZE, CaptureSource, read_packets
 from kafka_epochs.capture.pipeline import FrameRules, StreamPipeline
-from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES
+from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS
 from kafka_epochs.capture.stats import CaptureStats
 
 
@@ -20,6 +20,8 @@ class CaptureStreams:
     ``Discarded`` events), with ``frame_rules(flow, direction)`` giving each direction's
     :class:`FrameRule`; when false, the raw reassembled bytes are yielded with their gaps.
     ``max_buffered_bytes``: out-of-order bytes held per direction before a hole is given up.
+    ``max_connections``: connections followed at once (the oldest is given up to open one more;
+    idle ones are given up too, see :mod:`~kafka_epochs.capture.reassembly.connections`).
     """
 
     def __init__(
@@ -32,8 +34,10 @@ class CaptureStreams:
         frame_rules: FrameRules = default_frame_rule,
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.source = source
+        self.max_connections = max_connections
         self.ports = None if ports is None else frozenset(ports)
         self.auto_detect_ports = auto_detect_ports
         self.align_frames = align_frames
@@ -50,6 +54,7 @@ class CaptureStreams:
             frame_rules=self.frame_rules,
             max_buffered_bytes=self.max_buffered_bytes,
             stats=self.stats,
+            max_connections=self.max_connections,
         )
         step = pipeline.record
         for record in read_packets(self.source, max_record_size=self.max_record_size):

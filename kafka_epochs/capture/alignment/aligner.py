@@ -33,6 +33,12 @@ from kafka_epochs.capture.events import (
 from kafka_epochs.capture.stats import CaptureStats
 from kafka_epochs.resync import find_frame_start
 
+# What a direction in sync holds of the searching state: shared empty objects, never added to
+# (a search starts with a buffer and a list of its own), so that a connection costs little until
+# it loses sync: a capture may hold a great many connections.
+_NOT_SEARCHING = bytearray()
+_NOTHING_HELD: list[StreamData] = []
+
 
 class FrameAligner:
     """Turns one direction's reassembled events into frame-aligned ones (see the module docstring)."""
@@ -68,9 +74,9 @@ class FrameAligner:
         self._skip_to = -1
         # While searching: the bytes held back, from stream offset `_scan_offset`, and the
         # chunks they came from (to hand them on with their own timestamps).
-        self._scan = bytearray()
+        self._scan = _NOT_SEARCHING
         self._scan_offset = 0
-        self._held: list[StreamData] = []
+        self._held: list[StreamData] = _NOTHING_HELD
         # Captured bytes skipped and not yet reported.
         self._discard_from = 0
         self._discarded = 0
@@ -226,8 +232,8 @@ class FrameAligner:
         self._frame_end = self._scan_offset
         self._header = b""
         self._skip_to = -1
-        self._scan = bytearray()
-        self._held = []
+        self._scan = _NOT_SEARCHING
+        self._held = _NOTHING_HELD
         self._report_discarded(timestamp_ns, out)
         self._resync(self._frame_end, held[0].timestamp_ns if held else timestamp_ns, out)
         for event in held:

@@ -14,6 +14,7 @@ else as the first payload, or the server speaking first, marks the connection no
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from kafka_epochs.capture.events import Direction, Endpoint, Flow
@@ -25,6 +26,13 @@ DEFAULT_PORTS = frozenset({9092})
 API_VERSIONS_KEY = 18
 #: Segments held per undecided connection; a connection still undecided after that many is not followed.
 MAX_HELD_SEGMENTS = 32
+#: Undecided connections held at once; one more gives up the oldest (a scan of other ports must
+#: not grow memory without end).
+MAX_UNDECIDED = 4096
+#: Directions of connections remembered as decided, and connections remembered as not Kafka; past
+#: that the oldest are forgotten (and decided again from their ports if they come back).
+MAX_REMEMBERED = 131_072
+EVICTED_UNDECIDED = "undecided connection given up (too many held)"
 NOT_KAFKA = "not Kafka"
 UNDECIDED = "undecided at end of capture"
 BARE_ACK_UNDECIDED = "bare ACK of a connection not yet identified"
@@ -67,9 +75,10 @@ class FlowClassifier:
         self.ports: set[int] = set(DEFAULT_PORTS if ports is None else ports)
         self.auto_detect = auto_detect
         self.stats = stats if stats is not None else CaptureStats()
-        self._decided: dict[_Pair, _Decision] = {}  # keyed by (source, destination) as sent
-        self._undecided: dict[_Pair, _Undecided] = {}  # keyed by the ordered pair
-        self._not_kafka: set[_Pair] = set()
+        # Ordered, to forget the oldest in O(1) (a dict would scan past the entries deleted from its front).
+        self._decided: OrderedDict[_Pair, _Decision] = OrderedDict()  # keyed by (source, destination) as sent
+        self._undecided: OrderedDict[_Pair, _Undecided] = OrderedDict()  # keyed by the ordered pair
+        self._not_kafka: OrderedDict[_Pair, None] = OrderedDict()  # a set in order of insertion
         self._released: list[tuple[Flow, Direction, Segment]] = []
 
     def classify(self, segment: Segment) -> _Decision | None:
@@ -108,7 +117,7 @@ class FlowClassifier:
             if not opening:
                 self.stats.ignored[NOT_KAFKA] += 1
                 return None
-            self._not_kafka.discard(pair)  # a new connection on the same 4-tuple is judged afresh
+            del self._not_kafka[pair]  # a new connection on the same 4-tuple is judged afresh
         if source.port in self.ports or destination.port in self.ports:
             undecided = self._undecided.pop(pair, None)
             flow = self._flow_on_ports(segment, undecided)
@@ -136,9 +145,13 @@ class FlowClassifier:
         return Flow(client, destination if client == source else source)
 
     def _decide(self, flow: Flow, segment: Segment) -> _Decision:
-        self._decided[(flow.client, flow.broker)] = (flow, Direction.CLIENT_TO_BROKER)
-        self._decided[(flow.broker, flow.client)] = (flow, Direction.BROKER_TO_CLIENT)
-        return self._decided[(segment.source, segment.destination)]
+        decided = self._decided
+        decided[(flow.client, flow.broker)] = (flow, Direction.CLIENT_TO_BROKER)
+        decided[(flow.broker, flow.client)] = (flow, Direction.BROKER_TO_CLIENT)
+        found = decided[(segment.source, segment.destination)]
+        while len(decided) > MAX_REMEMBERED:
+            decided.popitem(last=False)
+        return found
 
     def _release(self, flow: Flow, segments: list[Segment]) -> None:
         for held in segments:
@@ -146,12 +159,17 @@ class FlowClassifier:
             self._released.append((flow, direction, held))
 
     def _reject(self, pair: _Pair, segments: int) -> None:
-        self._not_kafka.add(pair)
+        self._not_kafka[pair] = None
+        if len(self._not_kafka) > MAX_REMEMBERED:
+            self._not_kafka.popitem(last=False)
         self.stats.ignored[NOT_KAFKA] += segments
 
     def _hold(self, pair: _Pair, segment: Segment) -> None:
         undecided = self._undecided.get(pair)
         if undecided is None:
+            if len(self._undecided) >= MAX_UNDECIDED:
+                _, oldest = self._undecided.popitem(last=False)
+                self.stats.ignored[EVICTED_UNDECIDED] += len(oldest.segments)
             undecided = self._undecided[pair] = _Undecided()
         flags = segment.flags
         if flags & SYN:
@@ -206,4 +224,4 @@ class FlowClassifier:
             if undecided.segments:
                 first = undecided.segments[0]
                 self._release(self._flow_on_ports(first, undecided), undecided.segments)
-        self._not_kafka = {p for p in self._not_kafka if p[0].port != port and p[1].port != port}
+        self._not_kafka = OrderedDict((p, None) for p in self._not_kafka if p[0].port != port and p[1].port != port)

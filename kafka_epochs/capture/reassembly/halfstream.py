@@ -19,6 +19,7 @@ Policy (see docs/captures.md):
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from typing import Any
 
 from kafka_epochs.capture.events import (
     Direction,
@@ -38,6 +39,9 @@ _HALF_SEQ_SPACE = 1 << 31
 
 # A waiting piece of the stream: (start, end, data or None for bytes known lost, timestamp_ns, packet).
 _Chunk = tuple[int, int, bytes | None, int, int]
+# What a direction with nothing waiting holds: one shared empty list, never added to (the first
+# piece to wait gets lists of its own).
+_NOTHING: list[Any] = []
 
 
 class HalfStream:
@@ -77,10 +81,12 @@ class HalfStream:
         self.delivered = 0  # every byte before this stream offset was delivered or declared lost
         self.fin_offset: int | None = None
         self.peer_acked = 0  # how far the other side acknowledged (a stream offset)
-        self._starts: list[int] = []  # chunk starts, for bisection
+        # Both lists are made when the first piece waits: a capture may hold a great many
+        # connections that never have a hole (a SYN flood's, say).
+        self._starts: list[int] = _NOTHING  # chunk starts, for bisection
         #: the pieces ahead of a hole, waiting for it to fill: sorted, non-overlapping, all at or
         #: after ``delivered`` (empty in the common case, which a reader may take a shortcut for)
-        self.waiting: list[_Chunk] = []
+        self.waiting: list[_Chunk] = _NOTHING
         self._buffered = 0
 
     def start(self, seq: int, midstream: bool, timestamp_ns: int, packet: int, out: list[FlowEvent]) -> None:
@@ -169,6 +175,8 @@ class HalfStream:
             start = self.delivered
         if start >= end:
             return
+        if self.waiting is _NOTHING:
+            self.waiting, self._starts = [], []
         starts, chunks = self._starts, self.waiting
         i = bisect_right(starts, start)
         pos = start
@@ -249,7 +257,6 @@ class HalfStream:
 
     def _end(self, reason: EndReason, timestamp_ns: int, out: list[FlowEvent]) -> None:
         self.ended = True
-        self.waiting.clear()
-        self._starts.clear()
+        self.waiting = self._starts = _NOTHING
         self._buffered = 0
         out.append(StreamEnd(self.flow, self.direction, timestamp_ns, self.delivered, reason))
