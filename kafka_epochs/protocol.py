@@ -32,7 +32,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_epochs.errors import DecodeError, EncodeError, UnsupportedVersionError
-from kafka_epochs.wire.message import Message
+from kafka_epochs.wire.message import Message, read_replacing
 
 if TYPE_CHECKING:  # the generator and pathlib load only when from_specs is used
     from pathlib import Path
@@ -360,9 +360,10 @@ class Protocol:
             raise DecodeError("truncated: a request header needs at least 4 bytes", len(data), "request_api_key")
         api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
         plan = self._frame_plan(api_key, api_version, "request", 4)
-        header, pos = _read_header(plan.header_class, data, plan.header_version)
+        notes: list[str] = []
+        header, pos = _read_header(plan.header_class, data, plan.header_version, strict, notes)
         return _read_body(
-            plan, "request", header, plan.header_version, data, pos, api_key, api_version, strict, body_reader
+            plan, "request", header, plan.header_version, data, pos, api_key, api_version, strict, body_reader, notes
         )
 
     def decode_response(
@@ -413,9 +414,10 @@ class Protocol:
             header_version = layouts[0].response_header_version(api_key, api_version)
             header_cls = layouts[0].message("ResponseHeader")
             plan = _FramePlan(layouts, header_version, header_cls, layouts[0], None, ())
-        header, pos = _read_header(header_cls, data, header_version)
+        notes: list[str] = []
+        header, pos = _read_header(header_cls, data, header_version, strict, notes)
         return _read_body(
-            plan, "response", header, header_version, data, pos, api_key, api_version, strict, body_reader
+            plan, "response", header, header_version, data, pos, api_key, api_version, strict, body_reader, notes
         )
 
     def _frame_plan(self, api_key: int, api_version: int, kind: str, offset: int) -> _FramePlan:
@@ -592,17 +594,22 @@ def _frame(header: Message, header_version: int, body: Message, version: int) ->
     return b"".join(out)
 
 
-def _read_header(cls: Any, data: bytes, version: int) -> tuple[Any, int]:
+def _read_header(cls: Any, data: bytes, version: int, strict: bool, notes: list[str]) -> tuple[Any, int]:
     """A frame's header, read by its generated reader directly; whatever that reader does not
-    take, ``Message.read`` reads again and explains (offset and field)."""
+    take, ``Message.read`` reads again and explains (offset and field), and unless ``strict``
+    a client id that is not UTF-8 is read with replacements and noted in ``notes``."""
     try:
         header, pos = cls._DECODERS[version](data, 4, len(data))
         if pos <= len(data):
             return header, pos
     except Exception:
         pass
-    read: tuple[Any, int] = cls.read(data, 4, version)
-    return read
+    if strict:
+        read: tuple[Any, int] = cls.read(data, 4, version)
+        return read
+    header, pos, replaced = read_replacing(cls, data, 4, version, len(data))
+    notes.extend(replaced)
+    return header, pos
 
 
 class _FramePlan(NamedTuple):
@@ -627,12 +634,24 @@ def _read_body(
     version: int,
     strict: bool,
     body_reader: BodyReader | None = None,
+    warnings: list[str] | None = None,
 ) -> Decoded:
-    warnings: list[str] = []
+    """The body after a frame's header (``warnings``: what reading the header tolerated)."""
+    if warnings is None:
+        warnings = []
     cls = plan.body_class
     if cls is not None:
         chosen = plan.layout
-        body, end = cls.read(data, pos, version) if body_reader is None else body_reader(cls, data, pos, version)
+        if body_reader is not None:
+            body, end = body_reader(cls, data, pos, version)
+        elif strict:
+            body, end = cls.read(data, pos, version)
+        else:
+            try:
+                body, end = cls.read(data, pos, version)
+            except DecodeError:  # strings that are not UTF-8 are read as Kafka's Java side reads them
+                body, end, replaced = read_replacing(cls, data, pos, version, len(data))
+                warnings.extend(replaced)
         notes: Sequence[str] = plan.notes
     else:
         chosen, cls, body, end = _pick_layout(

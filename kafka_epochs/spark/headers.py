@@ -102,9 +102,10 @@ def read_headers(
     client_id_length = _gather(data, starts + 12, has_length, ">i2")
     client_end = 14 + np.maximum(client_id_length, 0)
     client_ok = has_length & (client_id_length >= -1) & (client_end <= length)
-    client_id = _strings(data, starts + 14, np.where(client_ok, client_id_length, -1))
-    # a client id that is not UTF-8 fails Kafka's header decoder: leave those rows to it
-    client_ok &= (client_id_length < 0) | _mask(client_id.is_valid())
+    client_id, replaced = _strings(data, starts + 14, np.where(client_ok, client_id_length, -1))
+    # a client id that is not UTF-8 is read with replacement characters, as Kafka's Java side
+    # reads it: those rows go to the per-frame decoder, which does so and says it in a warning
+    client_ok &= ~replaced
 
     body_start = np.full(n, -1, dtype=np.int64)
     fast = size_ok & (header_version >= 0)
@@ -187,11 +188,12 @@ def _no_tags(data: npt.NDArray[np.uint8], at: Ints, mask: Mask, ends: Ints) -> M
     return out
 
 
-def _strings(data: npt.NDArray[np.uint8], at: Ints, lengths: Ints) -> pa.StringArray:
-    """A string per row from ``lengths`` bytes at ``at``; null where the length is negative.
+def _strings(data: npt.NDArray[np.uint8], at: Ints, lengths: Ints) -> tuple[pa.StringArray, Mask]:
+    """A string per row from ``lengths`` bytes at ``at`` (null where the length is negative), and
+    the rows whose bytes were not UTF-8 (read with U+FFFD replacements).
 
     Built by gathering every row's bytes into one buffer (no Python loop), then letting Arrow
-    check the UTF-8: Kafka's decoder rejects a client id that is not UTF-8, and so do we.
+    check the UTF-8; only a batch that fails the check is looked at row by row.
     """
     n = len(at)
     valid = lengths >= 0
@@ -203,20 +205,25 @@ def _strings(data: npt.NDArray[np.uint8], at: Ints, lengths: Ints) -> pa.StringA
     chars = data[source]
     bitmap = np.packbits(valid, bitorder="little")  # Arrow validity: one bit per row, LSB first
     strings = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(chars), pa.py_buffer(bitmap))
+    replaced = np.zeros(n, dtype=np.bool_)
     try:
         strings.validate(full=True)
     except pa.ArrowInvalid:
-        strings = pa.array([_utf8_or_none(s) for s in strings.cast(pa.binary()).to_pylist()], pa.string())
-    return strings
+        texts = []
+        for i, raw in enumerate(strings.cast(pa.binary()).to_pylist()):
+            texts.append(_utf8_replacing(raw, replaced, i))
+        strings = pa.array(texts, pa.string())
+    return strings, replaced
 
 
-def _utf8_or_none(raw: bytes | None) -> str | None:
+def _utf8_replacing(raw: bytes | None, replaced: Mask, i: int) -> str | None:
     if raw is None:
         return None
     try:
         return raw.decode()
     except UnicodeDecodeError:
-        return None
+        replaced[i] = True
+        return raw.decode("utf-8", "replace")
 
 
 def _directions(direction: pa.Array | None, n: int) -> tuple[pa.StringArray, Mask, Mask]:

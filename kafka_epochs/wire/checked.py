@@ -58,12 +58,26 @@ def explain(cls: Any, data: bytes, offset: int, end: int, version: int) -> Decod
     return DecodeError("the generated decoder failed on bytes the checked decoder accepts", offset, "", label)
 
 
+def utf8_damage(cls: Any, data: bytes, offset: int, end: int, version: int) -> list[tuple[int, int, str]] | None:
+    """The strings of ``data[offset:end]`` that are not valid UTF-8, as (start, length, field
+    path), when that is all that is wrong with the bytes; None when something else is too."""
+    reader = _Reader(data, end, version, version in cls.FLEXIBLE_VERSIONS)
+    reader.bad_utf8 = []
+    try:
+        reader.struct(cls, offset, "")
+    except _Fail:
+        return None
+    return reader.bad_utf8
+
+
 class _Reader:
     def __init__(self, data: bytes, end: int, version: int, flexible: bool) -> None:
         self.data = data
         self.end = end
         self.version = version
         self.flexible = flexible
+        # where strings that are not UTF-8 are listed, instead of failing, when not None
+        self.bad_utf8: list[tuple[int, int, str]] | None = None
 
     def need(self, pos: int, size: int, path: str, what: str, end: int | None = None) -> None:
         end = self.end if end is None else end
@@ -132,7 +146,9 @@ class _Reader:
                 try:
                     self.data[after : after + n].decode("utf-8")
                 except UnicodeDecodeError as e:
-                    raise _Fail(f"invalid UTF-8 in string: {e.reason}", after + e.start, path) from None
+                    if self.bad_utf8 is None:
+                        raise _Fail(f"invalid UTF-8 in string: {e.reason}", after + e.start, path) from None
+                    self.bad_utf8.append((after, n, path))
             return after + n
         if kind == "array":
             n, after = self.length(pos, path, end, self.flexible, wide=True)

@@ -165,6 +165,52 @@ class Message(Struct):
         raise explain(cls, data, offset, end, version)
 
 
+def read_replacing(cls: Any, data: bytes, offset: int, version: int, end: int) -> tuple[Any, int, list[str]]:
+    """``cls.read``, except that strings which are not UTF-8 are read with U+FFFD for each bad
+    sequence, as Kafka's Java side reads them; returns the object, the offset after it, and a
+    warning per string so read. Anything else wrong with the bytes raises as ``read`` does."""
+    try:
+        obj, pos = cls.read(data, offset, version, end)
+        return obj, pos, []
+    except DecodeError as first:
+        from kafka_epochs.wire.checked import utf8_damage
+
+        damage = utf8_damage(cls, data, offset, end, version)
+        if not damage:
+            raise first from None
+    # Read once with each bad string's bytes replaced by as many valid ones (every offset stays),
+    # then give each such field the replacement reading of its own bytes.
+    repaired = bytearray(data)
+    for start, length, _ in damage:
+        repaired[start : start + length] = b"?" * length
+    obj, pos = cls.read(bytes(repaired), offset, version, end)
+    warnings = []
+    for start, length, path in damage:
+        _set_path(obj, path, data[start : start + length].decode("utf-8", "replace"))
+        warnings.append(f"invalid UTF-8 in {path} read with U+FFFD replacements (as Kafka's Java side reads it)")
+    return obj, pos, warnings
+
+
+def _set_path(obj: Any, path: str, value: str) -> None:
+    """Set the field at ``path`` (``topics[3].name``, ``client_id``, ``names[0]``) of ``obj``."""
+    steps = path.split(".")
+    for step in steps[:-1]:
+        obj = _step(obj, step)
+    last = steps[-1]
+    if last.endswith("]"):
+        name, index = last[:-1].split("[")
+        getattr(obj, name)[int(index)] = value
+    else:
+        setattr(obj, last, value)
+
+
+def _step(obj: Any, step: str) -> Any:
+    if step.endswith("]"):
+        name, index = step[:-1].split("[")
+        return getattr(obj, name)[int(index)]
+    return getattr(obj, step)
+
+
 def _unsupported(cls: type, version: int) -> UnsupportedVersionError:
     valid = getattr(cls, "VALID_VERSIONS", NO_VERSIONS)
     return UnsupportedVersionError(f"{cls.__name__} has no version {version} (valid: {valid.start}-{valid.stop - 1})")
