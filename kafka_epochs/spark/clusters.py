@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 CLUSTER_KEYS = ("auto", "capture", "broker", "cluster-id")
 
@@ -81,8 +82,21 @@ class _Components:
         return out
 
 
+def node_from(value: Any) -> Node:
+    """A node from its JSON form ``[capture, broker]``; ValueError for anything else."""
+    if not (isinstance(value, list) and len(value) == 2 and all(v is None or isinstance(v, str) for v in value)):
+        raise ValueError(f"not a node: {value!r}")
+    return (value[0], value[1])
+
+
 def _order(node: Node) -> tuple[str, str]:
     return (node[0] or "", node[1] or "")
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"not a text: {value!r}")
+    return value
 
 
 def assign_clusters(
@@ -113,6 +127,31 @@ class ClusterAssigner:
         self._parts = _Components()
         self._by_id: dict[str, Node] = {}  # a node of each cluster id's cluster
         self._by_topic: dict[str, Node] = {}  # a node of each topic id's cluster
+
+    def to_data(self) -> dict[str, Any]:
+        """The assigner as JSON values (:meth:`from_data` reads them back)."""
+        parts = self._parts
+        return {
+            "key": self.key,
+            "pairs": [list(pair) for pair in self._pairs],
+            "parent": [[list(a), list(b)] for a, b in parts.parent.items()],
+            "ids": [[list(node), sorted(ids)] for node, ids in parts.ids.items()],
+            "by_id": [[cluster_id, list(node)] for cluster_id, node in self._by_id.items()],
+            "by_topic": [[topic_id, list(node)] for topic_id, node in self._by_topic.items()],
+        }
+
+    @classmethod
+    def from_data(cls, data: Any) -> ClusterAssigner:
+        """An assigner from :meth:`to_data`'s values; ValueError where they are not such values."""
+        if not isinstance(data, dict):
+            raise ValueError("not an assigner")
+        assigner = cls(str(data["key"]))
+        assigner._pairs = {node_from(pair): None for pair in data["pairs"]}
+        assigner._parts.parent = {node_from(a): node_from(b) for a, b in data["parent"]}
+        assigner._parts.ids = {node_from(node): {_text(i) for i in ids} for node, ids in data["ids"]}
+        assigner._by_id = {_text(cluster_id): node_from(node) for cluster_id, node in data["by_id"]}
+        assigner._by_topic = {_text(topic_id): node_from(node) for topic_id, node in data["by_topic"]}
+        return assigner
 
     def _node(self, capture: str | None, broker: str | None) -> Node:
         # a node is a broker of one capture, or (key broker) a broker anywhere

@@ -16,7 +16,7 @@ restarted follow judges the stored events once before it reads on.
 from __future__ import annotations
 
 import json
-import pickle
+import re
 import threading
 import time
 from pathlib import Path
@@ -76,8 +76,8 @@ class Follow:
         #: where a follow of an earlier version kept frames rather than events
         self.frame_store = state / "frames"
         self.printed_path = state / "printed.json"
-        #: the judging state as of the last micro-batch (pickled by this program, for itself)
-        self.judged_path = state / "judged.pickle"
+        #: the judging state as of the last micro-batch (JSON: data, never code)
+        self.judged_path = state / "judged.json"
         self.printed: set[str] = set()
         if self.printed_path.is_file():  # a restarted follow prints only what it did not before
             self.printed = set(json.loads(self.printed_path.read_text()))
@@ -106,6 +106,7 @@ class Follow:
             .trigger(processingTime=f"{int(self.trigger_seconds * 1000)} milliseconds")
             .start()
         )
+        failed: BaseException | None = None
         try:
             if once:
                 time.sleep(self.settle_seconds)  # files that landed just before are complete by then
@@ -114,12 +115,14 @@ class Follow:
                 query.awaitTermination(None if stop_after is None else max(1, round(stop_after)))
         except KeyboardInterrupt:
             pass
+        except Exception as e:  # the query failed (an executor lost, a worker that timed out): said below
+            failed = e
         finally:
             query.stop()
-        error = query.exception()
+        error = query.exception() or failed
         if error is not None:
-            print(f"kafka-epochs: the follow stopped: {error}", file=self.out)
-            return 1
+            print(f"kafka-epochs: the follow stopped: {_first_line(error)}", file=self.out)
+            return 2
         return 0
 
     def _events_from_stored_frames(self) -> None:
@@ -161,17 +164,17 @@ class Follow:
         """What the judging rests on, with the store files it covers: a restart resumes from it
         rather than judging the whole store again."""
         partial = self.judged_path.with_suffix(".partial")
-        partial.write_bytes(pickle.dumps((self._stored_files(), self.audit.snapshot())))
+        partial.write_text(json.dumps({"files": self._stored_files(), "judging": self.audit.snapshot()}))
         partial.replace(self.judged_path)
 
     def _resumed(self) -> bool:
         """Whether the judging state kept by the last run covers the store as it is now."""
         try:
-            files, snapshot = pickle.loads(self.judged_path.read_bytes())
-            if files != self._stored_files():
+            kept = json.loads(self.judged_path.read_text())
+            if kept["files"] != self._stored_files():
                 return False  # the last batch stored but not kept, or a store of an earlier version
-            self.audit.restore(snapshot)
-        except Exception:  # absent, cut short, or of another version: judge the store again
+            self.audit.restore(kept["judging"])
+        except (OSError, ValueError, KeyError, TypeError):  # absent, cut short, another version's: judge again
             return False
         return True
 
@@ -202,3 +205,18 @@ def _when(time_ns: int | None) -> str:
     if time_ns is None:
         return "time unknown".ljust(26)
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time_ns / 1e9)) + f".{time_ns // 1000 % 1_000_000:06d}"
+
+
+def _first_line(error: BaseException) -> str:
+    """What stopped a query, in one line. A streaming query's error carries Python and JVM
+    stack traces: the innermost error line (``RuntimeError: ...``) says what went wrong."""
+    text = str(getattr(error, "desc", None) or error)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    causes = [line for line in lines if _ERROR_LINE.match(line)]
+    if causes:
+        return causes[-1]
+    return lines[0] if lines else type(error).__name__
+
+
+# "RuntimeError: ...", "org.apache.spark.SparkException: ...": how an error's own line starts
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)(\b|:)")

@@ -33,7 +33,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from kafka_epochs.epochs import EqualEpochPolicy, Errors
 from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
-from kafka_epochs.spark.clusters import ClusterAssigner, ClusterInfo, Node
+from kafka_epochs.spark.clusters import ClusterAssigner, ClusterInfo, Node, node_from
 from kafka_epochs.spark.epoch_audit import (
     AGREES,
     ANSWER,
@@ -101,6 +101,35 @@ class _State:
     last_judged: dict[PartitionKey, Position] = field(default_factory=dict)
 
 
+#: The version of :meth:`IncrementalAudit.snapshot`'s values (another is not restored).
+SNAPSHOT_FORMAT = 1
+
+
+def _required(value: Any, kind: type) -> Any:
+    if type(value) is not kind:
+        raise ValueError(f"{value!r} is not a {kind.__name__}")
+    return value
+
+
+def _optional(value: Any, kind: type) -> Any:
+    return None if value is None else _required(value, kind)
+
+
+def _pair(value: Any) -> tuple[str, str]:
+    cluster, topic_id = value
+    return _required(cluster, str), _required(topic_id, str)
+
+
+def _partition(value: Any) -> PartitionKey:
+    cluster, topic, partition = value
+    return _optional(cluster, str), _optional(topic, str), _optional(partition, int)
+
+
+def _position(value: Any) -> Position:
+    time_known, time_ns, seq_known, seq = value
+    return _required(time_known, bool), _required(time_ns, int), _required(seq_known, bool), _required(seq, int)
+
+
 class Rejudge(Exception):
     """A batch changes what an earlier verdict rested on (the message says what)."""
 
@@ -134,17 +163,54 @@ class IncrementalAudit:
         self.state = _State(assigner=ClusterAssigner(self.cluster_key))
         return self._judge(self.stored(None).to_pylist())
 
-    def snapshot(self) -> object:
-        """What the verdicts so far rest on, to :meth:`restore` in another run (picklable)."""
-        return (self.cluster_key, self.equal_epoch, self.state)
+    def snapshot(self) -> dict[str, Any]:
+        """What the verdicts so far rest on, as JSON values, to :meth:`restore` in another run.
 
-    def restore(self, snapshot: object) -> None:
-        """Carry on from a :meth:`snapshot` taken with the same cluster key and policy."""
-        if not (isinstance(snapshot, tuple) and len(snapshot) == 3 and isinstance(snapshot[2], _State)):
+        Plain data, not a pickle: a state directory others can write to must not be able to
+        run code as the user who resumes from it."""
+        state = self.state
+        return {
+            "format": SNAPSHOT_FORMAT,
+            "cluster_key": self.cluster_key,
+            "equal_epoch": self.equal_epoch.value,
+            "captures": sorted(state.captures, key=lambda c: (c is not None, c or "")),
+            "assigner": state.assigner.to_data(),
+            "clusters": [[list(node), name] for node, name in state.clusters.items()],
+            "names": [[list(key), name] for key, name in state.names.items()],
+            "unnamed": [list(key) for key in state.unnamed],
+            "epochs": [
+                [list(key), [[epoch, [s.time_ns, list(s.first), s.seq]] for epoch, s in seen.items()]]
+                for key, seen in state.epochs.items()
+            ],
+            "last_judged": [[list(key), list(at)] for key, at in state.last_judged.items()],
+        }
+
+    def restore(self, snapshot: Any) -> None:
+        """Carry on from a :meth:`snapshot` taken with the same cluster key and policy; a
+        ValueError (the state unchanged) for anything that is not such a snapshot."""
+        if not isinstance(snapshot, dict) or snapshot.get("format") != SNAPSHOT_FORMAT:
             raise ValueError("not a snapshot of this version's judging")
-        if snapshot[:2] != (self.cluster_key, self.equal_epoch):
+        if (snapshot["cluster_key"], snapshot["equal_epoch"]) != (self.cluster_key, self.equal_epoch.value):
             raise ValueError("the snapshot was taken with another cluster key or equal-epoch policy")
-        self.state = snapshot[2]
+        try:
+            state = _State(
+                captures={_optional(c, str) for c in snapshot["captures"]},
+                assigner=ClusterAssigner.from_data(snapshot["assigner"]),
+                clusters={node_from(node): _required(name, str) for node, name in snapshot["clusters"]},
+                names={_pair(key): _required(name, str) for key, name in snapshot["names"]},
+                unnamed={_pair(key) for key in snapshot["unnamed"]},
+                epochs={
+                    _partition(key): {
+                        _required(epoch, int): _FirstSighting(_optional(t, int), _position(first), _optional(q, int))
+                        for epoch, (t, first, q) in seen
+                    }
+                    for key, seen in snapshot["epochs"]
+                },
+                last_judged={_partition(key): _position(at) for key, at in snapshot["last_judged"]},
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"not a snapshot of this version's judging ({e})") from None
+        self.state = state
 
     def add(self, batch: pa.Table) -> list[Incident]:
         """The incidents of ``batch``'s events judged after those before, with those of earlier

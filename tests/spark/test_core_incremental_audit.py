@@ -241,3 +241,55 @@ def test_more_events_of_a_judged_capture_judge_again() -> None:
     first = table(named("one", 0), event("one", 1, LEADER_EPOCH, epoch=5))
     again = table(event("one", 10, REQUEST_EPOCH, epoch=4))
     stale_in_the_end([first, again], "capture already judged")
+
+
+# -- the judging state a follow keeps between runs ---------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), key=st.sampled_from(CLUSTER_KEYS), cut=st.integers(1, 3))
+def test_a_snapshot_kept_as_json_resumes_where_the_judging_was(seed: int, key: str, cut: int) -> None:
+    """A follow keeps its judging as JSON (data, never code) and a later run resumes from it:
+    the resumed audit judges the next batches as the uninterrupted one does."""
+    import json
+
+    batches = by_capture(random_captures(random.Random(seed), captures=4, per_capture=25, in_order=True))
+    stored: list[pa.Table] = []
+    straight = IncrementalAudit(store_of(stored), cluster_key=key)
+    for batch in batches[:cut]:
+        stored.append(batch)
+        straight.add(batch)
+    kept = json.loads(json.dumps(straight.snapshot()))
+    resumed = IncrementalAudit(store_of(stored), cluster_key=key)
+    resumed.restore(kept)
+    assert resumed.snapshot() == straight.snapshot()
+    for batch in batches[cut:]:
+        stored.append(batch)
+        assert canonical(resumed.add(batch)) == canonical(straight.add(batch))
+        assert resumed.rejudged == straight.rejudged
+
+
+def test_a_snapshot_that_is_not_one_is_refused_and_changes_nothing() -> None:
+    import json
+
+    audit = IncrementalAudit(store_of([]))
+    audit.add(table(named("c1")))
+    good = json.loads(json.dumps(audit.snapshot()))
+    before = audit.snapshot()
+    hostile = [
+        "cut short",
+        {**good, "format": 999},
+        {**good, "cluster_key": "broker"},
+        {**good, "equal_epoch": "stop"},
+        {**good, "captures": [1]},
+        {**good, "clusters": [[["c1", 7], "name"]]},
+        {**good, "epochs": [[["K", "orders", "0"], []]]},
+        {**good, "last_judged": [[["K", "orders", 0], [True, "t", True, 1]]]},
+        {**good, "assigner": {"key": "auto"}},
+        {**good, "assigner": {**good["assigner"], "pairs": [["c1"]]}},
+        {**good, "names": [[["K"], "orders"]]},
+    ]
+    for snapshot in hostile:
+        with pytest.raises(ValueError, match=r"not a snapshot|another cluster key"):
+            audit.restore(snapshot)
+        assert audit.snapshot() == before

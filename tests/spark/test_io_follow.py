@@ -179,7 +179,7 @@ def test_a_restart_resumes_the_judging_it_kept_and_judges_the_store_again_withou
         return "\n".join(line for _, line in out.lines)
 
     first = once()
-    assert "KIP-359" in first and (state / "judged.pickle").is_file()
+    assert "KIP-359" in first and (state / "judged.json").is_file()
     reloads = []
     real_reload = IncrementalAudit.reload
     monkeypatch.setattr(IncrementalAudit, "reload", lambda self: reloads.append(1) or real_reload(self))
@@ -188,8 +188,30 @@ def test_a_restart_resumes_the_judging_it_kept_and_judges_the_store_again_withou
     second = once()
     assert reloads == []  # resumed from what the last run kept, the store not read again
     assert sorted(second.splitlines()) == sorted(first.splitlines())  # story-1's not again
-    (state / "judged.pickle").write_bytes(b"cut short")
+    (state / "judged.json").write_bytes(b"cut short")
     write_sample(incoming / "story-3.pcap")
     third = once()
     assert reloads == [1]  # judged the store again: nothing printed twice, the new file's incidents
     assert sorted(third.splitlines()) == sorted(first.splitlines())
+
+
+def test_a_query_that_fails_is_said_in_one_line_and_exits_2(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a Python traceback: what stopped the follow, in one line (a scheduled job's log)."""
+    import kafka_epochs.spark.follow as follow_module
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a worker timed out connecting back\n  at some.java.Frame(Frame.java:1)")
+
+    monkeypatch.setattr(follow_module, "extract_events", failing)
+    incoming = tmp_path / "in"
+    incoming.mkdir()
+    write_sample(incoming / "story.pcap")
+    out = Lines()
+    follow = Follow(spark, str(incoming), tmp_path / "state", trigger_seconds=TRIGGER, settle_seconds=0, out=out)
+    assert follow.run(once=True) == 2
+    said = [line for _, line in out.lines]
+    assert len(said) == 1 and said[0].startswith("kafka-epochs: the follow stopped: ")
+    assert "\n" not in said[0] and "Traceback" not in said[0], said[0]
+    assert said[0].endswith("RuntimeError: a worker timed out connecting back"), said[0]
