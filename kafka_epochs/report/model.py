@@ -139,6 +139,17 @@ class Summary:
     #: (kind, KIP rule, error) -> how many incidents
     counts: dict[tuple[str, str, str], int]
     disagreements: int
+    #: frames that could carry an epoch and did not decode: the verdicts do not cover them
+    unreadable: int = 0
+    #: why, the most frequent reasons first: (error, how many frames)
+    unreadable_reasons: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def coverage(self) -> str:
+        """ "the verdicts cover N of M frames", or "" when every frame was read."""
+        if not self.unreadable:
+            return ""
+        return f"the verdicts cover {self.frames:,} of {self.frames + self.unreadable:,} frames that carry epochs"
 
 
 @dataclass

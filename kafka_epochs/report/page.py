@@ -76,6 +76,15 @@ def _summary(summary: Summary) -> str:
         ("Partitions seen", f"{summary.partitions:,}"),
         ("Verdicts the brokers contradict", f"{summary.disagreements:,}"),
     ]
+    if summary.unreadable:
+        reasons = "; ".join(f"{_e(reason)} ({count:,})" for reason, count in summary.unreadable_reasons)
+        rows.insert(
+            2,
+            (
+                "Frames that could not be read",
+                f'<span class="warning">{summary.unreadable:,}: {_e(summary.coverage)}.</span> {reasons}',
+            ),
+        )
     out = ['<h2 id="summary">Summary</h2>', "<table>"]
     out += [f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in rows]
     out.append("</table>")
@@ -88,7 +97,10 @@ def _summary(summary: Summary) -> str:
             )
         out.append("</table>")
     elif not summary.disagreements:
-        out.append('<p id="counts">No fenced, stale or unknown-epoch requests and no epoch errors in responses.</p>')
+        said = "No fenced, stale or unknown-epoch requests and no epoch errors in responses"
+        if summary.unreadable:  # an all-clear is only as good as the frames it read
+            said += f" among the frames read; {summary.unreadable:,} could not be read"
+        out.append(f'<p id="counts">{_e(said)}.</p>')
     return "\n".join(out)
 
 

@@ -39,7 +39,7 @@ from kafka_epochs.report.model import (
     Summary,
 )
 from kafka_epochs.report.strays import with_strays
-from kafka_epochs.spark.epoch_audit import DISAGREES, AuditResult
+from kafka_epochs.spark.epoch_audit import DISAGREES, UNREADABLE, AuditResult
 
 _KEY = ["cluster", "topic", "partition"]
 _FRAME = ["capture", "seq", "time_ns", "client", "broker", "correlation_id"]
@@ -288,10 +288,12 @@ def _control_requests(events: DataFrame, judged: DataFrame, limit: int = 200) ->
 
 def _summary(result: AuditResult, incidents: DataFrame) -> Summary:
     events = result.events
+    read = F.col("kind") != UNREADABLE
     row = events.agg(
         F.min("time_ns").alias("first"),
         F.max("time_ns").alias("last"),
-        F.count_distinct("capture", "seq").alias("frames"),
+        F.count_distinct(F.when(read, F.struct("capture", "seq"))).alias("frames"),
+        F.count_distinct(F.when(~read, F.struct("capture", "seq"))).alias("unreadable"),
         F.array_sort(F.collect_set("client")).alias("clients"),
         F.array_sort(F.collect_set("broker")).alias("brokers"),
         F.array_sort(F.collect_set("cluster")).alias("clusters"),
@@ -317,7 +319,22 @@ def _summary(result: AuditResult, incidents: DataFrame) -> Summary:
         clusters=list(row["clusters"] or []),
         counts=counts,
         disagreements=result.disagreements.count(),
+        unreadable=row["unreadable"],
+        unreadable_reasons=unreadable_reasons(events),
     )
+
+
+def unreadable_reasons(events: DataFrame, limit: int = 5) -> list[tuple[str, int]]:
+    """Why frames could not be read, the most frequent reasons first."""
+    rows = (
+        events.where(F.col("kind") == UNREADABLE)
+        .groupBy(F.coalesce("error", F.lit("?")).alias("error"))
+        .agg(F.count_distinct("capture", "seq").alias("n"))
+        .orderBy(F.desc("n"), "error")
+        .limit(limit)
+        .collect()
+    )
+    return [(r["error"], r["n"]) for r in rows]
 
 
 __all__ = ["incident_rows", "report_data", "to_incident", "write_audit_report"]

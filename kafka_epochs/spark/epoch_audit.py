@@ -31,8 +31,9 @@ or ambiguous frame says so.
 
 The rules are the ``kafka_epochs.epochs`` functions; this module only finds their inputs in the
 traffic. Frames are decoded again here (only those that can matter) because the rules read
-decoded objects, not JSON. A frame that does not decode contributes nothing: the decode job's
-``error`` column is where such frames are reported.
+decoded objects, not JSON. A frame that could carry an epoch and does not decode is an
+``unreadable`` event (``error`` says why): it contributes no verdict, and the audit's summary,
+report and exit status count it, so an all-clear never rests on frames it could not read.
 """
 
 from __future__ import annotations
@@ -62,9 +63,12 @@ from kafka_epochs.epochs import (
     stop_replica_partitions,
 )
 from kafka_epochs.epochs.state import ZERO_UUID, known_topic_id
+from kafka_epochs.errors import KafkaEpochsError
+from kafka_epochs.exchanges import kafka_api_names
 from kafka_epochs.projection import has_path, projection
 from kafka_epochs.projection.bodies import projecting
 from kafka_epochs.protocol import Protocol
+from kafka_epochs.report.model import Summary
 from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterInfo, assign_clusters
 from kafka_epochs.spark.protocols import ProtocolLike, protocol_ref, resolve
 from kafka_epochs.spark.shipping import ship_package
@@ -92,6 +96,7 @@ STOP_REPLICA_EPOCH = "stop_replica"  # a StopReplica partition's leader epoch
 ERROR_RESPONSE = "error_response"  # one of EPOCH_ERRORS in a response
 ANSWER = "answer"  # a response to a judged request was captured (its epoch errors are ERROR_RESPONSE events)
 CLUSTER_INFO = "cluster_info"  # a Metadata or DescribeCluster answer: the cluster id and the brokers it lists
+UNREADABLE = "unreadable"  # a frame that could carry an epoch and did not decode (``error`` says why)
 
 #: The frame columns the extraction reads, after :func:`_normalized` filled in absent ones.
 INPUT_FIELDS: list[tuple[str, str]] = [
@@ -178,8 +183,12 @@ class EventExtractor:
                 return self._request(frame)
             if direction == "response" and key is not None and version is not None:
                 return self._response(frame, key, version)
-        except Exception:  # undecodable or unexpected content: the decode job reports it, not us
-            return []
+        except Exception as error:  # only frames that could carry an epoch are decoded: say which did not
+            if direction == "request" and len(frame) >= 8:
+                key, version = struct.unpack_from(">hh", frame, 4)
+            name = kafka_api_names().get(key) if key is not None else None
+            reason = str(error) if isinstance(error, KafkaEpochsError) else f"{type(error).__name__}: {error}"
+            return [(*_event(UNREADABLE, name, version, error=reason), None, None)]  # type: ignore[arg-type]
         return []
 
     def _request(self, frame: bytes) -> list[tuple[Any, ...]]:
@@ -419,8 +428,10 @@ def _endpoint(host: str, port: int) -> str:
 
 
 def _read_as(decoded: Any, events: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """Each event with the layout that read its frame and the frame's warnings."""
-    how = (decoded.profile, decoded.warnings or None)
+    """Each event with the layout that read its frame and the frame's warnings (a reading in
+    doubt, such as bytes left that no client sends, among them)."""
+    warnings = decoded.warnings if decoded.problem is None else [*decoded.warnings, decoded.problem]
+    how = (decoded.profile, warnings or None)
     return [event + how for event in events]
 
 
@@ -516,6 +527,23 @@ class AuditResult:
             "stop_replica_fenced": self.stop_replica_fenced,
             "disagreements": self.disagreements,
         }
+
+    def unreadable(self) -> Summary | None:
+        """None when every frame that could carry an epoch decoded; else a summary of how many
+        did not (``unreadable``, ``unreadable_reasons``) against those read (``frames``)."""
+
+        from kafka_epochs.spark.audit_report import unreadable_reasons
+
+        read = F.col("kind") != UNREADABLE
+        row = self.events.agg(
+            F.count_distinct(F.when(read, F.struct("capture", "seq"))).alias("frames"),
+            F.count_distinct(F.when(~read, F.struct("capture", "seq"))).alias("unreadable"),
+        ).first()
+        if row is None or not row["unreadable"]:
+            return None
+        return Summary(
+            None, None, row["frames"], [], [], 0, [], {}, 0, row["unreadable"], unreadable_reasons(self.events)
+        )
 
     def unpersist(self) -> None:
         """Free the cached events (and what they were computed from)."""

@@ -340,7 +340,15 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.report is not None:
         written = result.report(args.report, max_partitions=args.report_partitions, sources=args.inputs)
         print(f"\nreport: {written}")
+    unreadable = result.unreadable()
     result.unpersist()
+    if unreadable:  # an all-clear is only as good as the frames it read: never a silent exit 0
+        print(
+            f"\nkafka-epochs: {unreadable.unreadable:,} frames that could carry epochs did not decode; "
+            f"{unreadable.coverage} ({'; '.join(f'{why} ({n:,})' for why, n in unreadable.unreadable_reasons)})",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -1,0 +1,60 @@
+"""An all-clear never rests on frames the audit could not read: a frame that could carry an epoch
+and does not decode is an ``unreadable`` event, counted in the summary, the report and the exit
+status ("the verdicts cover N of M frames")."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+from epoch_story import P, produce, write_sample
+from html_page import Page
+
+from kafka_epochs import Protocol
+from kafka_epochs.capture.synth import RecordedConnection, write_capture
+from kafka_epochs.spark.epoch_audit import EVENT_SCHEMA, UNREADABLE, EventExtractor
+
+from .test_io_cli import run
+
+T0 = 1_800_000_000_000_000_000
+
+
+def damaged_produce(correlation_id: int) -> bytes:
+    """A Produce v12 request whose topic array count says -1 (null, which it may not be)."""
+    frame = bytearray(P.encode_request(produce(0, 5), 12, correlation_id=correlation_id, client_id="loader"))
+    header_end = 4 + 2 + 2 + 4 + 2 + len(b"loader") + 1  # size, key, version, correlation id, client id, tags
+    at = header_end + 1 + 2 + 4  # then a null compact transactional id (1 byte), acks, timeout
+    frame[at] = 0  # compact array length 0 means null: not allowed for topic_data
+    return bytes(frame)
+
+
+def test_an_epoch_frame_that_does_not_decode_is_an_unreadable_event() -> None:
+    extractor = EventExtractor(Protocol.auto())
+    (event,) = extractor.events(damaged_produce(1), "request", None, None)
+    fields = dict(zip(EVENT_SCHEMA.names[6:], event, strict=True))  # after the frame's own columns
+    assert (fields["kind"], fields["api"], fields["api_version"]) == (UNREADABLE, "Produce", 12)
+    assert "in ProduceRequest v12.topic_data" in fields["error"]
+    garbage = struct.pack(">ihhih", 14, 3, 12, 1, 0) + b"\xff" * 4  # Metadata: no epoch rides on a request
+    assert extractor.events(garbage, "request", None, None) == []
+
+
+def test_the_audit_says_what_it_could_not_read_and_exits_1(spark: Any, tmp_path: Path) -> None:
+    write_sample(tmp_path / "story.pcap")
+    chunks = [(T0 + n * 1000, "client", damaged_produce(n + 1)) for n in range(3)]
+    write_capture(tmp_path / "damaged.pcap", [RecordedConnection(("10.7.0.1", 5000), ("10.7.0.2", 9092), chunks)])
+    page = tmp_path / "audit.html"
+    code, _, err = run("audit", str(tmp_path), "--quiet", "--report", str(page))
+    assert code == 1
+    assert "3 frames that could carry epochs did not decode; the verdicts cover" in err
+    assert "topic_data" in err
+    text = Page(page.read_text(encoding="utf-8")).text
+    assert "Frames that could not be read 3: the verdicts cover" in text
+    # the story alone: every frame read, exit 0, nothing said
+    code, _, err = run("audit", str(tmp_path / "story.pcap"), "--quiet")
+    assert code == 0 and "did not decode" not in err
