@@ -143,6 +143,8 @@ class Summary:
     unreadable: int = 0
     #: why, the most frequent reasons first: (error, how many frames)
     unreadable_reasons: list[tuple[str, int]] = field(default_factory=list)
+    #: cluster ids that name several clusters (told apart by their topics' ids) -> their names
+    split_ids: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def coverage(self) -> str:

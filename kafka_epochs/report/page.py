@@ -76,6 +76,19 @@ def _summary(summary: Summary) -> str:
         ("Partitions seen", f"{summary.partitions:,}"),
         ("Verdicts the brokers contradict", f"{summary.disagreements:,}"),
     ]
+    if summary.split_ids:
+        told = "; ".join(
+            f"{_e(cluster_id)}: {len(names):,} clusters ({', '.join(_e(n) for n in names)})"
+            for cluster_id, names in summary.split_ids.items()
+        )
+        rows.insert(
+            1,
+            (
+                "Cluster ids shared by separate clusters",
+                f"{told}. Judged apart: they give one topic name different topic ids (random per "
+                "cluster), as set-ups that fix the cluster id do (--cluster-by cluster-id judges each id as one).",
+            ),
+        )
     if summary.unreadable:
         reasons = "; ".join(f"{_e(reason)} ({count:,})" for reason, count in summary.unreadable_reasons)
         rows.insert(

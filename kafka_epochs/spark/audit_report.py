@@ -321,6 +321,7 @@ def _summary(result: AuditResult, incidents: DataFrame) -> Summary:
         disagreements=result.disagreements.count(),
         unreadable=row["unreadable"],
         unreadable_reasons=unreadable_reasons(events),
+        split_ids=result.split_clusters,
     )
 
 

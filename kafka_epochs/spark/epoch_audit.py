@@ -69,7 +69,7 @@ from kafka_epochs.projection import has_path, projection
 from kafka_epochs.projection.bodies import projecting
 from kafka_epochs.protocol import Protocol
 from kafka_epochs.report.model import Summary
-from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterInfo, assign_clusters
+from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterAssigner, ClusterInfo
 from kafka_epochs.spark.protocols import ProtocolLike, protocol_ref, resolve
 from kafka_epochs.spark.shipping import ship_package
 from kafka_epochs.spark.spark_types import spark_schema
@@ -518,6 +518,9 @@ class AuditResult:
     #: the four incident tables before their sort (a query that orders them its own way, or
     #: not at all, need not pay for it)
     unordered: dict[str, DataFrame] = field(default_factory=dict, repr=False)
+    #: cluster ids that name several clusters (told apart by their topics' ids), each with those
+    #: clusters' names: the audit judged them apart (``cluster_key="cluster-id"`` joins them)
+    split_clusters: dict[str, list[str]] = field(default_factory=dict)
 
     def tables(self) -> dict[str, DataFrame]:
         return {
@@ -602,7 +605,8 @@ def audit_of_events(
         raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
     # integral division: as a double, a nanosecond time since 1970 has lost its microseconds
     raw = raw.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)")).cache()
-    events = _named(_with_cluster(raw, cluster_key)).cache()
+    clustered, split = _with_cluster(raw, cluster_key)
+    events = _named(clustered).cache()
     raw.unpersist()  # what the events need of it is in their own cache once they are computed
     timeline = _timeline(events)
     checks = _agreement(_judged(_with_leader_epoch(events, timeline), equal_epoch), events)
@@ -627,6 +631,7 @@ def audit_of_events(
         events=events,
         judged=checks,
         unordered=incidents,
+        split_clusters=split,
     )
 
 
@@ -638,16 +643,17 @@ NO_EPOCH = "no leader epoch known"
 NO_PAIRING = "answer unknown (no correlation ids in the table)"
 
 
-def _with_cluster(events: DataFrame, cluster_key: str) -> DataFrame:
-    """``events`` with a ``cluster`` column: the cluster of each event's broker connection.
+def _with_cluster(events: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[str, list[str]]]:
+    """``events`` with a ``cluster`` column: the cluster of each event's broker connection; and
+    the cluster ids that name several clusters (see :meth:`ClusterAssigner.split_ids`).
 
     The inputs of the assignment are small (one row per broker endpoint, per distinct Metadata
     answer, per topic id a broker was seen with): they are collected, the clusters worked out on
-    the driver (:func:`kafka_epochs.spark.clusters.assign_clusters`), and joined back broadcast.
+    the driver (:class:`kafka_epochs.spark.clusters.ClusterAssigner`), and joined back broadcast.
     """
     # one small query for the three inputs (each a job of its own cost a second per audit)
     info = F.when(F.col("kind") == CLUSTER_INFO, F.struct("cluster_id", "members"))
-    seen = events.select("capture", "broker", info.alias("info"), "topic_id").distinct().collect()
+    seen = events.select("capture", "broker", info.alias("info"), "topic_id", "topic").distinct().collect()
     brokers = list(dict.fromkeys((r["capture"], r["broker"]) for r in seen))
     infos = list(
         dict.fromkeys(
@@ -659,7 +665,14 @@ def _with_cluster(events: DataFrame, cluster_key: str) -> DataFrame:
     topic_ids = list(
         dict.fromkeys((r["capture"], r["broker"], r["topic_id"]) for r in seen if r["topic_id"] is not None)
     )
-    names = assign_clusters(brokers, infos, topic_ids, cluster_key)
+    named = list(
+        dict.fromkeys(
+            (r["capture"], r["broker"], r["topic"], r["topic_id"]) for r in seen if r["topic_id"] and r["topic"]
+        )
+    )
+    assigner = ClusterAssigner(cluster_key)
+    assigner.add(brokers, infos, topic_ids, named)
+    names = assigner.names()
     spark = events.sparkSession
     mapping = spark.createDataFrame(
         [(c, b, n) for (c, b), n in names.items()] or [(None, None, "?")],
@@ -670,7 +683,7 @@ def _with_cluster(events: DataFrame, cluster_key: str) -> DataFrame:
         events["capture"].eqNullSafe(mapping["m_capture"]) & events["broker"].eqNullSafe(mapping["m_broker"]),
         "left",
     )
-    return joined.drop("m_capture", "m_broker")
+    return joined.drop("m_capture", "m_broker"), assigner.split_ids()
 
 
 def _normalized(frames: DataFrame) -> DataFrame:

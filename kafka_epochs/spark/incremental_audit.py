@@ -177,7 +177,7 @@ class IncrementalAudit:
             "assigner": state.assigner.to_data(),
             "clusters": [[list(node), name] for node, name in state.clusters.items()],
             "names": [[list(key), name] for key, name in state.names.items()],
-            "unnamed": [list(key) for key in state.unnamed],
+            "unnamed": sorted(list(key) for key in state.unnamed),
             "epochs": [
                 [list(key), [[epoch, [s.time_ns, list(s.first), s.seq]] for epoch, s in seen.items()]]
                 for key, seen in state.epochs.items()
@@ -274,13 +274,16 @@ class IncrementalAudit:
         brokers: dict[Node, None] = {}
         infos: dict[ClusterInfo, None] = {}
         topic_ids: dict[tuple[str | None, str | None, str], None] = {}
+        named: dict[tuple[str | None, str | None, str, str], None] = {}
         for e in events:
             brokers[(e["capture"], e["broker"])] = None
             if e["kind"] == CLUSTER_INFO:
                 infos[ClusterInfo(e["capture"], e["broker"], e["cluster_id"], tuple(e["members"] or ()))] = None
             if e["topic_id"] is not None:
                 topic_ids[(e["capture"], e["broker"], e["topic_id"])] = None
-        state.assigner.add(brokers, infos, topic_ids)
+                if e["topic"]:
+                    named[(e["capture"], e["broker"], e["topic"], e["topic_id"])] = None
+        state.assigner.add(brokers, infos, topic_ids, named)
         clusters = state.assigner.names()
         if not fresh:
             moved = [node for node, name in state.clusters.items() if clusters[node] != name]

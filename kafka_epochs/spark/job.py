@@ -341,6 +341,12 @@ def run_audit(args: argparse.Namespace) -> int:
         written = result.report(args.report, max_partitions=args.report_partitions, sources=args.inputs)
         print(f"\nreport: {written}")
     unreadable = result.unreadable()
+    for cluster_id, names in result.split_clusters.items():
+        print(
+            f"\nkafka-epochs: cluster id {cluster_id} names {len(names)} separate clusters (they give one topic "
+            f"name different topic ids): {', '.join(names)}; judged apart (--cluster-by cluster-id judges them as one)",
+            file=sys.stderr,
+        )
     result.unpersist()
     if unreadable:  # an all-clear is only as good as the frames it read: never a silent exit 0
         print(

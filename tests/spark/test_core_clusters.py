@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -174,3 +175,63 @@ def test_a_cluster_id_joins_what_another_id_named() -> None:
     assert parts.names() == {(B, LOOP): "cluster id-1"}
     parts.add([(A, LOOP)], infos[:2])
     assert parts.names() == whole
+
+
+ENDPOINTS_8 = tuple(f"127.0.0.{11 + n}:9092" for n in range(8))
+SET_UPS = [f"/caps/{name}.pcap" for name in ("kafka-python", "aiokafka", "confluent", "kafkajs")]
+
+
+def _set_ups(topic_ids: list[str | None]) -> tuple[list[tuple[str, str]], list[ClusterInfo], list[Any]]:
+    """Four captures of eight brokers on the same endpoints, each answering with one fixed
+    cluster id, each naming topic ``orders`` with the given id (None: no topic id seen)."""
+    brokers = [(c, e) for c in SET_UPS for e in ENDPOINTS_8]
+    infos = [ClusterInfo(c, ENDPOINTS_8[0], "fixed-id", ENDPOINTS_8) for c in SET_UPS]
+    named = [(c, ENDPOINTS_8[0], "orders", t) for c, t in zip(SET_UPS, topic_ids, strict=True) if t is not None]
+    return brokers, infos, named
+
+
+def test_clusters_that_fix_one_id_are_told_apart_by_their_topic_ids() -> None:
+    """Container set-ups fix the cluster id: four separate clusters report one. Their topics
+    (one name, a random id in each) say they are four, and the split is said."""
+    brokers, infos, named = _set_ups(["t-1", "t-2", "t-3", "t-4"])
+    assigner = ClusterAssigner()
+    assigner.add(brokers, infos, [(c, b, t) for c, b, _, t in named], named)
+    names = assigner.names()
+    assert len(set(names.values())) == 4
+    assert {names[(SET_UPS[0], e)] for e in ENDPOINTS_8} == {"cluster fixed-id (kafka-python.pcap 127.0.0.11:9092)"}
+    assert list(assigner.split_ids()) == ["fixed-id"] and len(assigner.split_ids()["fixed-id"]) == 4
+    # keyed by cluster id, the id is one cluster wherever it is seen
+    by_id = ClusterAssigner("cluster-id")
+    by_id.add(brokers, infos, [(c, b, t) for c, b, _, t in named], named)
+    assert set(by_id.names().values()) == {"cluster fixed-id"} and by_id.split_ids() == {}
+
+
+@pytest.mark.parametrize(
+    ("topic_ids", "clusters"),
+    [
+        (["t-1", "t-1", "t-1", "t-1"], 1),  # one cluster seen four times (a rotating capture's files)
+        ([None, None, None, None], 1),  # nothing tells them apart: the id joins them, as before
+        (["t-1", None, "t-1", "t-2"], 2),  # the fourth names orders otherwise: a cluster of its own
+        (["t-1", "t-2", "t-1", "t-2"], 2),
+    ],
+)
+def test_the_id_joins_what_the_topics_do_not_tell_apart(topic_ids: list[str | None], clusters: int) -> None:
+    brokers, infos, named = _set_ups(topic_ids)
+    whole = ClusterAssigner()
+    whole.add(brokers, infos, [(c, b, t) for c, b, _, t in named], named)
+    assert len(set(whole.names().values())) == clusters
+    assert bool(whole.split_ids()) == (clusters > 1)
+    # added a capture at a time (as a follow does), it ends where all at once does
+    parts = ClusterAssigner()
+    for capture in reversed(SET_UPS):
+        mine = [n for n in named if n[0] == capture]
+        parts.add(
+            [b for b in brokers if b[0] == capture],
+            [i for i in infos if i.capture == capture],
+            [(c, b, t) for c, b, _, t in mine],
+            mine,
+        )
+    assert parts.names() == whole.names()
+    # and it survives the follow's JSON state
+    again = ClusterAssigner.from_data(json.loads(json.dumps(whole.to_data())))
+    assert again.names() == whole.names()

@@ -164,13 +164,19 @@ def test_real_captures_landing_one_by_one_are_judged_again_only_out_of_time_orde
     names = [Path(b.column("capture")[0].as_py()).name for b in batches]
     seen, why = judged_in_batches(batches)
     assert canonical(seen.values()) == canonical(keyed(judged_at_once(real_events)).values())
-    # sample.pcap and clients.pcap are one cluster (their Metadata's cluster id), and sample.pcap
-    # was captured days before: landing after clients.pcap, its epochs come before judged requests
-    assert {n: w for n, w in zip(names, why, strict=True) if w is not None} == {"sample.pcap": "6 partition(s)"}
+    # sample.pcap and clients.pcap report one cluster id, but their loopback brokers are separate
+    # clusters that fix it (their topics' ids differ): sample.pcap, captured days before, lands
+    # after clients.pcap in a cluster of its own, and judges nothing again (the epoch-moving case
+    # is the synthetic test_an_epoch_first_seen_before_a_judged_request_judges_again)
+    assert {n: w for n, w in zip(names, why, strict=True) if w is not None} == {}
     # landing in the order they were captured (a rotating capture's files), each is judged alone
     in_time = sorted(batches, key=lambda b: pa.compute.min(b.column("time_ns")).as_py())
     seen, why = judged_in_batches(in_time)
-    assert why == [None] * len(in_time)
+    # each is judged alone, except where a capture's cluster id first names a second cluster: the
+    # clusters it names take their captures into their names (once), and what they judged is
+    # judged again
+    renamed = [w for w in why if w is not None]
+    assert len(renamed) <= 1 and all("in another cluster now" in w for w in renamed), why
     assert canonical(seen.values()) == canonical(keyed(judged_at_once(real_events)).values())
 
 

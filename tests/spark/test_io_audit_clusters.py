@@ -8,6 +8,7 @@ broker's own answer contradicts is reported as such, never as stale.
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from kafka_epochs.spark.datasource import register
 from kafka_epochs.spark.epoch_audit import audit
 
 
-def metadata(epoch: int, cluster_id: str | None) -> Any:
+def metadata(epoch: int, cluster_id: str | None, topic_id: uuid.UUID | None = None) -> Any:
     r = m("MetadataResponse")
     return r(
         cluster_id=cluster_id,
@@ -32,15 +33,18 @@ def metadata(epoch: int, cluster_id: str | None) -> Any:
         topics=[
             r.MetadataResponseTopic(
                 name="orders",
+                **({} if topic_id is None else {"topic_id": topic_id}),
                 partitions=[r.MetadataResponsePartition(partition_index=0, leader_id=1, leader_epoch=epoch)],
             )
         ],
     )
 
 
-def cluster_capture(path: Path, epoch: int, cluster_id: str | None, *, stale_answer: int = FENCED) -> Path:
+def cluster_capture(
+    path: Path, epoch: int, cluster_id: str | None, *, stale_answer: int = FENCED, topic_id: uuid.UUID | None = None
+) -> Path:
     s = Script(("10.0.0.1", 50001), "app")
-    s.exchange(0, m("MetadataRequest")(topics=None), metadata(epoch, cluster_id), 12)
+    s.exchange(0, m("MetadataRequest")(topics=None), metadata(epoch, cluster_id, topic_id), 12)
     s.exchange(10, produce(0, epoch), produce_response(0, 0), 12)  # the current epoch: accepted
     s.exchange(20, produce(0, epoch - 1), produce_response(0, stale_answer), 12)  # one behind
     s.request(30, produce(0, epoch - 1, acks=0), 12)  # one behind, and never answered
@@ -112,3 +116,32 @@ def test_the_command_takes_cluster_by(
     out = capsys.readouterr().out
     assert "== disagreements: 0 rows ==" in out and "== stale_requests: 4 rows ==" in out
     assert "a.pcap" in out and "b.pcap" in out
+
+
+def test_clusters_that_share_an_id_are_audited_apart_and_the_split_is_said(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two set-ups that fix the cluster id, with the same endpoint and topic name: their topic
+    ids (random per cluster) tell them apart. Audited together they give what each gives alone,
+    and the audit says the id names two clusters."""
+    a = cluster_capture(tmp_path / "a.pcap", 5, "fixed-id", topic_id=uuid.UUID(int=0xA))
+    b = cluster_capture(tmp_path / "b.pcap", 2, "fixed-id", topic_id=uuid.UUID(int=0xB))
+    together = judged(spark, [a, b])
+    alone = [judged(spark, [path]) for path in (a, b)]
+    assert together.disagreements.count() == 0 == sum(r.disagreements.count() for r in alone)
+    assert table(together.stale_requests, "requested_epoch", "agreement") == sorted(
+        row for r in alone for row in table(r.stale_requests, "requested_epoch", "agreement")
+    )
+    assert together.split_clusters == {
+        "fixed-id": ["cluster fixed-id (a.pcap 10.0.0.10:9092)", "cluster fixed-id (b.pcap 10.0.0.10:9092)"]
+    }
+    page = tmp_path / "report.html"
+    assert main(["audit", str(a), str(b), "--quiet", "--report", str(page)]) == 0
+    assert "cluster id fixed-id names 2 separate clusters" in capsys.readouterr().err
+    assert "Cluster ids shared by separate clusters" in page.read_text(encoding="utf-8")
+    # keyed by cluster id they are one: the second set-up's healthy requests disagree with its broker
+    joined = judged(spark, [a, b], cluster_key="cluster-id")
+    assert joined.split_clusters == {} and joined.disagreements.count() > 0
+    # one cluster seen twice (the same topic id): one cluster, as before
+    again = cluster_capture(tmp_path / "a-again.pcap", 5, "fixed-id", topic_id=uuid.UUID(int=0xA))
+    assert judged(spark, [a, again]).split_clusters == {}
