@@ -16,7 +16,6 @@ from kafka_epochs.capture.files.packets import BadRecord, Packet
 from kafka_epochs.capture.files.pcap_sync import (
     CHAIN,
     MAX_GAP_SECONDS,
-    MAX_SPAN_SECONDS,
     PCAP_MAGICS,
     SUPPORTED_MAJOR_VERSION,
     PcapHeader,
@@ -47,8 +46,6 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
     pos = formats.PCAP_FILE_HEADER_SIZE
     base = 0  # file offset of buf[0]
     index = 0
-    fraction_limit = sync.fraction_limit
-    anchor: int | None = None
     previous: int | None = None  # the seconds of the record before
     while True:
         if len(buf) - pos < record_size:
@@ -68,14 +65,7 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
         seconds, fraction, captured, original = unpack_record(buf, pos)
         if index == 0:
             sync.anchor_at(buf[pos : pos + record_size])  # the first record's time, if it can be one
-            anchor = sync.anchor
-        if (
-            captured > max_record_size
-            or original < captured
-            or fraction >= fraction_limit
-            or (anchor is not None and abs(seconds - anchor) > MAX_SPAN_SECONDS)
-            or (previous is not None and abs(seconds - previous) > MAX_GAP_SECONDS)
-        ):
+        if sync.doubtful(seconds, fraction, captured, original, previous, max_record_size):
             buf, base, pos, problem = _judge(stream, buf, base, pos, sync, previous, max_record_size)
             if problem is not None:
                 yield BadRecord(index, base + pos, problem)

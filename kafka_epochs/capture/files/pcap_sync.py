@@ -76,6 +76,21 @@ class PcapHeader:
             if self.implausible(seconds, fraction, captured, original) is None:
                 self.anchor = seconds
 
+    def doubtful(
+        self, seconds: int, fraction: int, captured: int, original: int, previous: int | None, max_record_size: int
+    ) -> bool:
+        """A quick look at a record header read where one should start: False when it is
+        surely one; True when it must be judged (:meth:`implausible`, and whether records chain
+        on from it after a long pause since ``previous``, the record before's seconds)."""
+        anchor = self.anchor
+        return (
+            captured > max_record_size
+            or original < captured
+            or fraction >= self.fraction_limit
+            or (anchor is not None and abs(seconds - anchor) > MAX_SPAN_SECONDS)
+            or (previous is not None and abs(seconds - previous) > MAX_GAP_SECONDS)
+        )
+
     def implausible(self, seconds: int, fraction: int, captured: int, original: int) -> str | None:
         """Why a record header, read where one should start, cannot be one (None: it can be).
 

@@ -34,7 +34,6 @@ from kafka_epochs.capture.files.packets import BadRecord, Packet
 from kafka_epochs.capture.files.pcap_sync import (
     CHAIN,
     MAX_GAP_SECONDS,
-    MAX_SPAN_SECONDS,
     PCAP_MAGICS,
     PcapHeader,
     chains,
@@ -139,7 +138,6 @@ class PcapRange(ByteRange):
         """Records from ``pos`` (a record start) while they start before ``end``."""
         max_record_size = self.max_record_size
         rs = header.record_size
-        fraction_limit, anchor = header.fraction_limit, header.anchor
         previous: int | None = None  # the seconds of the record before (in this range)
         f.seek(pos)
         buf = b""
@@ -156,13 +154,7 @@ class PcapRange(ByteRange):
                         yield _bad(base, message, "pcap.record")
                     return
             seconds, fraction, captured, original = header.unpack(buf, at)
-            if (
-                captured > max_record_size
-                or original < captured
-                or fraction >= fraction_limit
-                or (anchor is not None and abs(seconds - anchor) > MAX_SPAN_SECONDS)
-                or (previous is not None and abs(seconds - previous) > MAX_GAP_SECONDS)
-            ):
+            if header.doubtful(seconds, fraction, captured, original, previous, max_record_size):
                 bad = _judge(f, header, base + at, previous, size, max_record_size)
                 if bad is not None:
                     yield bad
