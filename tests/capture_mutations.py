@@ -2,7 +2,8 @@
 
 Shared by the bounded test (``tests/capture/test_capture_mutations.py``) and the long campaign
 (``benchmarks/capture_campaign.py``). A mutation flips bits, writes absurd values over record
-lengths and timestamps, cuts the file, or removes, repeats or zeroes a range. Decoding a
+lengths and timestamps, cuts the file, removes a few bytes (a packet that lost them, its record's
+lengths unchanged), or removes, repeats or zeroes a range. Decoding a
 mutated capture (every exchange, rendered as the command line prints it, records included)
 must never raise anything but ``CaptureFormatError``, and that only when the mutation touched
 the file's own header (the pcap file header, or a pcapng file's first section and interface
@@ -80,7 +81,7 @@ ABSURD_32 = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFF0)
 def mutate(data: bytes, rng: random.Random) -> tuple[bytes, str, bool]:
     """One mutation: the mutated bytes, what was done, and whether it touched the file header."""
     n = len(data)
-    kind = rng.choice(("flip", "flips", "absurd", "absurd64", "cut", "drop", "repeat", "zero"))
+    kind = rng.choice(("flip", "flips", "absurd", "absurd64", "cut", "drop", "lose", "repeat", "zero"))
     at = rng.randrange(n)
     out = bytearray(data)
     touched = (at, at + 1)
@@ -102,6 +103,10 @@ def mutate(data: bytes, rng: random.Random) -> tuple[bytes, str, bool]:
     elif kind == "cut":
         out = out[:at]
         touched = (at, n)
+    elif kind == "lose":  # a few bytes gone from inside a packet, its record's lengths unchanged
+        length = rng.randint(1, min(8, n - at))
+        del out[at : at + length]
+        touched = (at, at + length)
     else:
         length = rng.randint(1, min(4096, n - at))
         if kind == "drop":
