@@ -65,6 +65,8 @@ TOPIC_CONFIGS = {"cleanup.policy": "delete", "retention.ms": "604800000", "segme
 #: What ``groups=True`` adds: a one-node group coordinator, with the versions it serves at most
 #: (OffsetCommit/OffsetFetch v10 name topics by id, which this broker's offset store does not).
 GROUP_APIS = {OFFSET_COMMIT: 9, OFFSET_FETCH: 9, JOIN_GROUP: 9, HEARTBEAT: 4, LEAVE_GROUP: 5, SYNC_GROUP: 5}
+#: KIP-848's consumer group protocol (Kafka 4): what librdkafka's group.protocol=consumer speaks.
+CONSUMER_GROUP_HEARTBEAT = 68
 API_VERSIONS = 18
 SASL_HANDSHAKE = 17
 INIT_PRODUCER_ID = 22
@@ -242,6 +244,7 @@ class LoopbackBroker:
         cluster: LoopbackBroker | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        consumer_groups: bool = False,
     ) -> None:
         self.protocol = protocol
         self.node_id = node_id
@@ -285,6 +288,11 @@ class LoopbackBroker:
             self.groups = True
             for key in (*GROUP_APIS, *MORE_ADMIN_APIS):
                 self.versions[key] = (0, min(GROUP_APIS.get(key, 99), protocol.versions(key).stop - 1))
+        if consumer_groups:  # KIP-848: the coordinator assigns every partition of what a member subscribes
+            self.groups = True
+            for key, high in GROUP_APIS.items():
+                self.versions[key] = (0, min(high, protocol.versions(key).stop - 1))
+            self.versions[CONSUMER_GROUP_HEARTBEAT] = (0, min(1, protocol.versions(CONSUMER_GROUP_HEARTBEAT).stop - 1))
         for key, high in (max_versions or {}).items():  # a cap applies to the apis the options add, too
             if key in self.versions:
                 low = self.versions[key][0]
@@ -497,6 +505,7 @@ class LoopbackBroker:
             ADD_OFFSETS_TO_TXN: self._add_offsets_to_txn,
             END_TXN: self._end_txn,
             TXN_OFFSET_COMMIT: self._txn_offset_commit,
+            CONSUMER_GROUP_HEARTBEAT: self._consumer_group_heartbeat,
         }.get(api_key) or getattr(self, "_" + _snake(MORE_ADMIN_APIS[api_key]))
         body = handler(decoded.body, version)
         if body is None:  # acks=0: no answer, but the request is kept
@@ -1025,6 +1034,24 @@ class LoopbackBroker:
                 protocol_name=group.protocol,
                 assignment=group.assignments.get(request.member_id, b""),
             )
+
+    def _consumer_group_heartbeat(self, request: Any, version: int) -> Any:
+        """KIP-848, as simply as a coordinator can: every member gets every partition of the topics
+        it subscribes to (the tests run one member a group), at member epoch 1."""
+        cls = self._msg("ConsumerGroupHeartbeatResponse")
+        member_id = request.member_id or f"{request.group_id}-member-{uuid.uuid4().hex[:8]}"
+        if request.member_epoch == -1:  # leaving
+            return cls(error_code=NONE, member_id=member_id, member_epoch=-1, heartbeat_interval_ms=1000)
+        with self._lock:
+            topics = [self.topics[name] for name in request.subscribed_topic_names or () if name in self.topics]
+        assignment = cls.Assignment(
+            topic_partitions=[
+                cls.TopicPartitions(topic_id=t.topic_id, partitions=list(range(len(t.partitions)))) for t in topics
+            ]
+        )
+        return cls(
+            error_code=NONE, member_id=member_id, member_epoch=1, heartbeat_interval_ms=1000, assignment=assignment
+        )
 
     def _heartbeat(self, request: Any, version: int) -> Any:
         with self._lock:

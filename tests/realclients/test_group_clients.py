@@ -139,3 +139,36 @@ def test_consumer_group_session_decodes_whole(client: str, tmp_path: Path) -> No
     # a consumer's last Fetch may still wait for its answer when the connection closes
     assert all(name == "Fetch" for name, _, _ in problems), problems
     assert {"FindCoordinator", "JoinGroup", "SyncGroup", "OffsetCommit"} <= {api_name(x) for x in exchanges}
+
+
+def test_librdkafkas_kip848_consumer_group_protocol_decodes(tmp_path: Path) -> None:
+    """librdkafka with group.protocol=consumer speaks KIP-848 (Kafka 4's consumer group protocol):
+    ConsumerGroupHeartbeat v1, its member id made by the client (KIP-1082). Every frame it sends
+    decodes, with no error, from the catalogue's Kafka 4.0 input; the capture of it too."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    from .broker import CONSUMER_GROUP_HEARTBEAT
+
+    auto = Protocol.auto()
+    with LoopbackBroker(Protocol.apache(), consumer_groups=True) as broker:
+        broker.create_topic(TOPIC)
+        consumer = confluent_kafka.Consumer(
+            {"bootstrap.servers": broker.bootstrap, "group.id": "kip-848", "group.protocol": "consumer"}
+        )
+        consumer.subscribe([TOPIC])
+        deadline = time.monotonic() + 20
+        while len(broker.requests(CONSUMER_GROUP_HEARTBEAT)) < 3 and time.monotonic() < deadline:
+            consumer.poll(0.2)
+        consumer.close()
+    assert broker.errors == []
+    heartbeats = broker.requests(CONSUMER_GROUP_HEARTBEAT)
+    assert len(heartbeats) >= 3
+    decoded = [auto.decode_request(x.request_frame) for x in heartbeats]
+    assert {d.api_version for d in decoded} == {1}
+    assert all(d.problem is None and all("unstable" in w for w in d.warnings) for d in decoded)
+    first = decoded[0].body
+    assert first.group_id == "kip-848" and first.subscribed_topic_names == [TOPIC]
+    assert first.member_id and first.member_epoch == 0  # KIP-1082: the client names itself
+    path = tmp_path / "kip-848.pcap"
+    to_capture(broker.recordings, path)
+    exchanges = [x for x in decode_capture(path, auto) if api_name(x) == "ConsumerGroupHeartbeat"]
+    assert len(exchanges) >= 3 and all(x.ok for x in exchanges)
