@@ -39,7 +39,7 @@ from kafka_epochs.report.model import (
     Summary,
 )
 from kafka_epochs.report.strays import with_strays
-from kafka_epochs.spark.epoch_audit import DISAGREES, UNREADABLE, AuditResult
+from kafka_epochs.spark.epoch_audit import DISAGREES, UNREADABLE, AuditResult, frame_counts
 
 _KEY = ["cluster", "topic", "partition"]
 _FRAME = ["capture", "seq", "time_ns", "client", "broker", "correlation_id"]
@@ -288,12 +288,10 @@ def _control_requests(events: DataFrame, judged: DataFrame, limit: int = 200) ->
 
 def _summary(result: AuditResult, incidents: DataFrame) -> Summary:
     events = result.events
-    read = F.col("kind") != UNREADABLE
     row = events.agg(
         F.min("time_ns").alias("first"),
         F.max("time_ns").alias("last"),
-        F.count_distinct(F.when(read, F.struct("capture", "seq"))).alias("frames"),
-        F.count_distinct(F.when(~read, F.struct("capture", "seq"))).alias("unreadable"),
+        *frame_counts(),
         F.array_sort(F.collect_set("client")).alias("clients"),
         F.array_sort(F.collect_set("broker")).alias("brokers"),
         F.array_sort(F.collect_set("cluster")).alias("clusters"),

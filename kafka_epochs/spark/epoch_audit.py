@@ -534,18 +534,23 @@ class AuditResult:
     def unreadable(self) -> Summary | None:
         """None when every frame that could carry an epoch decoded; else a summary of how many
         did not (``unreadable``, ``unreadable_reasons``) against those read (``frames``)."""
-
         from kafka_epochs.spark.audit_report import unreadable_reasons
 
-        read = F.col("kind") != UNREADABLE
-        row = self.events.agg(
-            F.count_distinct(F.when(read, F.struct("capture", "seq"))).alias("frames"),
-            F.count_distinct(F.when(~read, F.struct("capture", "seq"))).alias("unreadable"),
-        ).first()
+        row = self.events.agg(*frame_counts()).first()
         if row is None or not row["unreadable"]:
             return None
         return Summary(
-            None, None, row["frames"], [], [], 0, [], {}, 0, row["unreadable"], unreadable_reasons(self.events)
+            first_ns=None,
+            last_ns=None,
+            frames=row["frames"],
+            clients=[],
+            brokers=[],
+            partitions=0,
+            clusters=[],
+            counts={},
+            disagreements=0,
+            unreadable=row["unreadable"],
+            unreadable_reasons=unreadable_reasons(self.events),
         )
 
     def unpersist(self) -> None:
@@ -561,6 +566,16 @@ class AuditResult:
         from kafka_epochs.spark.audit_report import write_audit_report
 
         return write_audit_report(self, path, max_partitions=max_partitions, title=title, sources=sources)
+
+
+def frame_counts() -> tuple[Column, Column]:
+    """Aggregates over events: the frames read (``frames``) and those that could carry an epoch
+    and did not decode (``unreadable``), each frame once."""
+    read = F.col("kind") != UNREADABLE
+    return (
+        F.count_distinct(F.when(read, F.struct("capture", "seq"))).alias("frames"),
+        F.count_distinct(F.when(~read, F.struct("capture", "seq"))).alias("unreadable"),
+    )
 
 
 def audit(
