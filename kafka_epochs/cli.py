@@ -74,7 +74,33 @@ def _generate(args: argparse.Namespace) -> int:
         else:
             written = write_package(specs, out)
             print(f"generated {len(written) - 3} message modules from {specs} into {out}")
+    if args.specs is None and args.backend != "construct":
+        status = max(status, _typed_profiles(args.check))
     return status
+
+
+def _typed_profiles(check: bool) -> int:
+    """Write (or, with ``check``, compare) the bundled profiles' typed view beside the packages."""
+    from kafka_epochs.codegen.build import load_source
+    from kafka_epochs.codegen.typed import MODULE_FILE, typed_profiles_source
+
+    text = typed_profiles_source(
+        (spec.name for spec in load_source(CATALOGUE)), (spec.name for spec in load_source(_ROOT / "messages"))
+    )
+    path = _PACKAGE / MODULE_FILE
+    if check:
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            print(
+                f"kafka-epochs: {path} differs from what the bundled specs give; run kafka-epochs generate",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"{path} is up to date")
+        return 0
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    print(f"wrote the typed profiles into {path}")
+    return 0
 
 
 def _installed(path: Path) -> bool:

@@ -29,7 +29,7 @@ import importlib.util
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from kafka_epochs.errors import DecodeError, EncodeError, UnsupportedVersionError
 from kafka_epochs.wire.message import Message, read_replacing
@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the generator and pathlib load only when from_specs is used
     from pathlib import Path
 
     from kafka_epochs.codegen.cache import IndexRow
+    from kafka_epochs.typed_profiles import ApacheProtocol, AutoProfile, KipProtocol
 
 #: Reads a body instead of ``Message.read``: (message class, frame, body offset, version) ->
 #: (body, offset after it); raises DecodeError as ``read`` does.
@@ -156,20 +157,20 @@ class Protocol:
     # -- construction -------------------------------------------------------------------------
 
     @classmethod
-    def apache(cls) -> Protocol:
+    def apache(cls) -> ApacheProtocol:
         """Every api key and version of Apache Kafka: 3.9's specs and the Kafka 4.x client APIs."""
-        return _package("kafka_epochs.apache", "apache", "Apache Kafka catalogue")
+        return cast("ApacheProtocol", _package("kafka_epochs.apache", "apache", "Apache Kafka catalogue"))
 
     @classmethod
-    def kip(cls) -> Protocol:
+    def kip(cls) -> KipProtocol:
         """The seed KIP versions of ``messages/``, layered over :meth:`apache` for everything else."""
-        return _kip()
+        return cast("KipProtocol", _kip())
 
     @classmethod
-    def auto(cls) -> Protocol:
+    def auto(cls) -> AutoProfile:
         """Apache's layouts; a version number the KIPs gave other bytes is read with the layout that
         consumes the frame exactly (Apache's first), and each frame records which one did."""
-        return _auto()
+        return cast("AutoProfile", _auto())
 
     @classmethod
     def bundled(cls) -> Protocol:
