@@ -33,11 +33,11 @@ sys.path.insert(0, str(HERE))
 
 from bench_spark import BATCH_ROWS, distinct_frames  # noqa: E402  (after the path is set)
 
+from kafka_epochs.audit.events import audit_events  # noqa: E402
 from kafka_epochs.projection.bodies import FieldsReader  # noqa: E402
+from kafka_epochs.protocol_refs import Lookup, resolve  # noqa: E402
 from kafka_epochs.spark.batch import DecodedRows, decode_batch  # noqa: E402
-from kafka_epochs.spark.epoch_audit import audit_events  # noqa: E402
 from kafka_epochs.spark.headers import read_headers  # noqa: E402
-from kafka_epochs.spark.protocols import Lookup, resolve  # noqa: E402
 
 AUDIT_FIELDS = [
     "topics[].topic",

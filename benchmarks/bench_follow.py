@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import pyarrow as pa  # type: ignore[import-untyped]
 from incremental_events import store_of
 
-from kafka_epochs.spark.epoch_audit import CLUSTER_INFO, EVENT_SCHEMA, LEADER_EPOCH, REQUEST_EPOCH
-from kafka_epochs.spark.incremental_audit import IncrementalAudit
+from kafka_epochs.audit.events import CLUSTER_INFO, EVENT_SCHEMA, LEADER_EPOCH, REQUEST_EPOCH
+from kafka_epochs.audit.judging import IncrementalAudit
 
 
 class Lines:

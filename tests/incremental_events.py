@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_epochs.spark.epoch_audit import (
+from kafka_epochs.audit.events import (
     ANSWER,
     CLUSTER_INFO,
     ERROR_RESPONSE,

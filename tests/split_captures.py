@@ -17,8 +17,8 @@ from capture.packet_builders import Conversation, pcap_file, request_frame, resp
 
 from kafka_epochs.capture import split as parts
 from kafka_epochs.capture.alignment.flows import DEFAULT_PORTS
+from kafka_epochs.frame_rows import FrameRow
 from kafka_epochs.spark import split
-from kafka_epochs.spark.datasource import FrameRow
 
 
 def split_rows(

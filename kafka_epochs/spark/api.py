@@ -17,9 +17,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from kafka_epochs.protocol_refs import ProtocolLike, ProtocolRef, protocol_ref
 from kafka_epochs.spark.batch import DECODED_SCHEMA, decode_batch
 from kafka_epochs.spark.projected import FRAME_INDEX, AnyPlan, Plan, project_any_batch, project_batch
-from kafka_epochs.spark.protocols import ProtocolLike, ProtocolRef, protocol_ref
 from kafka_epochs.spark.schema import message_classes
 from kafka_epochs.spark.shipping import ship_package
 from kafka_epochs.spark.spark_types import spark_schema

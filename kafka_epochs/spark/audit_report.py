@@ -17,6 +17,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
+from kafka_epochs.audit.events import DISAGREES, UNREADABLE
 from kafka_epochs.report import write_report
 from kafka_epochs.report.explain import rule_of
 from kafka_epochs.report.model import (
@@ -39,7 +40,7 @@ from kafka_epochs.report.model import (
     Summary,
 )
 from kafka_epochs.report.strays import with_strays
-from kafka_epochs.spark.epoch_audit import DISAGREES, UNREADABLE, AuditResult, frame_counts
+from kafka_epochs.spark.epoch_audit import AuditResult, frame_counts
 
 _KEY = ["cluster", "topic", "partition"]
 _FRAME = ["capture", "seq", "time_ns", "client", "broker", "correlation_id"]

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
+from kafka_epochs.protocol_refs import Lookup, ProtocolLike, resolve
 from kafka_epochs.spark.bodies import Bodies, Mask, ReadBody, Render, decode_bodies
 from kafka_epochs.spark.headers import Headers, read_headers
-from kafka_epochs.spark.protocols import Lookup, ProtocolLike, resolve
 from kafka_epochs.traffic import SASL_TOKENS, error_codes
 from kafka_epochs.wire.json_text import json_renderer
 

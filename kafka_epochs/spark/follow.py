@@ -5,7 +5,7 @@ stream, :mod:`kafka_epochs.spark.streaming`); each micro-batch's frames are deco
 events once (:func:`~kafka_epochs.spark.epoch_audit.extract_events`, the batch's one Spark
 job), the events collected to the driver and stored as one Parquet file per micro-batch in the
 state directory, and judged there after the batches before
-(:class:`~kafka_epochs.spark.incremental_audit.IncrementalAudit`: the same incidents as the
+(:class:`~kafka_epochs.audit.judging.IncrementalAudit`: the same incidents as the
 Spark audit of every event stored, without its seconds of small jobs per batch). The incidents
 not printed before are printed, one line each, in words (:func:`kafka_epochs.report.explain.explain`).
 The state directory also holds the query's checkpoint and what was printed, so a follow
@@ -28,15 +28,17 @@ import pyarrow.dataset as ds  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame, SparkSession
 
+from kafka_epochs.audit.events import EVENT_SCHEMA
+from kafka_epochs.audit.judging import Incident, IncrementalAudit, in_capture_order
 from kafka_epochs.decode_command import SAMPLE_CAPTURE
 from kafka_epochs.epochs import EqualEpochPolicy
+from kafka_epochs.frame_rows import capture_frames, to_batches
+from kafka_epochs.protocol_refs import ProtocolLike
 from kafka_epochs.report.explain import explain
 from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
 from kafka_epochs.spark.audit_report import to_incident
-from kafka_epochs.spark.datasource import capture_frames, register, to_batches
-from kafka_epochs.spark.epoch_audit import EVENT_SCHEMA, extract_events
-from kafka_epochs.spark.incremental_audit import Incident, IncrementalAudit, in_capture_order
-from kafka_epochs.spark.protocols import ProtocolLike
+from kafka_epochs.spark.datasource import register
+from kafka_epochs.spark.epoch_audit import extract_events
 
 #: how a printed line names its incident's table
 _KINDS = {

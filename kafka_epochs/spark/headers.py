@@ -16,7 +16,7 @@ import numpy.typing as npt
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from kafka_epochs.spark.protocols import Entry, Lookup
+from kafka_epochs.protocol_refs import Entry, Lookup
 
 Ints = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]

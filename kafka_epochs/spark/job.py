@@ -239,7 +239,7 @@ def run_spark_decode(args: argparse.Namespace) -> int:
 def capture_paths(given: list[str]) -> list[str] | None:
     """The capture files ``given`` names, as absolute paths (the data source may plan in another
     directory); None after a one-line error for a path that names no capture."""
-    from kafka_epochs.spark.datasource import expand_paths
+    from kafka_epochs.frame_rows import expand_paths
 
     try:
         return expand_paths(given)
@@ -527,8 +527,9 @@ def read_captures(
     """The ``kafka-capture`` data source over ``paths`` (registered on first use); uncompressed
     pcap and pcapng files larger than ``split_bytes`` (0: none) are read in ranges by many tasks instead
     (:mod:`kafka_epochs.spark.split`: the same rows)."""
-    from kafka_epochs.spark.datasource import FORMAT, expand_paths, register
-    from kafka_epochs.spark.protocols import protocol_ref
+    from kafka_epochs.frame_rows import expand_paths
+    from kafka_epochs.protocol_refs import protocol_ref
+    from kafka_epochs.spark.datasource import FORMAT, register
     from kafka_epochs.spark.split import read_split
 
     register(spark)

@@ -22,10 +22,10 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 from kafka_epochs.projection import has_path, projection
 from kafka_epochs.projection.bodies import projecting
 from kafka_epochs.projection.paths import leaf_field
+from kafka_epochs.protocol_refs import ProtocolLike, resolve
 from kafka_epochs.spark.batch import HEADER_FIELDS, DecodedRows
 from kafka_epochs.spark.bodies import Mask
 from kafka_epochs.spark.headers import Headers
-from kafka_epochs.spark.protocols import ProtocolLike, resolve
 from kafka_epochs.spark.schema import message_classes
 from kafka_epochs.wire.uuids import uuid_text
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
-from kafka_epochs.spark.protocols import ProtocolLike, resolve
+from kafka_epochs.protocol_refs import ProtocolLike, resolve
 from kafka_epochs.spec import FieldSpec, Kind, MessageSpec, StructSpec
 from kafka_epochs.wire.message import Message
 

@@ -19,7 +19,7 @@ connection's packets together and in order. Here the file is cut instead:
    connections through the same pipeline a whole-file read uses (:class:`ShareFrames`).
 
 The rows equal the whole-file read's, ``seq`` included (it is built from file offsets, see
-:data:`~kafka_epochs.spark.datasource.SEQ_SHIFT`); only their order in the DataFrame differs.
+:data:`~kafka_epochs.frame_rows.SEQ_SHIFT`); only their order in the DataFrame differs.
 Packets pass through Spark's shuffle once; the file is read twice (the counts, then the
 packets). pcap and pcapng files are split (:mod:`~kafka_epochs.capture.files.ranges`,
 :mod:`~kafka_epochs.capture.files.pcapng_ranges`); compressed files, and pcapng files that
@@ -52,8 +52,8 @@ from kafka_epochs.capture.split import (
     segment_of,
 )
 from kafka_epochs.errors import KafkaEpochsError
-from kafka_epochs.spark.datasource import SEQ_SHIFT, CaptureFrames, FrameRow, to_batches
-from kafka_epochs.spark.protocols import ProtocolRef
+from kafka_epochs.frame_rows import SEQ_SHIFT, CaptureFrames, FrameRow, to_batches
+from kafka_epochs.protocol_refs import ProtocolRef
 
 PACKETS_SCHEMA = pa.schema(
     [

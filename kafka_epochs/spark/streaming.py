@@ -24,16 +24,8 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
-from kafka_epochs.spark.datasource import (
-    CAPTURE_SUFFIXES,
-    FORMAT,
-    CapturePartition,
-    capture_frames,
-    option_ints,
-    option_paths,
-    option_specs,
-    to_batches,
-)
+from kafka_epochs.frame_rows import CAPTURE_SUFFIXES, capture_frames, to_batches
+from kafka_epochs.spark.datasource import FORMAT, CapturePartition, option_ints, option_paths, option_specs
 
 DEFAULT_SETTLE_SECONDS = 2.0
 #: The offset before any file: every file comes after it.

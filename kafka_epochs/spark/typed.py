@@ -10,8 +10,8 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
+from kafka_epochs.protocol_refs import ProtocolLike
 from kafka_epochs.spark.batch import HEADER_FIELDS, STATUS_FIELDS, DecodedRows
-from kafka_epochs.spark.protocols import ProtocolLike
 from kafka_epochs.spark.schema import UNKNOWN_TAGS, arrow_type_for
 from kafka_epochs.traffic import error_codes
 from kafka_epochs.wire.message import uuid_text

@@ -113,8 +113,8 @@ def spark_rows_without_errors(path: Path) -> int:
     """What spark-decode runs on each batch (the capture source's rows, then decode_batch, defaults
     only): every row must decode; returns how many there were (0 when Spark is not installed)."""
     try:
+        from kafka_epochs.frame_rows import capture_frames, to_batches
         from kafka_epochs.spark.batch import decode_batch
-        from kafka_epochs.spark.datasource import capture_frames, to_batches
     except ImportError:
         return 0
     rows = 0
@@ -143,7 +143,7 @@ def test_spark_batch_decoder_reads_every_frame_of_a_real_client_capture(
     from capture_mutations import as_pcapng
     from split_captures import split_rows
 
-    from kafka_epochs.spark.datasource import capture_frames
+    from kafka_epochs.frame_rows import capture_frames
 
     as_ng = tmp_path / f"{client}.pcapng"
     as_ng.write_bytes(as_pcapng(path.read_bytes()))

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 from kafka_epochs import Protocol
-from kafka_epochs.spark.epoch_audit import _ERROR_BYTES, METADATA, METADATA_FIRST_EPOCH_VERSION, EventExtractor
+from kafka_epochs.audit.events import _ERROR_BYTES, METADATA, METADATA_FIRST_EPOCH_VERSION, EventExtractor
 
 from .conftest import random_message
 
@@ -57,7 +57,7 @@ JUDGED_RESPONSES = ["ProduceResponse", "FetchResponse", "ListOffsetsResponse", "
 def test_error_codes_checked_by_projection_give_the_full_decodes_events(name: str) -> None:
     """Responses whose bytes look like they hold an epoch error: the projection's check of the
     error_code fields decides whether the body is decoded, and the events are those of a full decode."""
-    from kafka_epochs.spark.epoch_audit import ANSWER
+    from kafka_epochs.audit.events import ANSWER
 
     cls = APACHE.message(name)
     extractor = EventExtractor(APACHE)

@@ -1,4 +1,4 @@
-"""Which cluster a broker connection belongs to (pure Python: kafka_epochs.spark.clusters)."""
+"""Which cluster a broker connection belongs to (pure Python: kafka_epochs.audit.clusters)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_epochs.spark.clusters import CLUSTER_KEYS, ClusterAssigner, ClusterInfo, assign_clusters
+from kafka_epochs.audit.clusters import CLUSTER_KEYS, ClusterAssigner, ClusterInfo, assign_clusters
 
 A, B = "/caps/a.pcap", "/caps/b.pcap"
 LOOP = "127.0.0.1:9092"

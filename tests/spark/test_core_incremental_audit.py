@@ -28,18 +28,12 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from incremental_events import by_capture, random_captures, store_of  # noqa: E402
 
+from kafka_epochs.audit.clusters import CLUSTER_KEYS  # noqa: E402
+from kafka_epochs.audit.events import CLUSTER_INFO, EVENT_SCHEMA, LEADER_EPOCH, REQUEST_EPOCH  # noqa: E402
+from kafka_epochs.audit.judging import Incident, IncrementalAudit  # noqa: E402
 from kafka_epochs.epochs import EqualEpochPolicy  # noqa: E402
 from kafka_epochs.spark.audit_report import incident_rows  # noqa: E402
-from kafka_epochs.spark.clusters import CLUSTER_KEYS  # noqa: E402
-from kafka_epochs.spark.epoch_audit import (  # noqa: E402
-    CLUSTER_INFO,
-    EVENT_SCHEMA,
-    LEADER_EPOCH,
-    REQUEST_EPOCH,
-    audit_of_events,
-    extract_events,
-)
-from kafka_epochs.spark.incremental_audit import Incident, IncrementalAudit  # noqa: E402
+from kafka_epochs.spark.epoch_audit import audit_of_events, extract_events  # noqa: E402
 from kafka_epochs.spark.job import read_captures  # noqa: E402
 
 from .test_io_audit_clusters import cluster_capture  # noqa: E402

@@ -271,10 +271,10 @@ def test_decode_bodies_of_some_rows_equal_those_of_every_row(bad_rows: list[dict
 
     import numpy as np
 
+    from kafka_epochs.protocol_refs import Lookup, resolve
     from kafka_epochs.spark.batch import _as_json
     from kafka_epochs.spark.bodies import SKIPPED, decode_bodies
     from kafka_epochs.spark.headers import read_headers
-    from kafka_epochs.spark.protocols import Lookup, resolve
 
     frames, pairing = _columns(bad_rows, sasl_every=11)
     proto = resolve(None)

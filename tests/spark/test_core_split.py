@@ -12,8 +12,8 @@ from capture_mutations import as_pcapng, le_block, mutate, real_captures
 from split_captures import busy_capture, learnt_port_capture, split_rows
 
 from kafka_epochs.capture import split as parts
+from kafka_epochs.frame_rows import FrameRow, capture_frames
 from kafka_epochs.spark import split
-from kafka_epochs.spark.datasource import FrameRow, capture_frames
 
 SAMPLES = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
 

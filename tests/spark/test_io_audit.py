@@ -23,9 +23,10 @@ from epoch_story import (
 )
 
 from kafka_epochs import Protocol
+from kafka_epochs.audit.events import ANSWER, ERROR_RESPONSE, EVENT_SCHEMA, LEADER_EPOCH, EventExtractor
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.spark.datasource import register
-from kafka_epochs.spark.epoch_audit import ANSWER, ERROR_RESPONSE, EVENT_SCHEMA, LEADER_EPOCH, EventExtractor, audit
+from kafka_epochs.spark.epoch_audit import audit
 
 P = Protocol.bundled()
 ORDERS_ID_TEXT = "RlrGd25wRjmW0jTlkbFptQ"

@@ -17,8 +17,8 @@ from epoch_story import P, produce, write_sample
 from html_page import Page
 
 from kafka_epochs import Protocol
+from kafka_epochs.audit.events import EVENT_SCHEMA, UNREADABLE, EventExtractor
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
-from kafka_epochs.spark.epoch_audit import EVENT_SCHEMA, UNREADABLE, EventExtractor
 
 from .test_io_cli import run
 

@@ -14,7 +14,8 @@ pytest.importorskip("pyspark")
 from epoch_story import T0, write_damaged, write_sample
 
 from kafka_epochs import Protocol
-from kafka_epochs.spark.datasource import SCHEMA_DDL, capture_frames, expand_paths, flow_id, register
+from kafka_epochs.frame_rows import capture_frames, expand_paths, flow_id
+from kafka_epochs.spark.datasource import SCHEMA_DDL, register
 from kafka_epochs.traffic import Kind, decode_capture
 
 SAMPLE = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples" / "sample.pcap"

@@ -220,7 +220,7 @@ def test_a_capture_read_in_ranges_on_the_cluster_gives_the_whole_read_s_rows(
 ) -> None:
     from split_captures import busy_capture
 
-    from kafka_epochs.spark.datasource import capture_frames
+    from kafka_epochs.frame_rows import capture_frames
 
     path = tmp_path / "busy.pcap"
     path.write_bytes(busy_capture(connections=5, requests=30))

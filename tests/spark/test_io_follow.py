@@ -166,7 +166,7 @@ def test_a_failed_warm_up_is_said_and_the_follow_goes_on(
 def test_a_restart_resumes_the_judging_it_kept_and_judges_the_store_again_without_it(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kafka_epochs.spark.incremental_audit import IncrementalAudit
+    from kafka_epochs.audit.judging import IncrementalAudit
 
     incoming, state = tmp_path / "in", tmp_path / "state"
     incoming.mkdir()

@@ -11,8 +11,8 @@ pytest.importorskip("pyspark")
 
 from sasl_sessions import PASSWORD, capture, v0_session
 
+from kafka_epochs.frame_rows import capture_frames, to_batches
 from kafka_epochs.spark.batch import decode_batch
-from kafka_epochs.spark.datasource import capture_frames, to_batches
 
 
 @pytest.fixture(scope="module")

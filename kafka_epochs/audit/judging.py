@@ -31,10 +31,8 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from kafka_epochs.epochs import EqualEpochPolicy, Errors
-from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
-from kafka_epochs.spark.clusters import ClusterAssigner, ClusterInfo, Node, node_from
-from kafka_epochs.spark.epoch_audit import (
+from kafka_epochs.audit.clusters import ClusterAssigner, ClusterInfo, Node, node_from
+from kafka_epochs.audit.events import (
     AGREES,
     ANSWER,
     CLUSTER_INFO,
@@ -48,6 +46,8 @@ from kafka_epochs.spark.epoch_audit import (
     STOP_REPLICA_EPOCH,
     verdict,
 )
+from kafka_epochs.epochs import EqualEpochPolicy, Errors
+from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
 
 Event = dict[str, Any]
 Incident = dict[str, Any]
