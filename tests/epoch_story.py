@@ -306,3 +306,52 @@ def frame_table_rows() -> list[dict[str, Any]]:
                 key, version = requests[struct.unpack_from(">i", frame, 4)[0]]
                 rows.append({"frame": frame, "direction": "response", "key": key, "version": version})
     return rows
+
+
+# -- captures more than one test module audits ------------------------------------------------
+
+
+def metadata(epoch: int, cluster_id: str | None, topic_id: uuid.UUID | None = None) -> Any:
+    r = m("MetadataResponse")
+    return r(
+        cluster_id=cluster_id,
+        brokers=[r.MetadataResponseBroker(node_id=1, host="10.0.0.10", port=9092)],
+        topics=[
+            r.MetadataResponseTopic(
+                name="orders",
+                **({} if topic_id is None else {"topic_id": topic_id}),
+                partitions=[r.MetadataResponsePartition(partition_index=0, leader_id=1, leader_epoch=epoch)],
+            )
+        ],
+    )
+
+
+def cluster_capture(
+    path: Path, epoch: int, cluster_id: str | None, *, stale_answer: int = FENCED, topic_id: uuid.UUID | None = None
+) -> Path:
+    s = Script(("10.0.0.1", 50001), "app")
+    s.exchange(0, m("MetadataRequest")(topics=None), metadata(epoch, cluster_id, topic_id), 12)
+    s.exchange(10, produce(0, epoch), produce_response(0, 0), 12)  # the current epoch: accepted
+    s.exchange(20, produce(0, epoch - 1), produce_response(0, stale_answer), 12)  # one behind
+    s.request(30, produce(0, epoch - 1, acks=0), 12)  # one behind, and never answered
+    write_capture(path, [s.conn], mss=300)
+    return path
+
+
+UNREADABLE_T0 = 1_800_000_000_000_000_000
+
+
+def damaged_produce(correlation_id: int) -> bytes:
+    """A Produce v12 request whose topic array count says -1 (null, which it may not be)."""
+    frame = bytearray(P.encode_request(produce(0, 5), 12, correlation_id=correlation_id, client_id="loader"))
+    header_end = 4 + 2 + 2 + 4 + 2 + len(b"loader") + 1  # size, key, version, correlation id, client id, tags
+    at = header_end + 1 + 2 + 4  # then a null compact transactional id (1 byte), acks, timeout
+    frame[at] = 0  # compact array length 0 means null: not allowed for topic_data
+    return bytes(frame)
+
+
+def write_unreadable(path: Path) -> Path:
+    """Three Produce requests whose epochs cannot be read (a null topic array)."""
+    chunks = [(UNREADABLE_T0 + n * 1000, "client", damaged_produce(n + 1)) for n in range(3)]
+    write_capture(path, [RecordedConnection(("10.7.0.1", 5000), ("10.7.0.2", 9092), chunks)])
+    return path

@@ -160,8 +160,18 @@ class IncrementalAudit:
 
     def reload(self) -> list[Incident]:
         """Judge everything stored from the start: the incidents of all of it."""
+        return self.judge_all(self.stored(None).to_pylist())
+
+    def judge_all(self, events: list[Event]) -> list[Incident]:
+        """Judge ``events`` from a fresh start, all at once: their incidents (what the in-process
+        engine does). Each event is given the ``cluster`` and topic name it was judged with."""
         self.state = _State(assigner=ClusterAssigner(self.cluster_key))
-        return self._judge(self.stored(None).to_pylist())
+        return self._judge(events)
+
+    def split_ids(self) -> dict[str, list[str]]:
+        """Cluster ids that name several clusters among the events judged (see
+        :meth:`~kafka_epochs.audit.clusters.ClusterAssigner.split_ids`)."""
+        return self.state.assigner.split_ids()
 
     def snapshot(self) -> dict[str, Any]:
         """What the verdicts so far rest on, as JSON values, to :meth:`restore` in another run.
@@ -415,11 +425,18 @@ def _incident(e: Event, kind: str, **values: Any) -> Incident:
     return row
 
 
+#: The columns incidents are ordered by, after time and seq: what tells apart the incidents of
+#: one frame (both engines sort by them, nulls first).
+TIE_BREAKERS = ("partition", "kind", "topic", "path")
+
+
 def in_capture_order(incidents: Iterable[Incident]) -> list[Incident]:
-    """Sorted as the follow prints: time, seq, then partition (nulls first, as Spark sorts)."""
+    """Sorted as the audit prints: time, seq, then :data:`TIE_BREAKERS` (nulls first, as Spark sorts)."""
 
     def order(row: Incident) -> tuple[Any, ...]:
-        partition = row["partition"]
-        return (*position(row["time_ns"], row["seq"]), partition is not None, partition or 0)
+        rest = [
+            (row[c] is not None, row[c] if row[c] is not None else 0 if c == "partition" else "") for c in TIE_BREAKERS
+        ]
+        return (*position(row["time_ns"], row["seq"]), *rest)
 
     return sorted(incidents, key=order)

@@ -32,7 +32,15 @@ def spec_digest(spec_dir: Path) -> str:
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     # The generator's own source is part of the key, so an upgraded kafka-epochs never reuses
     # modules an older generator wrote.
-    for module in ("python_backend.py", "build.py", "naming.py", "source.py"):
+    for module in (
+        "python_backend.py",
+        "python_decode.py",
+        "python_encode.py",
+        "python_formats.py",
+        "build.py",
+        "naming.py",
+        "source.py",
+    ):
         h.update((Path(__file__).parent / module).read_bytes())
     return h.hexdigest()[:24]
 

@@ -18,16 +18,16 @@ from __future__ import annotations
 import math
 import textwrap
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kafka_epochs.codegen.naming import attribute_name
+from kafka_epochs.codegen.python_decode import Decode
+from kafka_epochs.codegen.python_encode import Encode
+from kafka_epochs.codegen.python_formats import fmt_name
 from kafka_epochs.codegen.source import Source
-from kafka_epochs.spec.layout import WireLayout, struct_layout, wire_layout
+from kafka_epochs.spec.layout import WireLayout, wire_layout
 from kafka_epochs.spec.loader import SpecError
 from kafka_epochs.spec.model import (
-    FIXED_FORMATS,
     FieldSpec,
     Kind,
     MessageSpec,
@@ -73,10 +73,6 @@ _RUNTIME_IMPORTS: dict[str, str] = {
 }
 #: The stdlib imports first, then the runtime's, in this order.
 _IMPORT_ORDER = list(_RUNTIME_IMPORTS)
-#: A compact string length (n + 1) above this is longer than Kafka's 32767-byte string limit.
-COMPACT_STRING_LIMIT = "0x8000"
-_FIXED_SIZES = {"?": 1, "b": 1, "B": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "d": 8, "16s": 16}
-_FORMAT_NAMES = {"?": "o", "16s": "u"}
 _PY_TYPES = {
     Kind.BOOL: "bool",
     Kind.INT8: "int",
@@ -112,23 +108,6 @@ def _check_names(spec: MessageSpec) -> None:
                     f"fields {seen[attr]} and {f.name} would both be the attribute {attr!r}",
                 )
             seen[attr] = f.name
-
-
-def _fmt_name(fmt: str) -> str:
-    return "".join(_FORMAT_NAMES.get(c, c) for c in _split_fmt(fmt))
-
-
-def _split_fmt(fmt: str) -> list[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(fmt):
-        if fmt.startswith("16s", i):
-            out.append("16s")
-            i += 3
-        else:
-            out.append(fmt[i])
-            i += 1
-    return out
 
 
 @dataclass
@@ -181,14 +160,14 @@ class _ModuleWriter:
     def fixed(self, fmt: str) -> str:
         self.formats.add(fmt)
         self.rt("_struct")
-        return _fmt_name(fmt)
+        return fmt_name(fmt)
 
     def array_table(self, code: str, op: str) -> str:
         """The module constant holding ``op`` ("unpack"/"pack") functions for n = 0.._SMALL-1 items."""
         self.array_tables.add((code, op))
         self.rt("_fixed_array_unpackers" if op == "unpack" else "_fixed_array_packers")
         self.rt("_SMALL")
-        return f"_{'UA' if op == 'unpack' else 'PA'}_{_fmt_name(code)}"
+        return f"_{'UA' if op == 'unpack' else 'PA'}_{fmt_name(code)}"
 
     def flexible(self, version: int) -> bool:
         return self.spec.is_flexible(version)
@@ -329,7 +308,7 @@ class _ModuleWriter:
         src()
         src("_new = object.__new__")
         for fmt in sorted(self.formats):
-            name = _fmt_name(fmt)
+            name = fmt_name(fmt)
             src(f"_S_{name} = _struct.Struct('>{fmt}')")
             src(f"_U_{name} = _S_{name}.unpack_from")
             src(f"_P_{name} = _S_{name}.pack")
@@ -512,416 +491,13 @@ class _ModuleWriter:
 
     def decoder(self, version: int, layout: WireLayout) -> str:
         body = Source()
-        _Decode(self, version, body).struct(self.spec.struct, "o", 0, "end")
+        Decode(self, version, body).struct(self.spec.struct, "o", 0, "end")
         body("return o, pos")
         return self.add_function("read", layout, "def {name}(data, pos, end):", body.lines, f"_read_v{version}")
 
     def encoder(self, version: int, layout: WireLayout) -> str:
         body = Source()
-        _Encode(self, version, body).struct(self.spec.struct, "o", 0, "out")
+        Encode(self, version, body).struct(self.spec.struct, "o", 0, "out")
         if not body.lines:
             body("pass")  # every field of this version is absent or ignorable: nothing to write
         return self.add_function("write", layout, "def {name}(o, out):", body.lines, f"_write_v{version}")
-
-
-def _runs(fields: list[FieldSpec]) -> list[list[FieldSpec]]:
-    """Group consecutive fixed-width fields so each group is one ``struct`` call."""
-    groups: list[list[FieldSpec]] = []
-    for f in fields:
-        if f.type.is_fixed and groups and groups[-1][0].type.is_fixed:
-            groups[-1].append(f)
-        else:
-            groups.append([f])
-    return groups
-
-
-class _Decode:
-    def __init__(self, gen: _ModuleWriter, version: int, src: Source) -> None:
-        self.gen = gen
-        self.v = version
-        self.src = src
-        self.flexible = gen.flexible(version)
-
-    def struct(self, struct: StructSpec, var: str, depth: int, end: str) -> None:
-        src, v, gen = self.src, self.v, self.gen
-        src(f"{var} = _new({struct.name})")
-        if gen.has_tag_slot():
-            src(f"{var}._unknown_tags = None")
-        regular = []
-        for f in struct.fields:
-            if f.present_in(v) and not f.tagged_in(v):
-                regular.append(f)
-            elif gen.lazy(f):
-                src(f"{var}.{gen.slot(f)} = None")
-            else:
-                src(f"{var}.{gen.attr(f)} = {gen.default_expr(f)}")
-        runs = _runs(regular)
-        # In a flexible version the tag count usually follows a run of fixed-width fields: read
-        # it in the same struct call, and only step back to it when the section is not empty.
-        merge_tags = self.flexible and bool(runs) and runs[-1][0].type.is_fixed
-        preloaded = False
-        for i, run in enumerate(runs):
-            if run[0].type.is_fixed:
-                # Likewise the first byte of a compact length that follows the run.
-                following = runs[i + 1][0] if i + 1 < len(runs) else None
-                preloaded = following is not None and self.compact_length(following)
-                self.fixed_run(run, var, with_tag_count=merge_tags and i == len(runs) - 1, with_length=preloaded)
-            else:
-                self.value(run[0], f"{var}.{gen.slot(run[0])}", depth, end, preloaded=preloaded)
-                preloaded = False
-        if not self.flexible:
-            return
-        if merge_tags:
-            with src.block("if t:"):  # the tag count is already in t: step back to read the section
-                src("pos -= 1")
-                self.tag_section(struct, var, end)
-        else:
-            with src.block("if data[pos] == 0:"):
-                src("pos += 1")
-            with src.block("else:"):
-                self.tag_section(struct, var, end)
-
-    def tag_section(self, struct: StructSpec, var: str, end: str) -> None:
-        """Read a non-empty tagged-field section into ``var``."""
-        if any(f.tag is not None for f in struct.fields):
-            self.src(f"pos = {self.tag_function(struct)}({var}, data, pos, {end})")
-        else:
-            self.src(f"{var}._unknown_tags, pos = {self.gen.rt('_read_unknown_tags')}(data, pos, {end})")
-
-    def compact_length(self, f: FieldSpec) -> bool:
-        """Whether ``f`` starts with a compact (varint) length in this version."""
-        if f.type.kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):
-            return f.compact_in(self.v, self.gen.spec.flexible_versions)
-        return f.type.kind is Kind.ARRAY and self.flexible
-
-    def fixed_run(
-        self, run: list[FieldSpec], var: str, with_tag_count: bool = False, with_length: bool = False
-    ) -> None:
-        src, gen = self.src, self.gen
-        extra = ["t"] if with_tag_count else ["n"] if with_length else []
-        fmt = "".join(FIXED_FORMATS[f.type.kind] for f in run) + "B" * len(extra)
-        name = gen.fixed(fmt)
-        targets = [f"{var}.{gen.attr(f)}" for f in run] + extra
-        lhs = ", ".join(targets) + ("," if len(targets) == 1 else "")
-        src(f"{lhs} = _U_{name}(data, pos)")
-        src(f"pos += {sum(_FIXED_SIZES[c] for c in _split_fmt(fmt))}")
-        for f, target in zip(run, targets, strict=False):
-            if f.type.kind is Kind.UUID:
-                src(f"{target} = {gen.rt('_uuid')}({target})")
-
-    def length(self, compact: bool, wide: bool, string: bool, preloaded: bool = False) -> None:
-        """Leave a length or count in ``n`` (``-1`` for null) and advance ``pos``.
-
-        ``preloaded``: the first varint byte is already in ``n`` and ``pos`` is past it.
-        """
-        src, rt = self.src, self.gen.rt
-        if compact and preloaded:
-            with src.block("if n >= 0x80:"):
-                with src.block("if data[pos] < 0x80:"):
-                    src("n = (n & 0x7F) | (data[pos] << 7)")
-                    src("pos += 1")
-                with src.block("else:"):
-                    src(f"n, pos = {rt('_uvarint')}(data, pos - 1)")
-                    if string:
-                        with src.block(f"if n > {COMPACT_STRING_LIMIT}:"):
-                            src(f"raise {rt('_Malformed')}")
-            src("n -= 1")
-        elif compact:
-            src("n = data[pos]")
-            with src.block("if n < 0x80:"):
-                src("pos += 1")
-            # Two-byte lengths (128..16383: every ~1 KiB record batch) stay inline too.
-            with src.block("elif data[pos + 1] < 0x80:"):
-                src("n = (n & 0x7F) | (data[pos + 1] << 7)")
-                src("pos += 2")
-            with src.block("else:"):
-                src(f"n, pos = {rt('_uvarint')}(data, pos)")
-                if string:
-                    with src.block(f"if n > {COMPACT_STRING_LIMIT}:"):
-                        src(f"raise {rt('_Malformed')}")
-            src("n -= 1")
-        else:
-            src(f"n = _U_{self.gen.fixed('i' if wide else 'h')}(data, pos)[0]")
-            src(f"pos += {4 if wide else 2}")
-
-    @contextmanager
-    def non_null(self, nullable: bool, compact: bool, target: str) -> Iterator[None]:
-        """Check the length in ``n``: negative is null where the version allows it (``target``
-        becomes None), an error otherwise. What the ``with`` body emits reads a present value."""
-        src, rt = self.src, self.gen.rt
-        if not nullable:
-            with src.block("if n < 0:"):
-                src(f"raise {rt('_Malformed')}")
-            yield
-            return
-        with src.block("if n < 0:"):
-            if not compact:  # the classic form's null is exactly -1
-                with src.block("if n != -1:"):
-                    src(f"raise {rt('_Malformed')}")
-            src(f"{target} = None")
-        with src.block("else:"):
-            yield
-
-    def value(self, f: FieldSpec, target: str, depth: int, end: str, preloaded: bool = False) -> None:
-        src, v = self.src, self.v
-        kind = f.type.kind
-        nullable = f.nullable_in(v)
-        if f.type.is_fixed:
-            # Fixed-width fields only reach here one at a time, as tagged fields: ``target`` is
-            # then always ``<object>.<attribute>``.
-            self.fixed_run([f], target.rpartition(".")[0])
-            return
-        if kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):
-            compact = f.compact_in(v, self.gen.spec.flexible_versions)
-            self.length(compact, wide=kind is not Kind.STRING, string=kind is Kind.STRING, preloaded=preloaded)
-            with self.non_null(nullable, compact, target):
-                self.take(kind, target)
-        elif kind is Kind.ARRAY:
-            self.length(self.flexible, wide=True, string=False, preloaded=preloaded)
-            with self.non_null(nullable, self.flexible, target):
-                self.array_items(f, target, depth + 1, end)
-        elif kind is Kind.STRUCT:
-            assert f.struct is not None
-            inner = f"o{depth + 1}"
-            if nullable:  # a nullable struct starts with a marker byte: -1 for null, 1 for present
-                with src.block("if data[pos] >= 0x80:"):
-                    src("pos += 1")
-                    src(f"{target} = None")
-            with src.else_block(nullable):
-                if nullable:
-                    src("pos += 1")
-                self.struct(f.struct, inner, depth + 1, end)
-                src(f"{target} = {inner}")
-        else:  # pragma: no cover - every kind is handled
-            raise AssertionError(kind)
-
-    def take(self, kind: Kind, target: str) -> None:
-        if kind is Kind.STRING:
-            self.src(f"{target} = data[pos:pos + n].decode()")
-        else:
-            self.src(f"{target} = data[pos:pos + n]")
-        self.src("pos += n")
-
-    def array_items(self, f: FieldSpec, target: str, depth: int, end: str) -> None:
-        src, rt = self.src, self.gen.rt
-        element = f.type.element
-        assert element is not None
-        with src.block(f"if n > {end} - pos:"):  # every element takes at least a byte
-            src(f"raise {rt('_Malformed')}")
-        if element.is_fixed and element.kind is not Kind.UUID:
-            code = FIXED_FORMATS[element.kind]
-            table = self.gen.array_table(code, "unpack")
-            src(
-                f"{target} = [*{table}[n](data, pos)] if n < {rt('_SMALL')} "
-                f"else list({rt('_fixed_array')}({code!r}, n)(data, pos))"
-            )
-            src(f"pos += {_FIXED_SIZES[code]} * n")
-            return
-        items = f"l{depth}"
-        src(f"{items} = []")
-        with src.block("for _ in range(n):"):
-            if element.kind is Kind.STRUCT:
-                assert f.struct is not None
-                self.struct(f.struct, f"o{depth}", depth, end)
-                src(f"{items}.append(o{depth})")
-            elif element.kind is Kind.UUID:
-                src(f"{items}.append({rt('_uuid')}(data[pos:pos + 16]))")
-                src("pos += 16")
-            else:
-                compact = f.compact_in(self.v, self.gen.spec.flexible_versions)
-                self.length(compact, wide=element.kind is not Kind.STRING, string=element.kind is Kind.STRING)
-                with self.non_null(False, compact, ""):
-                    self.take(element.kind, f"v{depth}")
-                src(f"{items}.append(v{depth})")
-        src(f"{target} = {items}")
-
-    def tag_function(self, struct: StructSpec) -> str:
-        v, gen = self.v, self.gen
-        layout = struct_layout(struct, v, gen.spec.flexible_versions)
-        kind = f"tags of {struct.name}"
-        existing = gen.shared(kind, layout)
-        if existing is not None:
-            return existing
-        body = Source()
-        sub = _Decode(gen, v, body)
-        uvarint, malformed = gen.rt("_uvarint"), gen.rt("_Malformed")
-        body(f"count, pos = {uvarint}(data, pos)")
-        with body.block("if count > end - pos:"):
-            body(f"raise {malformed}")
-        body("unknown = None")
-        known = [f for f in struct.fields if f.tag is not None and f.present_in(v) and f.tagged_in(v)]
-        invalid = sorted(f.tag for f in struct.fields if f.tag is not None and f not in known)
-        with body.block("for _ in range(count):"):
-            body(f"tag, pos = {uvarint}(data, pos)")
-            body(f"size, pos = {uvarint}(data, pos)")
-            body("stop = pos + size")
-            with body.block("if stop > end:"):
-                body(f"raise {malformed}")
-            keyword = "if"
-            for f in sorted(known, key=lambda f: f.tag or 0):
-                with body.block(f"{keyword} tag == {f.tag}:"):
-                    sub.value(f, f"o.{gen.slot(f)}", 0, "stop")
-                    with body.block("if pos != stop:"):
-                        body(f"raise {malformed}")
-                keyword = "elif"
-            if invalid:  # tags the spec gives fields of other versions: never unknown here
-                with body.block(f"{keyword} tag in {tuple(invalid)!r}:"):
-                    body(f"raise {malformed}")
-                keyword = "elif"
-            with body.block("else:" if keyword == "elif" else "if True:"):
-                with body.block("if unknown is None:"):
-                    body("unknown = {}")
-                body("unknown[tag] = data[pos:stop]")
-            body("pos = stop")
-        body("o._unknown_tags = unknown")
-        body("return pos")
-        return gen.add_function(
-            kind, layout, "def {name}(o, data, pos, end):", body.lines, f"_read_tags_{struct.name}_v{v}"
-        )
-
-
-class _Encode:
-    def __init__(self, gen: _ModuleWriter, version: int, src: Source) -> None:
-        self.gen = gen
-        self.v = version
-        self.src = src
-        self.flexible = gen.flexible(version)
-
-    def struct(self, struct: StructSpec, var: str, depth: int, out: str) -> None:
-        src, v, gen = self.src, self.v, self.gen
-        regular: list[FieldSpec] = []
-        for f in struct.fields:
-            if not f.present_in(v):
-                if not f.ignorable:
-                    with src.block(f"if {gen.nondefault(f, f'{var}.{gen.slot(f)}')}:"):
-                        src(f"raise {gen.rt('_missing')}({struct.name!r}, {gen.attr(f)!r})")
-            elif not f.tagged_in(v):
-                regular.append(f)
-        for run in _runs(regular):
-            if run[0].type.is_fixed:
-                self.fixed_run(run, var, out)
-            else:
-                self.value(run[0], f"{var}.{gen.attr(run[0])}", depth, out)
-        if self.flexible:
-            self.tags(struct, var, depth, out)
-
-    def fixed_run(self, run: list[FieldSpec], var: str, out: str) -> None:
-        fmt = "".join(FIXED_FORMATS[f.type.kind] for f in run)
-        name = self.gen.fixed(fmt)
-        args = []
-        for f in run:
-            expr = f"{var}.{self.gen.attr(f)}"
-            args.append(f"{expr}.bytes" if f.type.kind is Kind.UUID else expr)
-        self.src(f"{out}.append(_P_{name}({', '.join(args)}))")
-
-    def length(self, compact: bool, wide: bool, string: bool, out: str) -> None:
-        """Write the length or count held in ``n``."""
-        rt = self.gen.rt
-        if compact:
-            slow = f"{rt('_string_length')}(n + 1)" if string else f"{rt('_to_uvarint')}(n + 1)"
-            two = f"_P_{self.gen.fixed('BB')}(((n + 1) & 0x7F) | 0x80, (n + 1) >> 7)"
-            # n + 1 below 128 is one varint byte (a table lookup), below 16384 two
-            self.src(f"{out}.append({rt('_UV1')}[n + 1] if n < 127 else {two} if n < 16383 else {slow})")
-        else:
-            self.src(f"{out}.append(_P_{self.gen.fixed('i' if wide else 'h')}(n))")
-
-    def null(self, compact: bool, wide: bool, out: str) -> None:
-        marker = "b'\\x00'" if compact else ("b'\\xff\\xff\\xff\\xff'" if wide else "b'\\xff\\xff'")
-        self.src(f"{out}.append({marker})")
-
-    def value(self, f: FieldSpec, expr: str, depth: int, out: str) -> None:
-        src, v = self.src, self.v
-        kind = f.type.kind
-        nullable = f.nullable_in(v)
-        if f.type.is_fixed:
-            self.fixed_run([f], expr.rpartition(".")[0], out)
-            return
-        if kind in (Kind.STRING, Kind.BYTES, Kind.RECORDS):
-            compact = f.compact_in(v, self.gen.spec.flexible_versions)
-            wide = kind is not Kind.STRING
-            src(f"s = {expr}.encode()" if kind is Kind.STRING and not nullable else f"s = {expr}")
-            if nullable:
-                with src.block("if s is None:"):
-                    self.null(compact, wide, out)
-            with src.else_block(nullable):
-                if kind is Kind.STRING and nullable:
-                    src("s = s.encode()")
-                src("n = len(s)")
-                self.length(compact, wide, kind is Kind.STRING, out)
-                src(f"{out}.append(s)")
-        elif kind is Kind.ARRAY:
-            items = f"a{depth + 1}"
-            src(f"{items} = {expr}")
-            if nullable:
-                with src.block(f"if {items} is None:"):
-                    self.null(self.flexible, True, out)
-            with src.else_block(nullable):
-                src(f"n = len({items})")
-                self.length(self.flexible, True, False, out)
-                self.array_items(f, items, depth + 1, out)
-        elif kind is Kind.STRUCT:
-            assert f.struct is not None
-            inner = f"o{depth + 1}"
-            src(f"{inner} = {expr}")
-            if nullable:
-                with src.block(f"if {inner} is None:"):
-                    src(f"{out}.append(b'\\xff')")
-            with src.else_block(nullable):
-                if nullable:
-                    src(f"{out}.append(b'\\x01')")
-                self.struct(f.struct, inner, depth + 1, out)
-
-    def array_items(self, f: FieldSpec, items: str, depth: int, out: str) -> None:
-        src = self.src
-        element = f.type.element
-        assert element is not None
-        if element.is_fixed and element.kind is not Kind.UUID:
-            code = FIXED_FORMATS[element.kind]
-            table = self.gen.array_table(code, "pack")
-            src(
-                f"{out}.append({table}[n](*{items}) if n < {self.gen.rt('_SMALL')} "
-                f"else {self.gen.rt('_fixed_array_pack')}({code!r}, n)(*{items}))"
-            )
-            return
-        item = f"o{depth}"
-        with src.block(f"for {item} in {items}:"):
-            if element.kind is Kind.STRUCT:
-                assert f.struct is not None
-                self.struct(f.struct, item, depth, out)
-            elif element.kind is Kind.UUID:
-                src(f"{out}.append({item}.bytes)")
-            else:
-                compact = f.compact_in(self.v, self.gen.spec.flexible_versions)
-                wide = element.kind is not Kind.STRING
-                if element.kind is Kind.STRING:
-                    src(f"s = {item}.encode()")
-                else:
-                    src(f"s = {item}")
-                src("n = len(s)")
-                self.length(compact, wide, element.kind is Kind.STRING, out)
-                src(f"{out}.append(s)")
-
-    def tags(self, struct: StructSpec, var: str, depth: int, out: str) -> None:
-        src, v, gen = self.src, self.v, self.gen
-        tagged = sorted((f for f in struct.fields if f.present_in(v) and f.tagged_in(v)), key=lambda f: f.tag or 0)
-        if not tagged:
-            with src.block(f"if {var}._unknown_tags:"):
-                src(f"{gen.rt('_write_tags')}({out}, list({var}._unknown_tags.items()))")
-            with src.block("else:"):
-                src(f"{out}.append(b'\\x00')")
-            return
-        tags = f"t{depth}"
-        sub = f"b{depth}"
-        src(f"{tags} = []")
-        for f in tagged:
-            expr = f"{var}.{gen.slot(f)}"
-            with src.block(f"if {gen.nondefault(f, expr)}:"):
-                src(f"{sub} = []")
-                self.value(f, expr, depth, sub)
-                src(f"{tags}.append(({f.tag}, b''.join({sub})))")
-        with src.block(f"if {var}._unknown_tags:"):
-            src(f"{tags}.extend({var}._unknown_tags.items())")
-        with src.block(f"if {tags}:"):
-            src(f"{gen.rt('_write_tags')}({out}, {tags})")
-        with src.block("else:"):
-            src(f"{out}.append(b'\\x00')")

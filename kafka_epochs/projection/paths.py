@@ -21,7 +21,7 @@ from typing import Any
 
 from kafka_epochs.wire.schema import FieldInfo
 
-__all__ = ["Node", "has_path", "leaf_field", "resolve"]
+__all__ = ["Node", "has_path", "leaf_field", "resolve", "walks_tree"]
 
 
 @dataclass
@@ -144,3 +144,17 @@ def has_path(message: Any, path: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def walks_tree(tree: dict[str, Any], segments: list[str]) -> bool:
+    """Whether ``segments`` walk ``tree`` (see ``codegen.build.paths_source``) as
+    :func:`resolve` would walk one message's fields."""
+    segment = segments[0]
+    node = tree.get(segment.removesuffix("[]")) if segment else None
+    if node is None:
+        return False
+    walks_array = segment.endswith("[]")
+    if len(segments) == 1:  # a value: a primitive, or a list of them (which may take a [])
+        return "leaf_array" in node or (not walks_array and "leaf" in node)
+    kinds = ("array",) if walks_array else ("struct", "array")
+    return any(kind in node and walks_tree(node[kind], segments[1:]) for kind in kinds)

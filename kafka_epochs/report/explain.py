@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from kafka_epochs.report.model import (
     DISAGREEMENT,
     FENCED,
@@ -10,6 +12,7 @@ from kafka_epochs.report.model import (
     STALE_REQUEST,
     STOP_REPLICA_FENCED,
     UNKNOWN,
+    Frame,
     Incident,
 )
 
@@ -36,6 +39,15 @@ def partition_name(incident: Incident) -> str:
     if incident.partition is None:
         return incident.topic or "the request"
     return f"{incident.topic if incident.topic is not None else '?'}-{incident.partition}"
+
+
+def decode_command(frame: Frame) -> str | None:
+    """The ``kafka-epochs decode`` call that prints the frame's exchange, when the frame can be named."""
+    if not frame.decodable or not frame.capture or frame.correlation_id is None or not frame.client:
+        return None
+    args = ["kafka-epochs", "decode", frame.capture, "--client", frame.client]
+    args += ["--correlation-id", str(frame.correlation_id)]
+    return shlex.join(args)
 
 
 def explain(incident: Incident) -> str:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import datetime
 import html
-import shlex
 from collections.abc import Iterable
 
-from kafka_epochs.report.explain import explain
+from kafka_epochs.report.explain import decode_command, explain
 from kafka_epochs.report.literal import literal
 from kafka_epochs.report.model import Frame, Incident, PartitionView, ReportData, Summary
 from kafka_epochs.report.plots import timeline_svg
@@ -182,19 +181,10 @@ def _frame(frame: Frame) -> str:
         bits.append(f"correlation id {frame.correlation_id}")
     if frame.capture:
         bits.append(f"<code>{_e(frame.capture)}</code>")
-    command = _decode_command(frame)
+    command = decode_command(frame)
     if command:
         bits.append(f"see it: <code>{_e(command)}</code>")
     return " · ".join(bits)
-
-
-def _decode_command(frame: Frame) -> str | None:
-    """The ``kafka-epochs decode`` call that prints the exchange, when the frame can be named."""
-    if not frame.decodable or not frame.capture or frame.correlation_id is None or not frame.client:
-        return None
-    args = ["kafka-epochs", "decode", frame.capture, "--client", frame.client]
-    args += ["--correlation-id", str(frame.correlation_id)]
-    return shlex.join(args)
 
 
 def _other_incidents(incidents: list[Incident], numbered: int) -> str:

@@ -8,16 +8,16 @@ LeaderAndIsr requests (the stray-partition view needs all of them, in order).
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
-from kafka_epochs.audit.events import DISAGREES, UNREADABLE
+from kafka_epochs.audit.events import DISAGREES
+from kafka_epochs.audit.incidents import frame_of as _frame
+from kafka_epochs.audit.incidents import to_incident
 from kafka_epochs.report import write_report
 from kafka_epochs.report.explain import rule_of
 from kafka_epochs.report.model import (
@@ -40,7 +40,10 @@ from kafka_epochs.report.model import (
     Summary,
 )
 from kafka_epochs.report.strays import with_strays
-from kafka_epochs.spark.epoch_audit import AuditResult, frame_counts
+from kafka_epochs.spark.audit_counts import frame_counts, unreadable_reasons
+
+if TYPE_CHECKING:
+    from kafka_epochs.spark.epoch_audit import AuditResult
 
 _KEY = ["cluster", "topic", "partition"]
 _FRAME = ["capture", "seq", "time_ns", "client", "broker", "correlation_id"]
@@ -108,7 +111,7 @@ def _collect(
     ]
     control, left_out = _control_requests(result.events, judged)
     return ReportData(
-        summary=_summary(result, incidents),
+        summary=summary_of(result, incidents),
         partitions=list(views.values()),
         partitions_left_out=len(ranked) - len(chosen),
         incidents_left_out=sum(r["n"] for r in ranked[max_partitions:]),
@@ -136,53 +139,6 @@ def incident_rows(result: AuditResult) -> DataFrame:
         .unionByName(shaped(tables["stop_replica_fenced"], STOP_REPLICA_FENCED))
         .unionByName(shaped(tables["fenced_responses"], FENCED_RESPONSE))
         .unionByName(shaped(tables["disagreements"], DISAGREEMENT))
-    )
-
-
-def _frame(row: Row) -> Frame:
-    capture = row["capture"]
-    return Frame(
-        _shown(capture),
-        row["seq"],
-        row["time_ns"],
-        row["client"],
-        row["broker"],
-        row["correlation_id"],
-        decodable=_is_file(capture),
-    )
-
-
-@functools.cache
-def _is_file(capture: str | None) -> bool:
-    return bool(capture) and os.path.isfile(str(capture))
-
-
-def _shown(capture: str | None) -> str | None:
-    """A capture's path as the page shows it: relative to the working directory when under it
-    (the ``decode`` commands the page suggests then run from there)."""
-    if not capture or not os.path.isabs(capture):
-        return capture
-    relative = os.path.relpath(capture)
-    return capture if relative.startswith("..") else relative
-
-
-def to_incident(row: Row) -> Incident:
-    return Incident(
-        kind=row["kind"],
-        frame=_frame(row),
-        api=row["api"],
-        api_version=row["api_version"],
-        cluster=row["cluster"],
-        topic=row["topic"],
-        partition=row["partition"],
-        error=row["error"],
-        requested_epoch=row["requested_epoch"],
-        leader_epoch=row["leader_epoch"],
-        broker_error=row["broker_error"],
-        path=row["path"],
-        delete=row["delete"],
-        profile=row["profile"],
-        warnings=tuple(row["warnings"] or ()),
     )
 
 
@@ -287,7 +243,8 @@ def _control_requests(events: DataFrame, judged: DataFrame, limit: int = 200) ->
     return found[:limit], max(0, len(found) - limit)
 
 
-def _summary(result: AuditResult, incidents: DataFrame) -> Summary:
+def summary_of(result: AuditResult, incidents: DataFrame) -> Summary:
+    """The summary of an audit (``incidents``: its :func:`incident_rows`)."""
     events = result.events
     row = events.agg(
         F.min("time_ns").alias("first"),
@@ -324,17 +281,4 @@ def _summary(result: AuditResult, incidents: DataFrame) -> Summary:
     )
 
 
-def unreadable_reasons(events: DataFrame, limit: int = 5) -> list[tuple[str, int]]:
-    """Why frames could not be read, the most frequent reasons first."""
-    rows = (
-        events.where(F.col("kind") == UNREADABLE)
-        .groupBy(F.coalesce("error", F.lit("?")).alias("error"))
-        .agg(F.count_distinct("capture", "seq").alias("n"))
-        .orderBy(F.desc("n"), "error")
-        .limit(limit)
-        .collect()
-    )
-    return [(r["error"], r["n"]) for r in rows]
-
-
-__all__ = ["incident_rows", "report_data", "to_incident", "write_audit_report"]
+__all__ = ["incident_rows", "report_data", "summary_of", "write_audit_report"]

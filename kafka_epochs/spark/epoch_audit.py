@@ -61,13 +61,13 @@ from kafka_epochs.audit.events import (
     NO_RESPONSE,
     REQUEST_EPOCH,
     STOP_REPLICA_EPOCH,
-    UNREADABLE,
     audit_events,
     verdict,
 )
 from kafka_epochs.epochs import EqualEpochPolicy, Errors
 from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
 from kafka_epochs.report.model import Summary
+from kafka_epochs.spark.audit_counts import frame_counts, unreadable_reasons
 from kafka_epochs.spark.shipping import ship_package
 from kafka_epochs.spark.spark_types import spark_schema
 
@@ -106,7 +106,6 @@ class AuditResult:
     def unreadable(self) -> Summary | None:
         """None when every frame that could carry an epoch decoded; else a summary of how many
         did not (``unreadable``, ``unreadable_reasons``) against those read (``frames``)."""
-        from kafka_epochs.spark.audit_report import unreadable_reasons
 
         row = self.events.agg(*frame_counts()).first()
         if row is None or not row["unreadable"]:
@@ -138,16 +137,6 @@ class AuditResult:
         from kafka_epochs.spark.audit_report import write_audit_report
 
         return write_audit_report(self, path, max_partitions=max_partitions, title=title, sources=sources)
-
-
-def frame_counts() -> tuple[Column, Column]:
-    """Aggregates over events: the frames read (``frames``) and those that could carry an epoch
-    and did not decode (``unreadable``), each frame once."""
-    read = F.col("kind") != UNREADABLE
-    return (
-        F.count_distinct(F.when(read, F.struct("capture", "seq"))).alias("frames"),
-        F.count_distinct(F.when(~read, F.struct("capture", "seq"))).alias("unreadable"),
-    )
 
 
 def audit(
@@ -308,6 +297,7 @@ def _timeline(events: DataFrame) -> DataFrame:
         F.min("time").alias("first_seen"),
         F.max("time").alias("last_seen"),
         F.min("time_ns").alias("first_seen_ns"),
+        F.max("time_ns").alias("last_seen_ns"),
         # the first sighting's seq: orders sightings and requests at the same instant, or with no time
         F.min_by("seq", F.struct("time_ns", "seq")).alias("first_seen_seq"),
         F.min_by("leader", F.struct("time_ns", "seq")).alias("leader"),

@@ -29,24 +29,14 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame, SparkSession
 
 from kafka_epochs.audit.events import EVENT_SCHEMA
+from kafka_epochs.audit.incidents import incident_line
 from kafka_epochs.audit.judging import Incident, IncrementalAudit, in_capture_order
-from kafka_epochs.decode_command import SAMPLE_CAPTURE
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.frame_rows import capture_frames, to_batches
 from kafka_epochs.protocol_refs import ProtocolLike
-from kafka_epochs.report.explain import explain
-from kafka_epochs.report.model import DISAGREEMENT, FENCED_RESPONSE, STALE_REQUEST, STOP_REPLICA_FENCED
-from kafka_epochs.spark.audit_report import to_incident
+from kafka_epochs.samples import SAMPLE_CAPTURE
 from kafka_epochs.spark.datasource import register
 from kafka_epochs.spark.epoch_audit import extract_events
-
-#: how a printed line names its incident's table
-_KINDS = {
-    STALE_REQUEST: "stale",
-    STOP_REPLICA_FENCED: "fenced StopReplica",
-    FENCED_RESPONSE: "answer",
-    DISAGREEMENT: "disputed",
-}
 
 
 class Follow:
@@ -195,18 +185,9 @@ class Follow:
             if key in self.printed:
                 continue
             self.printed.add(key)
-            incident = to_incident(row)  # type: ignore[arg-type]  # a dict reads as a Row does
-            print(
-                f"{_when(row['time_ns'])}  {_KINDS[incident.kind]:<18}  {explain(incident)}", file=self.out, flush=True
-            )
+            print(incident_line(row), file=self.out, flush=True)
         self.printed_path.parent.mkdir(parents=True, exist_ok=True)
         self.printed_path.write_text(json.dumps(sorted(self.printed)))
-
-
-def _when(time_ns: int | None) -> str:
-    if time_ns is None:
-        return "time unknown".ljust(26)
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time_ns / 1e9)) + f".{time_ns // 1000 % 1_000_000:06d}"
 
 
 def _first_line(error: BaseException) -> str:

@@ -141,12 +141,3 @@ def _merge(a: pa.DataType, b: pa.DataType, where: str) -> pa.DataType:
     if pa.types.is_list(a) and pa.types.is_list(b):
         return pa.list_(_merge(a.value_type, b.value_type, where))
     raise TypeError(f"{where} is {a} in one protocol and {b} in another: no single column type holds both")
-
-
-def __getattr__(name: str) -> Any:
-    # the typed decoder lives beside this module (it needs the batch machinery); reachable here too
-    if name == "decode_typed_batch":
-        from kafka_epochs.spark.typed import decode_typed_batch
-
-        return decode_typed_batch
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -186,7 +186,8 @@ def _count(path: str, start: int, end: int, ports: frozenset[int]) -> RangeCount
 
 
 def _read_whole(spark: Any, path: str, ports: frozenset[int], protocol: ProtocolRef) -> Any:
-    from kafka_epochs.spark.datasource import FORMAT, register
+    from kafka_epochs.spark.datasource import register
+    from kafka_epochs.spark.source_options import FORMAT
 
     register(spark)
     reader = spark.read.format(FORMAT).option("ports", ",".join(str(p) for p in sorted(ports)))

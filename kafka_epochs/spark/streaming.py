@@ -25,7 +25,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
 from kafka_epochs.frame_rows import CAPTURE_SUFFIXES, capture_frames, to_batches
-from kafka_epochs.spark.datasource import FORMAT, CapturePartition, option_ints, option_paths, option_specs
+from kafka_epochs.spark.source_options import FORMAT, CapturePartition, option_ints, option_paths, option_specs
 
 DEFAULT_SETTLE_SECONDS = 2.0
 #: The offset before any file: every file comes after it.

@@ -14,8 +14,8 @@ import pytest
 from kafka_epochs import Protocol
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
 from kafka_epochs.cli import main
-from kafka_epochs.decode_command import SAMPLE_CAPTURE
 from kafka_epochs.records import Compression, Record, decode_records, encode_batch
+from kafka_epochs.samples import SAMPLE_CAPTURE
 
 P = Protocol.bundled()
 ApiVersionsRequest, ApiVersionsResponse = P.message("ApiVersionsRequest"), P.message("ApiVersionsResponse")

@@ -19,7 +19,8 @@ from test_decode_command import T0, conversation
 
 from kafka_epochs import Protocol
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
-from kafka_epochs.cli import build_parser, main, protocol_for
+from kafka_epochs.cli import build_parser, main
+from kafka_epochs.cli.options import protocol_for
 from kafka_epochs.errors import DecodeError
 from kafka_epochs.protocol import ProtocolChain
 from kafka_epochs.records import Compression, Record, decode_records, encode_batch

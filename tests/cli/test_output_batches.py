@@ -12,14 +12,13 @@ import os
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
-from pathlib import Path
 
 import pytest
 
-from kafka_epochs import decode_command
-from kafka_epochs.cli import main
+from kafka_epochs.cli import decode_output, main
+from kafka_epochs.samples import CLIENTS_CAPTURE
 
-CLIENTS = Path(decode_command.__file__).resolve().parent / "samples" / "clients.pcap"
+CLIENTS = CLIENTS_CAPTURE
 
 
 class _CountingOut(io.StringIO):
@@ -44,7 +43,7 @@ def test_lines_go_out_in_batches_in_order(monkeypatch: pytest.MonkeyPatch, extra
     whole = _decode(*extra).getvalue()
     lines = whole.splitlines()
     assert len(lines) >= 1 and whole.endswith("\n")
-    monkeypatch.setattr(decode_command._Printer, "BATCH", 4)
+    monkeypatch.setattr(decode_output.Printer, "BATCH", 4)
     batched = _decode(*extra)
     assert batched.getvalue() == whole  # same text, nothing lost at the batch edges or the end
     assert batched.writes == -(-len(lines) // 4)
@@ -54,7 +53,7 @@ def test_one_write_per_batch_not_per_line() -> None:
     out = _decode()
     lines = out.getvalue().count("\n")
     assert lines > 50
-    assert out.writes == -(-lines // decode_command._Printer.BATCH)
+    assert out.writes == -(-lines // decode_output.Printer.BATCH)
 
 
 def test_unbuffered_python_prints_every_line() -> None:

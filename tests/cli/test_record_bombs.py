@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from kafka_epochs import Protocol, decode_command, records
+from kafka_epochs import Protocol, records
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
+from kafka_epochs.cli import decode as decode_command
 from kafka_epochs.cli import main
 from kafka_epochs.errors import DecodeError
 from kafka_epochs.records import Compression, Record, RecordBudget, decode_records, encode_batch

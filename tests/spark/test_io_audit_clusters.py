@@ -8,6 +8,7 @@ broker's own answer contradicts is reported as such, never as stale.
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,39 +18,11 @@ import pytest
 pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
 
-from epoch_story import FENCED, Script, m, produce, produce_response
+from epoch_story import cluster_capture
 
-from kafka_epochs.capture.synth import write_capture
 from kafka_epochs.cli import main
 from kafka_epochs.spark.datasource import register
 from kafka_epochs.spark.epoch_audit import audit
-
-
-def metadata(epoch: int, cluster_id: str | None, topic_id: uuid.UUID | None = None) -> Any:
-    r = m("MetadataResponse")
-    return r(
-        cluster_id=cluster_id,
-        brokers=[r.MetadataResponseBroker(node_id=1, host="10.0.0.10", port=9092)],
-        topics=[
-            r.MetadataResponseTopic(
-                name="orders",
-                **({} if topic_id is None else {"topic_id": topic_id}),
-                partitions=[r.MetadataResponsePartition(partition_index=0, leader_id=1, leader_epoch=epoch)],
-            )
-        ],
-    )
-
-
-def cluster_capture(
-    path: Path, epoch: int, cluster_id: str | None, *, stale_answer: int = FENCED, topic_id: uuid.UUID | None = None
-) -> Path:
-    s = Script(("10.0.0.1", 50001), "app")
-    s.exchange(0, m("MetadataRequest")(topics=None), metadata(epoch, cluster_id, topic_id), 12)
-    s.exchange(10, produce(0, epoch), produce_response(0, 0), 12)  # the current epoch: accepted
-    s.exchange(20, produce(0, epoch - 1), produce_response(0, stale_answer), 12)  # one behind
-    s.request(30, produce(0, epoch - 1, acks=0), 12)  # one behind, and never answered
-    write_capture(path, [s.conn], mss=300)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -112,10 +85,12 @@ def test_a_stale_verdict_the_broker_did_not_share(spark: Any, captures: dict[str
 def test_the_command_takes_cluster_by(
     spark: Any, captures: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["audit", str(captures["a"]), str(captures["b"]), "--cluster-by", "capture", "--quiet"]) == 0
-    out = capsys.readouterr().out
-    assert "== disagreements: 0 rows ==" in out and "== stale_requests: 4 rows ==" in out
-    assert "a.pcap" in out and "b.pcap" in out
+    argv = ["audit", str(captures["a"]), str(captures["b"]), "--cluster-by", "capture", "--format", "jsonl"]
+    assert main([*argv, "--quiet"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [row["kind"] for row in rows]
+    assert kinds.count("disagreement") == 0 and kinds.count("stale_request") == 4
+    assert {row["cluster"] for row in rows} == {"a.pcap", "b.pcap"}
 
 
 def test_clusters_that_share_an_id_are_audited_apart_and_the_split_is_said(
@@ -137,7 +112,7 @@ def test_clusters_that_share_an_id_are_audited_apart_and_the_split_is_said(
     }
     page = tmp_path / "report.html"
     assert main(["audit", str(a), str(b), "--quiet", "--report", str(page)]) == 0
-    assert "cluster id fixed-id names 2 separate clusters" in capsys.readouterr().err
+    assert "cluster id fixed-id names 2 separate clusters" in capsys.readouterr().out
     assert "Cluster ids shared by separate clusters" in page.read_text(encoding="utf-8")
     # keyed by cluster id they are one: the second set-up's healthy requests disagree with its broker
     joined = judged(spark, [a, b], cluster_key="cluster-id")

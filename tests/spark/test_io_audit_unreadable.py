@@ -13,25 +13,13 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from epoch_story import P, produce, write_sample
+from epoch_story import damaged_produce, write_sample, write_unreadable
 from html_page import Page
 
 from kafka_epochs import Protocol
 from kafka_epochs.audit.events import EVENT_SCHEMA, UNREADABLE, EventExtractor
-from kafka_epochs.capture.synth import RecordedConnection, write_capture
 
 from .test_io_cli import run
-
-T0 = 1_800_000_000_000_000_000
-
-
-def damaged_produce(correlation_id: int) -> bytes:
-    """A Produce v12 request whose topic array count says -1 (null, which it may not be)."""
-    frame = bytearray(P.encode_request(produce(0, 5), 12, correlation_id=correlation_id, client_id="loader"))
-    header_end = 4 + 2 + 2 + 4 + 2 + len(b"loader") + 1  # size, key, version, correlation id, client id, tags
-    at = header_end + 1 + 2 + 4  # then a null compact transactional id (1 byte), acks, timeout
-    frame[at] = 0  # compact array length 0 means null: not allowed for topic_data
-    return bytes(frame)
 
 
 def test_an_epoch_frame_that_does_not_decode_is_an_unreadable_event() -> None:
@@ -46,8 +34,7 @@ def test_an_epoch_frame_that_does_not_decode_is_an_unreadable_event() -> None:
 
 def test_the_audit_says_what_it_could_not_read_and_exits_1(spark: Any, tmp_path: Path) -> None:
     write_sample(tmp_path / "story.pcap")
-    chunks = [(T0 + n * 1000, "client", damaged_produce(n + 1)) for n in range(3)]
-    write_capture(tmp_path / "damaged.pcap", [RecordedConnection(("10.7.0.1", 5000), ("10.7.0.2", 9092), chunks)])
+    write_unreadable(tmp_path / "damaged.pcap")
     page = tmp_path / "audit.html"
     code, _, err = run("audit", str(tmp_path), "--quiet", "--report", str(page))
     assert code == 1

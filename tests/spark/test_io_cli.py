@@ -1,8 +1,7 @@
-"""``kafka-epochs spark-decode`` and ``kafka-epochs audit``, through the parser they add."""
+"""``kafka-epochs spark-decode`` and ``kafka-epochs audit``, through the command line's parser."""
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 from contextlib import redirect_stderr, redirect_stdout
@@ -18,13 +17,11 @@ import pyarrow.parquet as pq
 from epoch_story import write_damaged, write_sample
 from html_page import Page
 
-from kafka_epochs.spark.job import add_spark_commands
+from kafka_epochs.cli import build_parser
 
 
 def run(*argv: str) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser(prog="kafka-epochs")
-    add_spark_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
+    args = build_parser().parse_args(list(argv))
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         code = args.run(args)
@@ -65,9 +62,11 @@ def test_spark_decode_json_keeps_frames_and_refuses_to_overwrite(spark: Any, cap
     assert run("spark-decode", story, "--out", str(out), "--overwrite", "--quiet")[0] == 0
 
 
-def test_audit_prints_and_writes_the_five_tables(spark: Any, captures: Path, tmp_path: Path) -> None:
+def test_audit_on_spark_prints_words_and_writes_the_tables_and_report(
+    spark: Any, captures: Path, tmp_path: Path
+) -> None:
     page = tmp_path / "pages" / "audit.html"
-    code, out, _ = run(
+    code, out, err = run(
         "audit",
         str(captures / "story.pcap"),
         "--out",
@@ -79,20 +78,30 @@ def test_audit_prints_and_writes_the_five_tables(spark: Any, captures: Path, tmp
         str(page),
         "--report-partitions",
         "1",
+        "--timeline",
     )
     assert code == 0
-    assert f"report: {page}" in out
+    assert f"report: {page}" in err
     text = Page(page.read_text(encoding="utf-8")).text
     assert "1 more with incidents are not drawn" in text  # --report-partitions 1 of the story's 2
     assert "Verdicts the brokers contradict 1" in text and "so this verdict is not trusted" in text
-    assert "== timeline: 4 rows ==" in out and "== stale_requests: 3 rows ==" in out
-    assert "== fenced_responses: 6 rows ==" in out and "== stop_replica_fenced: 1 rows ==" in out
-    assert "== disagreements: 1 rows ==" in out  # the equal epoch the story's broker accepted
-    assert "UNKNOWN_LEADER_EPOCH" in out
-    written = pq.read_table(tmp_path / "audit" / "stop_replica_fenced").to_pylist()
-    assert [r["requested_epoch"] for r in written] == [2]
-    disagreements = pq.read_table(tmp_path / "audit" / "disagreements").to_pylist()
-    assert [(r["requested_epoch"], r["agreement"]) for r in disagreements] == [(7, "disagrees with the broker")]
+    assert "(Spark local" in out.splitlines()[0]  # --report: auto chose Spark
+    assert "incidents: 3 stale requests, 1 StopReplica fenced, 6 epoch errors in answers" in out
+    assert "leader epochs seen: 4" in out and "UNKNOWN_LEADER_EPOCH" in out
+    written = pq.read_table(tmp_path / "audit" / "incidents").to_pylist()
+    assert [r["requested_epoch"] for r in written if r["kind"] == "stop_replica_fenced"] == [2]
+    assert [r["requested_epoch"] for r in written if r["kind"] == "disagreement"] == [7]
+    assert pq.read_table(tmp_path / "audit" / "timeline").num_rows == 4
+
+
+def test_audit_refuses_what_its_engine_cannot_do(captures: Path) -> None:
+    story = str(captures / "story.pcap")
+    code, _, err = run("audit", story, "--engine", "local", "--report", "x.html", "--quiet")
+    assert code == 2 and "--engine spark" in err
+    code, _, err = run("audit", str(captures), "--follow", "--engine", "local", "--quiet")
+    assert code == 2 and "runs on Spark" in err
+    code, _, err = run("audit", story, "--rows", "-1")
+    assert code == 2 and "--rows" in err
 
 
 def test_spark_decode_fields_and_headers_only(spark: Any, captures: Path, tmp_path: Path) -> None:

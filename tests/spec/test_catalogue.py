@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_epochs.cli import CATALOGUE, _catalogue_sources
+from kafka_epochs.cli.generate import CATALOGUE, _catalogue_sources
 from kafka_epochs.codegen.build import stale_files
 from kafka_epochs.spec.catalogue import (
     CatalogueError,

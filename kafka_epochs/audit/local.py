@@ -1,0 +1,229 @@
+"""The audit's in-process engine: capture files (or frame tables) judged in this process.
+
+capture files -> frame rows (:mod:`kafka_epochs.frame_rows`) -> events
+(:func:`~kafka_epochs.audit.events.audit_events`) -> verdicts
+(:meth:`~kafka_epochs.audit.judging.IncrementalAudit.judge_all`), in pure Python and PyArrow. The
+same extraction and rules as the Spark engine (:mod:`kafka_epochs.spark.epoch_audit`), and the
+same incidents (a test holds the two equal); what it saves is Spark itself: a JVM's start-up and
+some twenty small jobs, which are most of the time an audit of a small capture takes. Captures
+that outgrow one machine go to Spark (``audit --engine spark``, or ``auto`` past
+:data:`LOCAL_ENGINE_BYTES`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+from kafka_epochs.audit.events import EVENT_SCHEMA, INPUT_FIELDS, LEADER_EPOCH, UNREADABLE, audit_events
+from kafka_epochs.audit.findings import write_table
+from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS
+from kafka_epochs.audit.judging import Event, Incident, IncrementalAudit, in_capture_order, position
+from kafka_epochs.epochs import EqualEpochPolicy
+from kafka_epochs.frame_rows import capture_frames, to_batches
+from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
+from kafka_epochs.report.explain import rule_of
+from kafka_epochs.report.model import DISAGREEMENT, Frame, Summary
+from kafka_epochs.report.model import Incident as ReportIncident
+
+__all__ = ["LOCAL_ENGINE_BYTES", "LocalAudit", "audit_captures", "audit_frame_batches"]
+
+#: Inputs up to this size are audited in-process by ``audit --engine auto``; larger ones on Spark.
+#: A capture's events are a small fraction of its bytes (one per epoch-carrying partition of a
+#: frame that can carry one), so this keeps the driver's memory to some hundreds of MiB.
+LOCAL_ENGINE_BYTES = 256 << 20
+
+#: Why frames could not be read: the most frequent this many reasons are named.
+_REASONS = 5
+
+
+@dataclass
+class LocalAudit:
+    """What the in-process engine found (a :class:`~kafka_epochs.audit.findings.Findings`): the
+    incident rows in capture order, every event (each with the cluster and topic name it was
+    judged with), and the summary of both."""
+
+    events: list[Event]
+    rows: list[Incident]
+    summary: Summary
+    split_clusters: dict[str, list[str]] = field(default_factory=dict)
+    engine: str = "in-process"
+
+    @property
+    def incident_count(self) -> int:
+        return len(self.rows)
+
+    def incidents(self, limit: int | None = None) -> Iterator[dict[str, Any]]:
+        chosen = self.rows if limit is None else self.rows[:limit]
+        return ({name: row[name] for name in INCIDENT_COLUMNS} for row in chosen)
+
+    def timeline(self) -> list[dict[str, Any]]:
+        """One row per (cluster, topic, partition, leader epoch) seen, first sighting first, with
+        the Spark engine's ``timeline`` columns (``behind``: first seen after a higher epoch)."""
+        return timeline(self.events)
+
+    def write(self, out: Path, fmt: str) -> None:
+        write_table(list(self.incidents()), "incidents", out, fmt)
+        write_table(self.timeline(), "timeline", out, fmt)
+
+    def report(self, path: Path) -> Path:
+        raise NotImplementedError("the report is drawn from the Spark engine's tables")
+
+
+def audit_captures(
+    paths: Sequence[str],
+    *,
+    protocol: ProtocolLike = None,
+    ports: Sequence[int] | None = None,
+    equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT,
+    cluster_key: str = "auto",
+) -> LocalAudit:
+    """The audit of capture files (each path a file; expand directories and globs first)."""
+    ref = protocol_ref(protocol)
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for path in paths:
+            yield from to_batches(capture_frames(path, ports=ports, protocol=ref))
+
+    return audit_frame_batches(batches(), protocol=ref, equal_epoch=equal_epoch, cluster_key=cluster_key)
+
+
+def audit_frame_batches(
+    batches: Iterable[pa.RecordBatch],
+    *,
+    protocol: ProtocolLike = None,
+    equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT,
+    cluster_key: str = "auto",
+) -> LocalAudit:
+    """The audit of frames given as Arrow batches with at least the columns the Spark engine's
+    ``audit(frames)`` reads (``frame``, ``direction``, ``request_api_key``,
+    ``request_api_version``; the context columns are filled with nulls where absent)."""
+    ref = protocol_ref(protocol)
+    found = [audit_events(_with_inputs(batch), ref) for batch in batches]
+    table = pa.Table.from_batches(found, schema=EVENT_SCHEMA)
+
+    def stored(where: pc.Expression | None) -> pa.Table:
+        return table if where is None else table.filter(where)
+
+    judge = IncrementalAudit(stored, equal_epoch=equal_epoch, cluster_key=cluster_key)
+    events = table.to_pylist()
+    incidents = in_capture_order(judge.judge_all(events))
+    split = judge.split_ids()
+    return LocalAudit(events, incidents, summarize(events, incidents, split), split)
+
+
+def _with_inputs(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with every column the extraction reads (absent ones null), as the Spark engine
+    normalizes a frame table."""
+    names = set(batch.schema.names)
+    if all(name in names for name, _ in INPUT_FIELDS):
+        return batch
+    types = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32(), "binary": pa.binary()}
+    columns = {
+        name: batch.column(name) if name in names else pa.nulls(batch.num_rows, types[kind])
+        for name, kind in INPUT_FIELDS
+    }
+    if "time_ns" not in names and "time" in names:  # a table with Spark's microsecond times only
+        columns["time_ns"] = pc.multiply(batch.column("time").cast(pa.int64()), 1000)
+    return pa.RecordBatch.from_pydict(columns)
+
+
+def summarize(events: list[Event], incidents: list[Incident], split: dict[str, list[str]]) -> Summary:
+    """The audit's summary from judged events (the Spark engine's aggregates, computed here)."""
+    read: set[tuple[Any, Any]] = set()
+    unread: dict[tuple[Any, Any], str] = {}
+    times = [e["time_ns"] for e in events if e["time_ns"] is not None]
+    clients: set[str] = set()
+    brokers: set[str] = set()
+    clusters: set[str] = set()
+    partitions: set[tuple[str, Any, int]] = set()
+    for e in events:
+        frame = (e["capture"], e["seq"])
+        if e["kind"] == UNREADABLE:
+            unread.setdefault(frame, e["error"] or "?")
+        else:
+            read.add(frame)
+        for seen, value in ((clients, e["client"]), (brokers, e["broker"]), (clusters, e["cluster"])):
+            if value is not None:
+                seen.add(value)
+        if e["partition"] is not None:
+            partitions.add((e["cluster"] or "", e["topic"], e["partition"]))
+    reasons: dict[str, int] = {}
+    for why in unread.values():
+        reasons[why] = reasons.get(why, 0) + 1
+    counts: dict[tuple[str, str, str], int] = {}
+    for row in incidents:
+        probe = ReportIncident(
+            row["kind"], Frame(None, None, None, None, None, None), row["api"], None, None, None, None, row["error"]
+        )
+        key = (row["kind"], rule_of(probe), row["error"] or "?")
+        counts[key] = counts.get(key, 0) + 1
+    return Summary(
+        first_ns=min(times, default=None),
+        last_ns=max(times, default=None),
+        frames=len(read),
+        clients=sorted(clients),
+        brokers=sorted(brokers),
+        partitions=len(partitions),
+        clusters=sorted(clusters),
+        counts=counts,
+        disagreements=sum(row["kind"] == DISAGREEMENT for row in incidents),
+        unreadable=len(unread),
+        unreadable_reasons=sorted(reasons.items(), key=lambda item: (-item[1], item[0]))[:_REASONS],
+        split_ids=split,
+    )
+
+
+def timeline(events: list[Event]) -> list[dict[str, Any]]:
+    """The leader epochs seen, per partition (see :meth:`LocalAudit.timeline`)."""
+    groups: dict[tuple[Any, ...], list[Event]] = {}
+    for e in events:
+        if e["kind"] == LEADER_EPOCH:
+            groups.setdefault((e["cluster"], e["topic"], e["partition"], e["epoch"]), []).append(e)
+    rows: list[dict[str, Any]] = []
+    for (cluster, topic, partition, epoch), seen in groups.items():
+        first = min(seen, key=lambda e: position(e["time_ns"], e["seq"]))
+        times = [e["time_ns"] for e in seen if e["time_ns"] is not None]
+        ids = [e["topic_id"] for e in seen if e["topic_id"] is not None]
+        rows.append(
+            {
+                "cluster": cluster,
+                "topic": topic,
+                "partition": partition,
+                "leader_epoch": epoch,
+                "first_seen_ns": min(times, default=None),
+                "last_seen_ns": max(times, default=None),
+                "first_seen_seq": first["seq"],
+                "leader": first["leader"],
+                "topic_id": max(ids, default=None),
+                "sources": sorted({e["api"] for e in seen if e["api"] is not None}),
+                "brokers": sorted({e["broker"] or "?" for e in seen}),
+                "observations": len(seen),
+            }
+        )
+
+    def place(row: dict[str, Any]) -> tuple[Any, ...]:
+        # nulls first, as Spark sorts
+        return tuple((v is not None, v if v is not None else 0) for v in (row["first_seen_ns"], row["leader_epoch"]))
+
+    rows.sort(
+        key=lambda r: (_nulls_first(r["cluster"]), _nulls_first(r["topic"]), _nulls_first(r["partition"]), place(r))
+    )
+    highest: dict[tuple[Any, ...], int] = {}
+    for row in rows:
+        key = (row["cluster"], row["topic"], row["partition"])
+        before = highest.get(key)
+        epoch = row["leader_epoch"]
+        row["behind"] = before is not None and epoch is not None and before > epoch
+        if epoch is not None:
+            highest[key] = epoch if before is None else max(before, epoch)
+    return [{name: row[name] for name in TIMELINE_COLUMNS} for row in rows]
+
+
+def _nulls_first(value: Any) -> tuple[bool, Any]:
+    return (value is not None, value if value is not None else "")

@@ -1,0 +1,82 @@
+"""The kafka-epochs command line: generate codecs from specs, decode captures, audit epochs.
+
+One module per command (``generate``/``catalogue``, ``decode``, ``spark-decode``, ``audit``),
+each adding its parser and running it; :mod:`~kafka_epochs.cli.options` holds the options they
+share. Nothing a command needs is imported before it runs, so ``--help`` and ``decode`` stay quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from kafka_epochs.errors import KafkaEpochsError
+
+__all__ = ["build_parser", "main"]
+
+EXAMPLES = """examples:
+  kafka-epochs decode capture.pcapng                      one JSON line per request/response pair
+  kafka-epochs decode captures/ --format table --api produce --errors-only
+  tcpdump -i any -w - port 9092 | kafka-epochs decode -   decode live traffic as it arrives
+  kafka-epochs decode capture.pcap --protocol apache      Apache Kafka's layouts only
+  kafka-epochs spark-decode captures/ --out decoded/      the same at scale, into Parquet
+  kafka-epochs audit captures/                            leader-epoch timeline and fenced requests
+  kafka-epochs generate --specs my-specs/ --out mypkg/    codecs for your own spec directory
+
+'kafka-epochs COMMAND --help' describes each command's options."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from kafka_epochs.cli.audit import add_audit_command
+    from kafka_epochs.cli.decode import add_decode_command
+    from kafka_epochs.cli.generate import add_generate_commands
+    from kafka_epochs.cli.spark_decode import add_spark_decode_command
+
+    parser = argparse.ArgumentParser(
+        prog="kafka-epochs",
+        description=__doc__.split("\n")[0],
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_generate_commands(commands)
+    add_decode_command(commands)
+    add_spark_decode_command(commands)
+    add_audit_command(commands)
+    return parser
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (package metadata is slow
+    to import, and every other run would pay for it)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kafka-epochs")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)  # exits with status 2 on bad usage
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:  # e.g. piped into head: the reader has what it wanted (before OSError, its base)
+        sys.stderr.close()  # nothing more can be said, and Python must not complain at exit either
+        return 0
+    except (KafkaEpochsError, OSError, ValueError) as e:
+        print(f"kafka-epochs: {e}", file=sys.stderr)
+        return 2

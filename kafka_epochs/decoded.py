@@ -1,0 +1,297 @@
+"""A decoded frame, and how a frame's header and body are read into one.
+
+:class:`Decoded` is what ``Protocol.decode_request``/``decode_response`` give. The reading itself
+lives here: :func:`read_header` (the generated reader, then the explaining one, with client ids
+that are not UTF-8 replaced unless strict), :func:`read_body` with one layout or, where two lay a
+version out differently, :func:`pick_layout` (the one that consumes the frame exactly), and what
+is tolerated on the way: trailing bytes (:func:`trailing_problem` tells a known client's habit
+from a doubtful reading) and unstable versions (:func:`version_warnings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from kafka_epochs.errors import DecodeError
+from kafka_epochs.wire.message import Message, read_replacing
+
+if TYPE_CHECKING:
+    from kafka_epochs.protocol import Protocol
+
+__all__ = [
+    "CLIENT_QUIRKS",
+    "BodyReader",
+    "Decoded",
+    "FramePlan",
+    "pick_layout",
+    "read_body",
+    "read_header",
+    "trailing_problem",
+    "trailing_warning",
+    "version_warnings",
+]
+
+
+#: Reads a body instead of ``Message.read``: (message class, frame, body offset, version) ->
+#: (body, offset after it); raises DecodeError as ``read`` does.
+BodyReader = Callable[[Any, bytes, int, int], tuple[Any, int]]
+
+
+class Decoded:
+    """A decoded request or response frame.
+
+    ``profile`` names the layout that read the body (``"apache"``, ``"kip"`` or a spec
+    directory). ``trailing`` counts bytes after the body, which a broker ignores and so do we
+    unless asked to be strict; ``warnings`` says, in words, everything tolerated. (A plain
+    slotted class: the dataclass machinery would double the cost of importing this module.)
+    """
+
+    __slots__ = (
+        "api_key",
+        "api_version",
+        "body",
+        "header",
+        "header_version",
+        "message",
+        "problem",
+        "profile",
+        "trailing",
+        "warnings",
+    )
+
+    def __init__(
+        self,
+        header: Any,
+        body: Any,
+        api_key: int,
+        api_version: int,
+        header_version: int,
+        trailing: int = 0,
+        profile: str = "",
+        warnings: list[str] | None = None,
+        message: type | None = None,
+        problem: str | None = None,
+    ) -> None:
+        self.header = header  # a RequestHeader or ResponseHeader object
+        # the generated message object; with a body reader, what it gave (None: not read)
+        self.body = body
+        self.message = message if message is not None else type(body)  # the body's message class
+        self.api_key = api_key
+        self.api_version = api_version
+        self.header_version = header_version
+        self.trailing = trailing
+        self.profile = profile
+        self.warnings = warnings if warnings is not None else []
+        # why the reading is doubtful though it completed (trailing bytes no client is known to send)
+        self.problem = problem
+
+    def __repr__(self) -> str:
+        return (
+            f"Decoded(header={self.header!r}, body={self.body!r}, api_key={self.api_key}, "
+            f"api_version={self.api_version}, header_version={self.header_version}, trailing={self.trailing}, "
+            f"profile={self.profile!r}, warnings={self.warnings!r}, problem={self.problem!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Decoded:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def correlation_id(self) -> int:
+        return int(self.header.correlation_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The header and body as JSON-ready dicts, each with only the fields its version carries."""
+        return {"header": self.header.to_dict(self.header_version), "body": self.body.to_dict(self.api_version)}
+
+
+def read_header(cls: Any, data: bytes, version: int, strict: bool, notes: list[str]) -> tuple[Any, int]:
+    """A frame's header, read by its generated reader directly; whatever that reader does not
+    take, ``Message.read`` reads again and explains (offset and field), and unless ``strict``
+    a client id that is not UTF-8 is read with replacements and noted in ``notes``."""
+    try:
+        header, pos = cls._DECODERS[version](data, 4, len(data))
+        if pos <= len(data):
+            return header, pos
+    except Exception:
+        pass
+    if strict:
+        read: tuple[Any, int] = cls.read(data, 4, version)
+        return read
+    header, pos, replaced = read_replacing(cls, data, 4, version, len(data))
+    notes.extend(replaced)
+    return header, pos
+
+
+class FramePlan(NamedTuple):
+    """How a protocol decodes frames of one (api key, version, kind)."""
+
+    layouts: list[Protocol]  # the layouts that define it (several: the body chooses)
+    header_version: int
+    header_class: Any
+    layout: Protocol  # the first layout (the only one, when body_class is given)
+    body_class: Any  # the message class when one layout defines it (None: several do)
+    notes: tuple[str, ...]  # warnings every decode of it carries (an unstable version)
+
+
+def read_body(
+    plan: FramePlan,
+    kind: str,
+    header: Any,
+    header_version: int,
+    data: bytes,
+    pos: int,
+    api_key: int,
+    version: int,
+    strict: bool,
+    body_reader: BodyReader | None = None,
+    warnings: list[str] | None = None,
+) -> Decoded:
+    """The body after a frame's header (``warnings``: what reading the header tolerated)."""
+    if warnings is None:
+        warnings = []
+    cls = plan.body_class
+    if cls is not None:
+        chosen = plan.layout
+        if body_reader is not None:
+            body, end = body_reader(cls, data, pos, version)
+        elif strict:
+            body, end = cls.read(data, pos, version)
+        else:
+            try:
+                body, end = cls.read(data, pos, version)
+            except DecodeError:  # strings that are not UTF-8 are read as Kafka's Java side reads them
+                body, end, replaced = read_replacing(cls, data, pos, version, len(data))
+                warnings.extend(replaced)
+        notes: Sequence[str] = plan.notes
+    else:
+        chosen, cls, body, end = pick_layout(
+            plan.layouts, kind, data, pos, api_key, version, strict, warnings, body_reader
+        )
+        notes = version_warnings(cls, version)
+    trailing = len(data) - end
+    problem = None
+    if trailing:
+        if strict:
+            raise DecodeError(f"{trailing} trailing bytes after the body", end, "", f"{cls.__name__} v{version}")
+        warnings.append(trailing_warning(trailing))
+        problem = trailing_problem(api_key, kind, version, trailing)
+    if notes:
+        warnings.extend(notes)
+    return Decoded(header, body, api_key, version, header_version, trailing, chosen.name, warnings, cls, problem)
+
+
+def trailing_warning(count: int) -> str:
+    return f"{count} trailing bytes after the body, ignored"
+
+
+#: Trailing bytes real clients send and brokers ignore: (api key, kind) -> (the versions, at most
+#: this many bytes). Seen in librdkafka 2.x's traffic: a Metadata v11-v13 request ends with 3 more
+#: bytes, an AlterUserScramCredentials v0 request with 1.
+CLIENT_QUIRKS: dict[tuple[int, str], tuple[range, int]] = {
+    (3, "request"): (range(11, 14), 3),
+    (51, "request"): (range(0, 1), 1),
+}
+
+
+def trailing_problem(api_key: int, kind: str, version: int, trailing: int) -> str | None:
+    """None when ``trailing`` bytes after a body are a known client's habit (or there are none);
+    else why the decode is doubtful: the body read, but the bytes left say it may have been read
+    with the wrong layout (a KIP version of the message, a newer Kafka's) or from damaged bytes."""
+    if not trailing:
+        return None
+    quirk = CLIENT_QUIRKS.get((api_key, kind))
+    if quirk is not None and version in quirk[0] and trailing <= quirk[1]:
+        return None
+    return (
+        f"{trailing} bytes left after the body, which no known client sends: the body may not have been "
+        "read as its sender laid it out (another layout of this version, or damaged bytes)"
+    )
+
+
+def version_warnings(cls: type[Message], version: int) -> list[str]:
+    """What every decode of ``cls`` at ``version`` should carry: an unstable version is one whose
+    bytes a broker may lay out otherwise."""
+    if cls.LATEST_VERSION_UNSTABLE and version == cls.VALID_VERSIONS.stop - 1:
+        return [
+            f"{cls.__name__} v{version} was unreleased (unstable) in the specs it comes from; "
+            "a broker's bytes may differ"
+        ]
+    return []
+
+
+def pick_layout(
+    layouts: list[Protocol],
+    kind: str,
+    data: bytes,
+    pos: int,
+    api_key: int,
+    version: int,
+    strict: bool,
+    warnings: list[str],
+    body_reader: BodyReader | None = None,
+) -> tuple[Protocol, type[Message], Any, int]:
+    """Read with every candidate layout (no error explanations on the way): the first that consumes
+    the frame exactly wins; else, unless strict, the first that reads with bytes left over.
+
+    A body reader with an ``attempt`` method (a projection's) tries the layouts itself, and the
+    values compared are the ones it reads; any other tries them with the generated decoders and
+    then reads the chosen one (a projection that misses would cost an explanation).
+    """
+    attempt = getattr(body_reader, "attempt", None)
+    tries: list[tuple[Protocol, type[Message], Any, bool]] = []
+    for layout in layouts:
+        cls = layout.message_for(api_key, kind)
+        got = None if attempt is None else attempt(cls, data, pos, version)
+        # a reader that does not look at this body (None) cannot tell layouts apart: decoders can
+        read = attempt is not None and (got is None or got[0] is not None)
+        if not read:
+            got = _attempt(cls, data, pos, version)
+        tries.append((layout, cls, got, read))
+    exact = [t for t in tries if t[2] is not None and t[2][1] == len(data)]
+    partial = [t for t in tries if t[2] is not None]
+    if exact or (partial and not strict):
+        layout, cls, (body, end), read = (exact or partial)[0]
+        others = [t[0].name for t in exact[1:] if not _same_values(_values(t[2][0]), _values(body))]
+        if others:
+            warnings.append(
+                f"{cls.__name__} v{version} also reads exactly with the {', '.join(others)} layout, "
+                f"with other values; read with {layout.name}'s"
+            )
+        if body_reader is not None and not read:
+            body, end = body_reader(cls, data, pos, version)
+        return layout, cls, body, end
+    first = tries[0][1]
+    # raises the explained DecodeError of the preferred layout
+    first.read(data, pos, version) if body_reader is None else body_reader(first, data, pos, version)
+    raise DecodeError(f"{first.__name__} v{version} does not read these bytes", pos, "")
+
+
+def _values(body: Any) -> Any:
+    """What two readings of a body are compared on: a message's fields, or a body reader's own
+    values (columns) as they are."""
+    to_dict = getattr(body, "to_dict", None)
+    return body if to_dict is None else to_dict()
+
+
+def _same_values(a: Any, b: Any) -> bool:
+    """Whether two layouts' readings of one frame agree on every field both have (a field one
+    layout adds inside an empty array, or outside its version, changes no value)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(_same_values(a[key], b[key]) for key in a.keys() & b.keys())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_values(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _attempt(cls: type[Message], data: bytes, pos: int, version: int) -> tuple[Any, int] | None:
+    """One fast read, or None when the layout does not fit the bytes."""
+    try:
+        body, end = cls._DECODERS[version](data, pos, len(data))
+    except Exception:
+        return None
+    return (body, end) if end <= len(data) else None
