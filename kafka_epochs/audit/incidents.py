@@ -31,7 +31,9 @@ __all__ = [
     "INCIDENT_COLUMNS",
     "KIND_LABELS",
     "TIMELINE_COLUMNS",
+    "capture_problems",
     "incident_line",
+    "shown_path",
     "summary_lines",
     "table_lines",
     "timeline_line",
@@ -145,6 +147,16 @@ def _is_file(capture: str | None) -> bool:
     return bool(capture) and os.path.isfile(str(capture))
 
 
+def shown_path(capture: str) -> str:
+    """A capture's path as a person reads it (see :func:`_shown`)."""
+    return _shown(capture) or capture
+
+
+def capture_problems(found: dict[str, tuple[str, int]]) -> list[tuple[str, str, int]]:
+    """The summary's ``capture_problems`` from capture -> (its first problem, how many), by path."""
+    return [(shown_path(capture), problem, n) for capture, (problem, n) in sorted(found.items())]
+
+
 def _shown(capture: str | None) -> str | None:
     """A capture's path as a person reads it: relative to the working directory when under it
     (the ``decode`` commands offered then run from there)."""
@@ -237,6 +249,14 @@ def summary_lines(summary: Summary, captures: int, engine: str) -> list[str]:
         lines.append(
             f"  {summary.unreadable:,} frames that could carry epochs did not decode: {summary.coverage} ({reasons})"
         )
+    if summary.capture_problems:
+        lines.append(
+            f"  {_count(len(summary.capture_problems), 'capture')} not read whole (frames may be missing from "
+            f"{'it' if len(summary.capture_problems) == 1 else 'them'}):"
+        )
+        for capture, problem, count in summary.capture_problems:
+            more = f" (and {count - 1:,} more problems)" if count > 1 else ""
+            lines.append(f"    {capture}: {problem}{more}")
     for cluster_id, names in summary.split_ids.items():
         lines.append(
             f"  cluster id {cluster_id} names {len(names)} separate clusters (one topic name, different topic ids): "
@@ -246,7 +266,7 @@ def summary_lines(summary: Summary, captures: int, engine: str) -> list[str]:
     for (kind, _, _), n in summary.counts.items():
         by_kind[kind] = by_kind.get(kind, 0) + n
     if not by_kind:
-        lines.append("  no incidents" + (" among the frames read" if summary.unreadable else ""))
+        lines.append("  no incidents" + ("" if summary.complete else " among the frames read"))
         return lines
     found = ", ".join(_count(by_kind[kind], *_KIND_WORDS[kind]) for kind in _KIND_WORDS if kind in by_kind)
     lines.append(f"  incidents: {found}")

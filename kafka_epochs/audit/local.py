@@ -22,7 +22,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from kafka_epochs.audit.events import EVENT_SCHEMA, INPUT_FIELDS, LEADER_EPOCH, UNREADABLE, audit_events
 from kafka_epochs.audit.findings import write_table
-from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS
+from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS, capture_problems
 from kafka_epochs.audit.judging import Event, Incident, IncrementalAudit, in_capture_order, position
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.frame_rows import capture_frames, to_batches
@@ -104,7 +104,11 @@ def audit_frame_batches(
     ``audit(frames)`` reads (``frame``, ``direction``, ``request_api_key``,
     ``request_api_version``; the context columns are filled with nulls where absent)."""
     ref = protocol_ref(protocol)
-    found = [audit_events(_with_inputs(batch), ref) for batch in batches]
+    problems: dict[str, tuple[str, int]] = {}
+    found = []
+    for batch in batches:
+        _note_problems(batch, problems)
+        found.append(audit_events(_with_inputs(batch), ref))
     table = pa.Table.from_batches(found, schema=EVENT_SCHEMA)
 
     def stored(where: pc.Expression | None) -> pa.Table:
@@ -114,7 +118,24 @@ def audit_frame_batches(
     events = table.to_pylist()
     incidents = in_capture_order(judge.judge_all(events))
     split = judge.split_ids()
-    return LocalAudit(events, incidents, summarize(events, incidents, split), split)
+    summary = summarize(events, incidents, split)
+    summary.capture_problems = capture_problems(problems)
+    return LocalAudit(events, incidents, summary, split)
+
+
+def _note_problems(batch: pa.RecordBatch, problems: dict[str, tuple[str, int]]) -> None:
+    """Count the rows of ``batch`` that say a capture could not be read whole (``capture_error``:
+    not a capture, cut short, bytes missing, a bad packet), keeping each capture's first."""
+    if "capture_error" not in batch.schema.names:
+        return
+    errors = batch.column("capture_error")
+    if errors.null_count == len(errors):
+        return
+    captures = batch.column("capture").to_pylist()
+    for i, error in enumerate(errors.to_pylist()):
+        if error is not None:
+            first, n = problems.get(captures[i], (error, 0))
+            problems[captures[i]] = (first, n + 1)
 
 
 def _with_inputs(batch: pa.RecordBatch) -> pa.RecordBatch:

@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from kafka_epochs.audit.findings import Findings
-from kafka_epochs.cli.options import add_spark_options, capture_paths, report_installed, spark_installed, table_paths
+from kafka_epochs.cli.options import (
+    add_spark_options,
+    arrow_installed,
+    capture_paths,
+    report_installed,
+    spark_installed,
+    table_paths,
+)
 
 __all__ = ["add_audit_command", "run_audit"]
 
@@ -138,20 +145,26 @@ def run_audit(args: argparse.Namespace) -> int:
     if engine == "local" and args.report is not None:
         print("kafka-epochs: --report is drawn from the Spark engine's tables: add --engine spark", file=sys.stderr)
         return 2
-    if engine == "spark" and not spark_installed():
+    if not (spark_installed() if engine == "spark" else arrow_installed()):
         return 2
     found = _audit_here(args, inputs) if engine == "local" else _audit_on_spark(args, inputs)
     Printer(args, found.engine, len(inputs)).print(found)
     summary = found.summary
-    if summary.unreadable:  # an all-clear is only as good as the frames it read: never a silent exit 0
+    # an all-clear is only as good as what it read: never a silent exit 0
+    if summary.unreadable:
         reasons = "; ".join(f"{why} ({n:,})" for why, n in summary.unreadable_reasons)
         print(
             f"kafka-epochs: {summary.unreadable:,} frames that could carry epochs did not decode; "
             f"{summary.coverage} ({reasons})",
             file=sys.stderr,
         )
-        return 1
-    return 0
+    if summary.capture_problems:
+        print(
+            f"kafka-epochs: {len(summary.capture_problems):,} of {len(inputs):,} captures were not read whole; "
+            "the verdicts cover what was read",
+            file=sys.stderr,
+        )
+    return 0 if summary.complete else 1
 
 
 def _policy(args: argparse.Namespace) -> Any:
@@ -172,6 +185,7 @@ def _audit_here(args: argparse.Namespace, inputs: list[str]) -> Findings:
 
 
 def _audit_on_spark(args: argparse.Namespace, inputs: list[str]) -> Findings:
+    from kafka_epochs.spark.audit_counts import capture_problems
     from kafka_epochs.spark.audit_findings import SparkFindings
     from kafka_epochs.spark.epoch_audit import audit
     from kafka_epochs.spark.job import captures_for, session
@@ -180,7 +194,11 @@ def _audit_on_spark(args: argparse.Namespace, inputs: list[str]) -> Findings:
     frames = spark.read.parquet(*inputs) if args.table else captures_for(spark, inputs, args)
     result = audit(frames, protocol=args.protocol, equal_epoch=_policy(args), cluster_key=args.cluster_by)
     return SparkFindings(
-        result, spark.sparkContext.master or "?", sources=args.inputs, partitions=args.report_partitions
+        result,
+        spark.sparkContext.master or "?",
+        sources=args.inputs,
+        partitions=args.report_partitions,
+        problems=capture_problems(frames),
     )
 
 

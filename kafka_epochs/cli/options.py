@@ -11,6 +11,7 @@ from typing import Any
 __all__ = [
     "add_protocol_option",
     "add_spark_options",
+    "arrow_installed",
     "capture_paths",
     "protocol_choice",
     "protocol_for",
@@ -105,7 +106,9 @@ def add_spark_options(parser: argparse.ArgumentParser) -> None:
         help=f"read an uncompressed pcap or pcapng file larger than N MiB in byte ranges by many tasks "
         f"(the same rows; default {DEFAULT_SPLIT_BYTES >> 20}, 0: never)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no Spark progress bar and no summary")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no Spark progress bar or start-up chatter (and no spark-decode summary)"
+    )
     parser.add_argument(
         "--conf",
         action="append",
@@ -156,6 +159,14 @@ def spark_installed() -> bool:
             file=sys.stderr,
         )
     return not missing
+
+
+def arrow_installed() -> bool:
+    """Whether PyArrow is there (the audit's in-process engine needs it); says how to get it when not."""
+    if importlib.util.find_spec("pyarrow") is None:
+        print("kafka-epochs: the audit needs pyarrow: pip install 'kafka-epochs[spark]'", file=sys.stderr)
+        return False
+    return True
 
 
 def report_installed() -> bool:

@@ -145,6 +145,15 @@ class Summary:
     unreadable_reasons: list[tuple[str, int]] = field(default_factory=list)
     #: cluster ids that name several clusters (told apart by their topics' ids) -> their names
     split_ids: dict[str, list[str]] = field(default_factory=dict)
+    #: captures that could not be read whole (not a capture, cut short, bytes missing, bad
+    #: packets): (capture, its first problem, how many problems); frames may be missing from them
+    capture_problems: list[tuple[str, str, int]] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the verdicts cover everything the captures held: every frame that could carry
+        an epoch was read, and every capture was read whole."""
+        return not self.unreadable and not self.capture_problems
 
     @property
     def coverage(self) -> str:

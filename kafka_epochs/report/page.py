@@ -97,6 +97,19 @@ def _summary(summary: Summary) -> str:
                 f'<span class="warning">{summary.unreadable:,}: {_e(summary.coverage)}.</span> {reasons}',
             ),
         )
+    if summary.capture_problems:
+        problems = "; ".join(
+            f"{_e(capture)}: {_e(problem)}" + (f" (and {count - 1:,} more)" if count > 1 else "")
+            for capture, problem, count in summary.capture_problems
+        )
+        rows.insert(
+            2,
+            (
+                "Captures not read whole",
+                f'<span class="warning">{len(summary.capture_problems):,}: frames may be missing from them.</span> '
+                f"{problems}",
+            ),
+        )
     out = ['<h2 id="summary">Summary</h2>', "<table>"]
     out += [f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in rows]
     out.append("</table>")
@@ -110,8 +123,8 @@ def _summary(summary: Summary) -> str:
         out.append("</table>")
     elif not summary.disagreements:
         said = "No fenced, stale or unknown-epoch requests and no epoch errors in responses"
-        if summary.unreadable:  # an all-clear is only as good as the frames it read
-            said += f" among the frames read; {summary.unreadable:,} could not be read"
+        if not summary.complete:  # an all-clear is only as good as the frames it read
+            said += " among the frames read, not among all the captures held"
         out.append(f'<p id="counts">{_e(said)}.</p>')
     return "\n".join(out)
 

@@ -7,7 +7,7 @@ from pyspark.sql import functions as F
 
 from kafka_epochs.audit.events import UNREADABLE
 
-__all__ = ["frame_counts", "unreadable_reasons"]
+__all__ = ["capture_problems", "frame_counts", "unreadable_reasons"]
 
 
 def frame_counts() -> tuple[Column, Column]:
@@ -31,3 +31,17 @@ def unreadable_reasons(events: DataFrame, limit: int = 5) -> list[tuple[str, int
         .collect()
     )
     return [(r["error"], r["n"]) for r in rows]
+
+
+def capture_problems(frames: DataFrame) -> dict[str, tuple[str, int]]:
+    """Capture -> (its first problem, how many): the frame rows that say a capture could not be
+    read whole (``capture_error``); none for a frame table without that column."""
+    if "capture_error" not in frames.columns:
+        return {}
+    rows = (
+        frames.where(F.col("capture_error").isNotNull())
+        .groupBy("capture")
+        .agg(F.min_by("capture_error", "seq").alias("first"), F.count(F.lit(1)).alias("n"))
+        .collect()
+    )
+    return {r["capture"]: (r["first"], r["n"]) for r in rows}

@@ -15,7 +15,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS
+from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS, capture_problems
 from kafka_epochs.audit.judging import TIE_BREAKERS
 from kafka_epochs.report.model import Summary
 from kafka_epochs.spark.audit_report import incident_rows, summary_of
@@ -29,7 +29,17 @@ _TYPES = {"correlation_id": "int", "api_version": "int", "partition": "int", "le
 class SparkFindings:
     """An :class:`AuditResult` answering as the command line asks (see the module docstring)."""
 
-    def __init__(self, result: AuditResult, master: str, *, sources: Sequence[str] = (), partitions: int = 20) -> None:
+    def __init__(
+        self,
+        result: AuditResult,
+        master: str,
+        *,
+        sources: Sequence[str] = (),
+        partitions: int = 20,
+        problems: dict[str, tuple[str, int]] | None = None,
+    ) -> None:
+        """``problems``: capture -> (its first problem, how many), from the frames the audit read
+        (:func:`~kafka_epochs.spark.audit_counts.capture_problems`)."""
         self.result = result
         self.engine = f"Spark {master}"
         self.sources = list(sources)
@@ -37,6 +47,7 @@ class SparkFindings:
         rows = incident_rows(result)
         self._incidents = rows.select(*(F.col(c).cast(_TYPES[c]) if c in _TYPES else c for c in INCIDENT_COLUMNS))
         self.summary: Summary = summary_of(result, rows)
+        self.summary.capture_problems = capture_problems(problems or {})
         self._count: int | None = None
 
     @property

@@ -3,8 +3,9 @@
 Each case runs ``kafka-epochs audit`` twice, ``--engine local`` and ``--engine spark``, and holds
 the incident and timeline rows (``--format jsonl --timeline``), the summary, the tables written
 with ``--out`` and the exit status equal. The captures: the epoch story (stale requests, a fenced
-StopReplica, a verdict the broker disputes), the bundled sample and real clients' traffic, two
-clusters that look alike, a damaged capture and one whose frames could not be read.
+StopReplica, a verdict the broker disputes), the bundled sample and real clients' traffic together, two
+clusters that look alike, a damaged capture, one whose frames could not be read, and files that
+are not captures or are cut short.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     write_sample(root / "story.pcap")
     write_damaged(root / "damaged.pcap")
     write_unreadable(root / "unreadable.pcap")
+    hostile = root / "not read whole"
+    hostile.mkdir()
+    (hostile / "empty.pcap").write_bytes(b"")
+    (hostile / "notes.pcap").write_text("not a capture\n")
+    (hostile / "cut.pcap").write_bytes(SAMPLE_CAPTURE.read_bytes()[:15000])
     a = cluster_capture(root / "a.pcap", 5, "cluster-A")
     b = cluster_capture(root / "b.pcap", 2, "cluster-B")
     return {
@@ -51,10 +57,11 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
         "damaged": [str(root / "damaged.pcap")],
         "unreadable": [str(root / "unreadable.pcap")],
         "together": [str(root / "story.pcap"), str(SAMPLE_CAPTURE), str(CLIENTS_CAPTURE)],
+        "not read whole": [str(hostile)],
     }
 
 
-CASES = ["story", "sample", "clients", "two clusters", "two clusters, one key", "damaged", "unreadable", "together"]
+CASES = ["story", "two clusters", "two clusters, one key", "damaged", "unreadable", "together", "not read whole"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -68,7 +75,10 @@ def test_both_engines_give_the_same_rows_and_summary(spark: Any, cases: dict[str
     rows = [json.loads(line) for line in here[1].splitlines()]
     assert {row["table"] for row in rows} <= {"incidents", "timeline"}
     assert bool(rows) == (case != "unreadable")  # there, nothing could be read: no epoch, no incident
-    assert here[0] == (1 if case == "unreadable" else 0)
+    assert here[0] == (1 if case in ("unreadable", "damaged", "not read whole") else 0)
+    not_whole = {"damaged": "1 capture not read whole", "not read whole": "3 captures not read whole"}
+    assert ("not read whole" in here[2]) == (case in not_whole)
+    assert not_whole.get(case, "") in here[2]
 
 
 def spark_master(spark: Any) -> str:

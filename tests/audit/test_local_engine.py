@@ -1,0 +1,93 @@
+"""``kafka-epochs audit`` in-process: what a user reads, writes and is told, without Spark.
+
+The verdicts themselves are held to the Spark engine's in ``tests/spark/test_io_audit_engines.py``;
+here: the words and their frame references (each ``see it`` command, run, prints that very
+exchange), the rows and tables, the exit status, and captures that cannot be read whole.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from kafka_epochs.audit.findings import arrow_schemas
+from kafka_epochs.cli import main
+from kafka_epochs.samples import CLIENTS_CAPTURE, SAMPLE_CAPTURE
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_sample_in_words_each_incident_with_the_command_that_shows_it() -> None:
+    code, out, _ = run("audit", str(SAMPLE_CAPTURE))
+    assert code == 0
+    head = out.splitlines()
+    assert head[0].startswith("audit of 1 capture (in-process): 2026-11-21 06:14:26.535972 to ")
+    assert "incidents: 1 stale request, 1 StopReplica fenced, 2 epoch errors in answers" in out
+    assert "Produce v12 from 10.20.0.3:52000 carried leader epoch 6 for orders-1 while the leader was at 8" in out
+    commands = [line.split("see it: ", 1)[1] for line in head if "see it: " in line]
+    assert len(commands) == 4
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[:2] == ["kafka-epochs", "decode"]
+        code, shown, _ = run(*argv[1:])
+        exchanges = [json.loads(line) for line in shown.splitlines()]
+        wanted = int(argv[argv.index("--correlation-id") + 1])
+        assert code == 0 and [(e["client"], e["correlation_id"]) for e in exchanges] == [
+            (argv[argv.index("--client") + 1], wanted)
+        ]
+
+
+def test_rows_tables_and_the_rows_limit(tmp_path: Path) -> None:
+    code, out, err = run("audit", str(SAMPLE_CAPTURE), str(CLIENTS_CAPTURE), "--format", "jsonl", "--timeline")
+    assert code == 0 and "audit of 2 captures" in err  # the summary goes to stderr with jsonl
+    rows = [json.loads(line) for line in out.splitlines()]
+    incidents = [r for r in rows if r["table"] == "incidents"]
+    timeline = [r for r in rows if r["table"] == "timeline"]
+    assert sorted(r["kind"] for r in incidents) == [
+        "fenced_response",
+        "fenced_response",
+        "stale_request",
+        "stop_replica_fenced",
+    ]
+    assert [r["time_ns"] for r in incidents] == sorted(r["time_ns"] for r in incidents)
+    assert {(r["topic"], r["partition"], r["leader_epoch"]) for r in timeline} >= {("orders", 1, 8)}
+    assert run("audit", str(SAMPLE_CAPTURE), "--out", str(tmp_path / "t"))[0] == 0
+    for name, schema in arrow_schemas().items():
+        table = pq.read_table(tmp_path / "t" / name)
+        assert table.schema.names == schema.names
+    written = pq.read_table(tmp_path / "t" / "incidents").to_pylist()
+    assert [(r["kind"], r["requested_epoch"]) for r in written if r["kind"] == "stale_request"] == [
+        ("stale_request", 6)
+    ]
+    code, out, _ = run("audit", str(SAMPLE_CAPTURE), "--format", "table", "--rows", "1")
+    assert code == 0 and "BROKER SAID" in out and "... and 3 more incidents" in out
+
+
+def test_captures_not_read_whole_are_named_and_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "empty.pcap").write_bytes(b"")
+    (tmp_path / "notes.pcap").write_text("not a capture at all\n")
+    (tmp_path / "cut.pcap").write_bytes(SAMPLE_CAPTURE.read_bytes()[:15000])
+    code, out, err = run("audit", str(tmp_path))
+    assert code == 1
+    assert "3 captures not read whole (frames may be missing from them):" in out
+    assert "file ends inside a packet" in out and "is neither pcap nor pcapng" in out and "0 bytes long" in out
+    assert "3 of 3 captures were not read whole" in err
+    code, out, _ = run("audit", str(SAMPLE_CAPTURE))
+    assert code == 0 and "not read whole" not in out
+
+
+def test_what_the_in_process_engine_refuses() -> None:
+    code, _, err = run("audit", str(SAMPLE_CAPTURE), "--engine", "local", "--report", "x.html")
+    assert code == 2 and "--engine spark" in err
+    code, _, err = run("audit", "/nonexistent/captures")
+    assert code == 2 and "no capture files there" in err
