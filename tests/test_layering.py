@@ -58,3 +58,28 @@ def test_the_epochs_package_exports_every_name_lazily() -> None:
         check=True,
     ).stdout
     assert "kafka_epochs.epochs.errors" in loaded and "kafka_epochs.epochs.state" not in loaded
+
+
+#: Modules the generator writes (their size is the specs', not a design choice).
+GENERATED = ("kafka_epochs/messages/", "kafka_epochs/apache/", "kafka_epochs/typed_profiles.py")
+MAX_MODULE_LINES = 600
+
+
+def test_no_hand_written_module_is_over_600_lines() -> None:
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in (ROOT / "kafka_epochs").rglob("*.py")
+        if not str(path.relative_to(ROOT)).startswith(GENERATED)
+    }
+    assert len(sizes) > 100  # the package was found
+    assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_the_audit_and_the_command_line_run_without_pyspark() -> None:
+    # the in-process engine is the default: its modules, and the command's, import no Spark
+    code = (
+        "import sys, kafka_epochs.cli.audit, kafka_epochs.audit.local, kafka_epochs.audit.incidents\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pyspark' or m.startswith('kafka_epochs.spark')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -24,6 +24,7 @@ the four incident tables).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,6 +129,24 @@ def _partition(value: Any) -> PartitionKey:
 def _position(value: Any) -> Position:
     time_known, time_ns, seq_known, seq = value
     return _required(time_known, bool), _required(time_ns, int), _required(seq_known, bool), _required(seq, int)
+
+
+class LeaderEpochs:
+    """A partition's epochs by the place each was first seen, to answer "the leader's epoch at a
+    place" (the highest first seen at or before it) in a binary search, not a scan of every epoch."""
+
+    __slots__ = ("_epochs", "_places")
+
+    def __init__(self, seen: dict[int, _FirstSighting]) -> None:
+        ordered = sorted((first.at, epoch) for epoch, first in seen.items())
+        self._places = [place for place, _ in ordered]
+        self._epochs: list[int] = []  # the highest epoch up to each place
+        for _, epoch in ordered:
+            self._epochs.append(epoch if not self._epochs else max(epoch, self._epochs[-1]))
+
+    def at(self, place: Position) -> int | None:
+        found = bisect.bisect_right(self._places, place)
+        return self._epochs[found - 1] if found else None
 
 
 class Rejudge(Exception):
@@ -356,6 +375,7 @@ class IncrementalAudit:
                 if e["error"] is not None:  # the least error named, as the Spark audit takes it
                     broker_errors[where] = min(e["error"], broker_errors.get(where, e["error"]))
         out: list[Incident] = []
+        indexes: dict[PartitionKey, LeaderEpochs] = {}  # the epochs do not change while judging
         for e in events:
             if e["kind"] == ERROR_RESPONSE:
                 if responses:
@@ -363,10 +383,10 @@ class IncrementalAudit:
             elif e["kind"] in (REQUEST_EPOCH, STOP_REPLICA_EPOCH):
                 key = (e["cluster"], e["topic"], e["partition"])
                 at = position(e["time_ns"], e["seq"])
-                leader = max(
-                    (epoch for epoch, first in state.epochs.get(key, {}).items() if first.at <= at),
-                    default=None,
-                )
+                index = indexes.get(key)
+                if index is None:
+                    index = indexes[key] = LeaderEpochs(state.epochs.get(key, {}))
+                leader = index.at(at)
                 state.last_judged[key] = max(at, state.last_judged.get(key, at))
                 judged = verdict(e["kind"], e["epoch"], leader, self.equal_epoch)
                 connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
@@ -391,6 +411,43 @@ class IncrementalAudit:
                     )
                 )
         return out
+
+
+def judge_partition(rows: Iterable[Event], equal_epoch: EqualEpochPolicy) -> list[Event]:
+    """The checks (requests and StopReplicas naming an epoch) of one partition's events, judged.
+
+    ``rows``: the events of one (cluster, topic, partition): its leader epochs seen, its epoch
+    errors in answers, and its checks, each with ``answered`` (a response on the same connection
+    with the same correlation id was captured). Each check comes back with ``leader_epoch`` (the
+    highest epoch first seen at or before it, in capture order), ``verdict``, ``broker_error``
+    (the least epoch error the answer gave for this partition) and ``agreement``: the rule the
+    driver-side judging applies, for an engine that judges partitions apart (Spark's).
+    """
+    seen: dict[int, _FirstSighting] = {}
+    broker_errors: dict[Connection, str] = {}
+    checks: list[Event] = []
+    for e in rows:
+        kind = e["kind"]
+        if kind == LEADER_EPOCH and e["epoch"] is not None:
+            first = seen.get(e["epoch"])
+            if first is None:
+                seen[e["epoch"]] = _FirstSighting(e["time_ns"], position(e["time_ns"], e["seq"]), e["seq"])
+            else:
+                first.add(e["time_ns"], e["seq"])
+        elif kind == ERROR_RESPONSE and e["correlation_id"] is not None and e["error"] is not None:
+            connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
+            broker_errors[connection] = min(e["error"], broker_errors.get(connection, e["error"]))
+        elif kind in CHECKS:
+            checks.append(e)
+    epochs = LeaderEpochs(seen)
+    for e in checks:
+        leader = epochs.at(position(e["time_ns"], e["seq"]))
+        judged = verdict(e["kind"], e["epoch"], leader, equal_epoch)
+        connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
+        broker_error = broker_errors.get(connection)
+        e["leader_epoch"], e["verdict"], e["broker_error"] = leader, judged, broker_error
+        e["agreement"] = _agreement(judged, e["correlation_id"], bool(e["answered"]), broker_error)
+    return checks
 
 
 def _name_topic(state: _State, e: Event) -> str | None:

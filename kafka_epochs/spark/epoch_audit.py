@@ -29,9 +29,13 @@ Every row of the last four says how its frame was read: ``profile`` (the layout:
 unstable version, a frame that two layouts read differently), so a verdict resting on a tolerated
 or ambiguous frame says so.
 
-The rules are the ``kafka_epochs.epochs`` functions; this module only finds their inputs in the
-traffic. Frames are decoded again here (only those that can matter) because the rules read
-decoded objects, not JSON. A frame that could carry an epoch and does not decode is an
+This is the audit's Spark engine; the domain is :mod:`kafka_epochs.audit`, shared with the
+in-process engine (:mod:`kafka_epochs.audit.local`), which gives the same rows. Events are
+extracted in ``mapInArrow`` tasks (:func:`kafka_epochs.audit.events.audit_events`: frames are
+decoded again, only those that can matter, because the rules read decoded objects); clusters are
+worked out on the driver from a small collected set; each (cluster, topic, partition) is then
+judged by :func:`kafka_epochs.audit.judging.judge_partition`, the verdict rule of the
+``kafka_epochs.epochs`` functions, in one ``applyInArrow`` call per partition. A frame that could carry an epoch and does not decode is an
 ``unreadable`` event (``error`` says why): it contributes no verdict, and the audit's summary,
 report and exit status count it, so an all-clear never rests on frames it could not read.
 """
@@ -48,7 +52,6 @@ from pyspark.sql import functions as F
 
 from kafka_epochs.audit.clusters import CLUSTER_KEYS, ClusterAssigner, ClusterInfo
 from kafka_epochs.audit.events import (
-    AGREES,
     ANSWER,
     CLUSTER_INFO,
     DISAGREES,
@@ -56,14 +59,11 @@ from kafka_epochs.audit.events import (
     EVENT_SCHEMA,
     INPUT_FIELDS,
     LEADER_EPOCH,
-    NO_EPOCH,
-    NO_PAIRING,
-    NO_RESPONSE,
     REQUEST_EPOCH,
     STOP_REPLICA_EPOCH,
     audit_events,
-    verdict,
 )
+from kafka_epochs.audit.judging import judge_partition
 from kafka_epochs.epochs import EqualEpochPolicy, Errors
 from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
 from kafka_epochs.report.model import Summary
@@ -125,7 +125,8 @@ class AuditResult:
         )
 
     def unpersist(self) -> None:
-        """Free the cached events (and what they were computed from)."""
+        """Free the cached events and verdicts (and what they were computed from)."""
+        self.judged.unpersist()
         self.events.unpersist()
 
     def report(
@@ -185,7 +186,7 @@ def audit_of_events(
     events = _named(clustered).cache()
     raw.unpersist()  # what the events need of it is in their own cache once they are computed
     timeline = _timeline(events)
-    checks = _agreement(_judged(_with_leader_epoch(events, timeline), equal_epoch), events)
+    checks = _judged(events, equal_epoch).cache()  # three incident tables and the report read it
     disagrees = F.col("agreement") == DISAGREES
     stale = checks.where((F.col("kind") == REQUEST_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
     stops = checks.where((F.col("kind") == STOP_REPLICA_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
@@ -315,48 +316,15 @@ def _timeline(events: DataFrame) -> DataFrame:
     return epochs.withColumn("behind", F.coalesce(highest_before > F.col("leader_epoch"), F.lit(False)))
 
 
-def _with_leader_epoch(events: DataFrame, timeline: DataFrame) -> DataFrame:
-    """Each epoch-carrying request with ``leader_epoch``: the highest epoch seen by its time.
+def _judged(events: DataFrame, equal_epoch: EqualEpochPolicy) -> DataFrame:
+    """Every check (a request or StopReplica naming an epoch) judged, with ``leader_epoch``,
+    ``verdict``, ``broker_error`` and ``agreement``: the rule of
+    :func:`~kafka_epochs.audit.judging.judge_partition`, run once per (cluster, topic, partition).
 
-    An as-of join done as one window: the timeline's first sightings and the requests, merged per
-    partition in capture order (time, then ``seq``; a table without times keeps its row order). The maximum,
-    not the latest sighting, because a lagging broker's Metadata may show an older epoch after a
-    newer one was seen; epochs never go back for a topic partition's lifetime.
-    """
-    checks = events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH)).withColumn("order", F.lit(1))
-    sightings = timeline.select(
-        "cluster",
-        "topic",
-        "partition",
-        F.col("first_seen_ns").alias("time_ns"),
-        F.col("first_seen_seq").alias("seq"),
-        F.col("leader_epoch").alias("seen_epoch"),
-        F.lit(0).alias("order"),
-    )
-    merged = checks.unionByName(sightings, allowMissingColumns=True)
-    window = (
-        Window.partitionBy("cluster", "topic", "partition")
-        .orderBy("time_ns", "seq", "order")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    merged = merged.withColumn("leader_epoch", F.max("seen_epoch").over(window))
-    return merged.where(F.col("order") == 1).drop("order", "seen_epoch")
-
-
-def _judged(checks: DataFrame, equal_epoch: EqualEpochPolicy) -> DataFrame:
-    """``verdict``: the error name the epochs rules give each check (null when no epoch is known)."""
-    judge = F.udf(
-        lambda kind, requested, current: verdict(kind, requested, current, equal_epoch), "string", useArrow=True
-    )
-    return checks.withColumn("verdict", judge(F.col("kind"), F.col("epoch"), F.col("leader_epoch")))
-
-
-def _agreement(checks: DataFrame, events: DataFrame) -> DataFrame:
-    """``broker_error`` and ``agreement``: each verdict set against the broker's own answer.
-
-    The answer is the response with the request's correlation id on the same connection: the
-    epoch error it gives for the same topic partition (``broker_error``, null when it gave none),
-    or nothing at all when no response was captured (an acks=0 Produce, a capture cut short).
+    A verdict needs its partition's epochs seen before it, in capture order, and the broker's
+    answer: the errors for the partition travel with it, and whether the request was answered at
+    all (a response with its correlation id on its connection, whatever it held) is joined on
+    first. One shuffle of the events that matter, one Python call per partition.
     """
     connection = ["capture", "client", "broker", "correlation_id"]
     paired = F.col("correlation_id").isNotNull()  # without one, nothing says which answer is whose
@@ -366,23 +334,29 @@ def _agreement(checks: DataFrame, events: DataFrame) -> DataFrame:
         .distinct()
         .withColumn("answered", F.lit(True))
     )
-    errors = (
-        events.where((F.col("kind") == ERROR_RESPONSE) & paired)
-        .groupBy(*connection, "topic", "partition")
-        .agg(F.min("error").alias("broker_error"))
+    columns = [*EVENT_SCHEMA.names, "cluster"]
+    checks = _null_safe_join(events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH)), answered, connection)
+    context = events.where(F.col("kind").isin(LEADER_EPOCH, ERROR_RESPONSE)).withColumn(
+        "answered", F.lit(None).cast("boolean")
     )
-    judged = _null_safe_join(checks, answered, connection)
-    judged = _null_safe_join(judged, errors, [*connection, "topic", "partition"])
-    verdict, answer = F.col("verdict"), F.col("broker_error")
-    agreement = (
-        F.when(verdict.isNull(), F.lit(NO_EPOCH))
-        .when(F.col("correlation_id").isNull(), F.lit(NO_PAIRING))
-        .when(F.col("answered").isNull(), F.lit(NO_RESPONSE))
-        .when(verdict == Errors.NONE.name, F.when(answer.isNull(), AGREES).otherwise(DISAGREES))
-        .when(answer == verdict, F.lit(AGREES))
-        .otherwise(F.lit(DISAGREES))
+    rows = checks.select(*columns, "answered").unionByName(context.select(*columns, "answered"))
+    judged_schema = pa.schema(
+        [
+            *EVENT_SCHEMA,
+            pa.field("cluster", pa.string()),
+            pa.field("leader_epoch", pa.int32()),
+            pa.field("verdict", pa.string()),
+            pa.field("broker_error", pa.string()),
+            pa.field("agreement", pa.string()),
+        ]
     )
-    return judged.withColumn("agreement", agreement).drop("answered")
+
+    def judge(table: pa.Table) -> pa.Table:
+        found = judge_partition(table.to_pylist(), equal_epoch)
+        return pa.Table.from_pylist([{k: row[k] for k in judged_schema.names} for row in found], schema=judged_schema)
+
+    judged = rows.groupBy("cluster", "topic", "partition").applyInArrow(judge, spark_schema(judged_schema))
+    return judged.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))
 
 
 def _null_safe_join(left: DataFrame, right: DataFrame, keys: list[str]) -> DataFrame:

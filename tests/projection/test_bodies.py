@@ -7,7 +7,7 @@ import uuid
 import pytest
 from produce_frames import apache_produce, kip_produce
 
-import kafka_epochs.protocol as protocol_module
+import kafka_epochs.decoded as decoded_module
 from kafka_epochs import DecodeError, Protocol
 from kafka_epochs.projection.bodies import FieldsReader, ProjectedBody
 
@@ -28,7 +28,7 @@ def test_layouts_are_tried_by_projection_not_by_full_decodes(monkeypatch: pytest
     def no_full_decode(*args: object) -> None:
         raise AssertionError("a layout was tried with the full decoder")
 
-    monkeypatch.setattr(protocol_module, "_attempt", no_full_decode)
+    monkeypatch.setattr(decoded_module, "_attempt", no_full_decode)
     reader = FieldsReader(EPOCHS)
     kip = AUTO.decode_request(kip_produce(epoch=4), body_reader=reader)
     assert kip.profile == "kip" and kip.warnings == []
