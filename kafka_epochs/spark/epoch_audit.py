@@ -35,9 +35,11 @@ extracted in ``mapInArrow`` tasks (:func:`kafka_epochs.audit.events.audit_events
 decoded again, only those that can matter, because the rules read decoded objects); clusters are
 worked out on the driver from a small collected set; each (cluster, topic, partition) is then
 judged by :func:`kafka_epochs.audit.judging.judge_partition`, the verdict rule of the
-``kafka_epochs.epochs`` functions, in one ``applyInArrow`` call per partition. A frame that could carry an epoch and does not decode is an
-``unreadable`` event (``error`` says why): it contributes no verdict, and the audit's summary,
-report and exit status count it, so an all-clear never rests on frames it could not read.
+``kafka_epochs.epochs`` functions, in one ``applyInArrow`` call per partition.
+
+A frame that could carry an epoch and does not decode is an ``unreadable`` event (``error`` says
+why): it contributes no verdict, and the audit's summary, report and exit status count it, so an
+all-clear never rests on frames it could not read.
 """
 
 from __future__ import annotations
