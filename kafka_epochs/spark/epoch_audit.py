@@ -182,11 +182,11 @@ def audit_of_events(
     """The audit of events :func:`extract_events` gave (from one read or several)."""
     if cluster_key not in CLUSTER_KEYS:
         raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
-    # integral division: as a double, a nanosecond time since 1970 has lost its microseconds
-    raw = raw.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)")).cache()
-    clustered, split = _with_cluster(raw, cluster_key)
-    events = _named(clustered).cache()
-    raw.unpersist()  # what the events need of it is in their own cache once they are computed
+    raw = raw.cache()  # read twice: for what places events (collected), and to place them
+    placed, split = _placed(raw, cluster_key)
+    events = placed.cache()
+    events.count()  # filled from raw's cache now: once raw is dropped, nothing extracts events again
+    raw.unpersist()
     timeline = _timeline(events)
     checks = _judged(events, equal_epoch).cache()  # three incident tables and the report read it
     disagrees = F.col("agreement") == DISAGREES
@@ -214,17 +214,18 @@ def audit_of_events(
     )
 
 
-def _with_cluster(events: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[str, list[str]]]:
-    """``events`` with a ``cluster`` column: the cluster of each event's broker connection; and
-    the cluster ids that name several clusters (see :meth:`ClusterAssigner.split_ids`).
+def _placed(raw: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[str, list[str]]]:
+    """``raw`` events with a ``cluster`` column (the cluster of each event's broker connection)
+    and topic names filled in where an event names its topic by id only (Fetch v13+); and the
+    cluster ids that name several clusters (see :meth:`ClusterAssigner.split_ids`).
 
-    The inputs of the assignment are small (one row per broker endpoint, per distinct Metadata
-    answer, per topic id a broker was seen with): they are collected, the clusters worked out on
-    the driver (:class:`kafka_epochs.audit.clusters.ClusterAssigner`), and joined back broadcast.
+    What decides both is small (one row per broker endpoint, distinct Metadata answer and topic
+    id or name a broker was seen with): it is collected in one query, the clusters and the names
+    are worked out on the driver (:class:`kafka_epochs.audit.clusters.ClusterAssigner`), and
+    each task applies them to its events in one pass, with no join.
     """
-    # one small query for the three inputs (each a job of its own cost a second per audit)
     info = F.when(F.col("kind") == CLUSTER_INFO, F.struct("cluster_id", "members"))
-    seen = events.select("capture", "broker", info.alias("info"), "topic_id", "topic").distinct().collect()
+    seen = raw.select("capture", "broker", info.alias("info"), "topic_id", "topic").distinct().collect()
     brokers = list(dict.fromkeys((r["capture"], r["broker"]) for r in seen))
     infos = list(
         dict.fromkeys(
@@ -243,18 +244,32 @@ def _with_cluster(events: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[
     )
     assigner = ClusterAssigner(cluster_key)
     assigner.add(brokers, infos, topic_ids, named)
-    names = assigner.names()
-    spark = events.sparkSession
-    mapping = spark.createDataFrame(
-        [(c, b, n) for (c, b), n in names.items()] or [(None, None, "?")],
-        "m_capture string, m_broker string, cluster string",
-    )
-    joined = events.join(
-        F.broadcast(mapping),
-        events["capture"].eqNullSafe(mapping["m_capture"]) & events["broker"].eqNullSafe(mapping["m_broker"]),
-        "left",
-    )
-    return joined.drop("m_capture", "m_broker"), assigner.split_ids()
+    clusters = assigner.names()
+    known: dict[tuple[str | None, str], str] = {}  # (cluster, topic id) -> the least name events gave it
+    for capture, broker, topic, topic_id in named:
+        key = (clusters[(capture, broker)], topic_id)
+        known[key] = min(topic, known.get(key, topic))
+    schema = spark_schema(pa.schema([*EVENT_SCHEMA, pa.field("cluster", pa.string())]))
+    ship_package(raw.sparkSession)
+
+    def place(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            captures, hosts = batch.column("capture").to_pylist(), batch.column("broker").to_pylist()
+            cluster = [clusters.get((c, b)) for c, b in zip(captures, hosts, strict=True)]
+            topic = [
+                name or (None if topic_id is None else known.get((where, topic_id)))
+                for name, topic_id, where in zip(
+                    batch.column("topic").to_pylist(), batch.column("topic_id").to_pylist(), cluster, strict=True
+                )
+            ]
+            columns = {name: batch.column(name) for name in EVENT_SCHEMA.names}
+            columns["topic"] = pa.array(topic, pa.string())
+            columns["cluster"] = pa.array(cluster, pa.string())
+            yield pa.RecordBatch.from_pydict(columns)
+
+    placed = raw.select(*EVENT_SCHEMA.names).mapInArrow(place, schema)
+    # integral division: as a double, a nanosecond time since 1970 has lost its microseconds
+    return placed.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)")), assigner.split_ids()
 
 
 def _normalized(frames: DataFrame) -> DataFrame:
@@ -278,18 +293,6 @@ def _normalized(frames: DataFrame) -> DataFrame:
         else:
             columns[name] = F.lit(None).cast(kind)
     return frames.select(*(columns[name].alias(name) for name, _ in INPUT_FIELDS))
-
-
-def _named(events: DataFrame) -> DataFrame:
-    """Topic names for events that name a topic by id only (Fetch v13+), from the other events."""
-    names = (
-        events.where(F.col("topic_id").isNotNull() & (F.coalesce(F.col("topic"), F.lit("")) != ""))
-        .groupBy("cluster", "topic_id")
-        .agg(F.min("topic").alias("known_topic"))
-    )
-    joined = events.join(F.broadcast(names), on=["cluster", "topic_id"], how="left")
-    topic = F.when(F.coalesce(F.col("topic"), F.lit("")) == "", F.col("known_topic")).otherwise(F.col("topic"))
-    return joined.withColumn("topic", topic).drop("known_topic")
 
 
 def _timeline(events: DataFrame) -> DataFrame:
