@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from kafka_epochs.report.explain import decode_command, explain
+from kafka_epochs.report.explain import decode_command, explain, rule_of
 from kafka_epochs.report.model import (
     DISAGREEMENT,
     FENCED_RESPONSE,
@@ -32,6 +32,8 @@ __all__ = [
     "KIND_LABELS",
     "TIMELINE_COLUMNS",
     "capture_problems",
+    "count_key",
+    "frame_of",
     "incident_line",
     "shown_path",
     "summary_lines",
@@ -107,7 +109,7 @@ def to_incident(row: RowLike) -> Incident:
     """The report's incident of one incident row."""
     return Incident(
         kind=row["kind"],
-        frame=_frame(row),
+        frame=frame_of(row),
         api=row["api"],
         api_version=row["api_version"],
         cluster=row["cluster"],
@@ -124,12 +126,14 @@ def to_incident(row: RowLike) -> Incident:
     )
 
 
+def count_key(kind: str, api: str | None, error: str | None) -> tuple[str, str, str]:
+    """How the summary counts an incident: (table, KIP rule, error)."""
+    probe = Incident(kind, Frame(None, None, None, None, None, None), api, None, None, None, None, error)
+    return (kind, rule_of(probe), error or "?")
+
+
 def frame_of(row: RowLike) -> Frame:
     """Where a row's frame is (its capture shown relative to the working directory when under it)."""
-    return _frame(row)
-
-
-def _frame(row: RowLike) -> Frame:
     capture = row["capture"]
     return Frame(
         _shown(capture),

@@ -22,14 +22,12 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from kafka_epochs.audit.events import EVENT_SCHEMA, INPUT_FIELDS, LEADER_EPOCH, UNREADABLE, audit_events
 from kafka_epochs.audit.findings import write_table
-from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS, capture_problems
+from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS, capture_problems, count_key
 from kafka_epochs.audit.judging import Event, Incident, IncrementalAudit, in_capture_order, position
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.frame_rows import capture_frames, to_batches
 from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
-from kafka_epochs.report.explain import rule_of
-from kafka_epochs.report.model import DISAGREEMENT, Frame, Summary
-from kafka_epochs.report.model import Incident as ReportIncident
+from kafka_epochs.report.model import DISAGREEMENT, Summary
 
 __all__ = ["LOCAL_ENGINE_BYTES", "LocalAudit", "audit_captures", "audit_frame_batches"]
 
@@ -179,10 +177,7 @@ def summarize(events: list[Event], incidents: list[Incident], split: dict[str, l
         reasons[why] = reasons.get(why, 0) + 1
     counts: dict[tuple[str, str, str], int] = {}
     for row in incidents:
-        probe = ReportIncident(
-            row["kind"], Frame(None, None, None, None, None, None), row["api"], None, None, None, None, row["error"]
-        )
-        key = (row["kind"], rule_of(probe), row["error"] or "?")
+        key = count_key(row["kind"], row["api"], row["error"])
         counts[key] = counts.get(key, 0) + 1
     return Summary(
         first_ns=min(times, default=None),

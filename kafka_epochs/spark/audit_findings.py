@@ -48,13 +48,10 @@ class SparkFindings:
         self._incidents = rows.select(*(F.col(c).cast(_TYPES[c]) if c in _TYPES else c for c in INCIDENT_COLUMNS))
         self.summary: Summary = summary_of(result, rows)
         self.summary.capture_problems = capture_problems(problems or {})
-        self._count: int | None = None
 
     @property
     def incident_count(self) -> int:
-        if self._count is None:
-            self._count = sum(self.summary.counts.values())
-        return self._count
+        return sum(self.summary.counts.values())
 
     def incidents(self, limit: int | None = None) -> Iterator[dict[str, Any]]:
         ordered = self._ordered()

@@ -16,10 +16,9 @@ from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from kafka_epochs.audit.events import DISAGREES
+from kafka_epochs.audit.incidents import count_key, to_incident
 from kafka_epochs.audit.incidents import frame_of as _frame
-from kafka_epochs.audit.incidents import to_incident
 from kafka_epochs.report import write_report
-from kafka_epochs.report.explain import rule_of
 from kafka_epochs.report.model import (
     ACCEPTED,
     DISAGREEMENT,
@@ -32,8 +31,6 @@ from kafka_epochs.report.model import (
     ControlRequest,
     ControlRule,
     EpochSighting,
-    Frame,
-    Incident,
     Marker,
     PartitionView,
     ReportData,
@@ -260,10 +257,7 @@ def summary_of(result: AuditResult, incidents: DataFrame) -> Summary:
     assert row is not None
     counts: dict[tuple[str, str, str], int] = {}
     for r in incidents.groupBy("kind", "api", "error").count().collect():
-        probe = Incident(
-            r["kind"], Frame(None, None, None, None, None, None), r["api"], None, None, None, None, r["error"]
-        )
-        key = (r["kind"], rule_of(probe), r["error"] or "?")
+        key = count_key(r["kind"], r["api"], r["error"])
         counts[key] = counts.get(key, 0) + r["count"]
     return Summary(
         first_ns=row["first"],
