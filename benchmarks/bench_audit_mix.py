@@ -69,7 +69,9 @@ def batches(total: int, seed: int) -> list[pa.RecordBatch]:
         "time_ns": pa.array(range(n), pa.int64()),
         "client": pa.array(["10.0.0.1:5000"] * n),
         "broker": pa.array(["10.0.0.2:9092"] * n),
-        "correlation_id": pa.array([0] * n, pa.int32()),
+        # a client numbers its requests, and the answer carries the request's number: one id per
+        # two rows (one id for every frame would make the whole table a single exchange)
+        "correlation_id": pa.array([i // 2 for i in range(n)], pa.int32()),
     }
     for name, column in context.items():
         table = table.append_column(name, column)

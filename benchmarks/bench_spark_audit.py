@@ -12,8 +12,10 @@ the ``noop`` sink so all of it is computed and nothing stored:
   (the events cached, the checks judged per partition, the four incident tables, the timeline).
 
 Each job runs once untimed (Spark's Python workers, the JVM's code) and ``--rounds`` times timed;
-the best round counts. Frames per second for each, and the ratio: the whole audit's rate over the
-extraction's (the issue's target: at least 0.5 on local[2]), and local[2] over local[1].
+the best round counts. The frames are stored as ``--files`` Parquet files (8), as Spark would
+have written them, so that every core has a share to read. Frames per second for each, and the
+ratio: the whole audit's rate over the extraction's (the issue's target: at least 0.5 on
+local[2]), and local[2] over local[1].
 
     python benchmarks/bench_spark_audit.py [--frames 200000] [--masters local[1] local[2]] [--rounds 2]
 """
@@ -37,6 +39,16 @@ sys.path.insert(0, str(HERE))
 from bench_audit_mix import batches  # noqa: E402  (after the path is set)
 
 TARGET_RATIO = 0.5
+
+
+def write_frames(table: pa.Table, path: Path, files: int) -> None:
+    """``table`` as ``files`` Parquet files, as a table Spark wrote (a file per task) is stored:
+    one file of one row group would be read by one task, however many cores there are."""
+    path.mkdir()
+    step = -(-table.num_rows // files)
+    for i in range(files):
+        part = table.slice(i * step, step)
+        pq.write_table(part, path / f"part-{i:05d}.parquet", use_dictionary=False)
 
 
 def timed(job: Callable[[], None], rounds: int) -> float:
@@ -77,10 +89,11 @@ def main() -> int:
     parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--files", type=int, default=8, help="Parquet files the frames are written as")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "frames.parquet"
-        pq.write_table(pa.Table.from_batches(batches(args.frames, args.seed)), path, use_dictionary=False)
+        path = Path(tmp) / "frames"
+        write_frames(pa.Table.from_batches(batches(args.frames, args.seed)), path, args.files)
         print(f"{args.frames:,} frames of the Spark benchmark's mix; load average {os.getloadavg()[0]:.2f}")
         rates = {master: measure(master, path, args.frames, args.rounds) for master in args.masters}
     for master, rate in rates.items():

@@ -15,6 +15,7 @@ objects, not JSON; most responses are never decoded, their bytes holding none of
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterator
 from typing import Any
@@ -476,6 +477,9 @@ NO_EPOCH = "no leader epoch known"
 NO_PAIRING = "answer unknown (no correlation ids in the table)"
 
 
+# A pure function of few distinct arguments (a check's epoch and the leader's are near each other),
+# called once per judged partition of every request: remembered, within a bound hostile epochs cannot grow.
+@functools.lru_cache(maxsize=4096)
 def verdict(kind: str, requested: int | None, current: int | None, equal_epoch: EqualEpochPolicy) -> str | None:
     """The error name the epochs rules give a check (``kind`` a request's or a StopReplica's)
     naming ``requested`` while the leader is at ``current``; None when either is unknown."""

@@ -137,16 +137,72 @@ class LeaderEpochs:
 
     __slots__ = ("_epochs", "_places")
 
-    def __init__(self, seen: dict[int, _FirstSighting]) -> None:
-        ordered = sorted((first.at, epoch) for epoch, first in seen.items())
+    def __init__(self, firsts: Iterable[tuple[Position, int]]) -> None:
+        """``firsts``: (where it was first seen, epoch) for each epoch of the partition."""
+        ordered = sorted(firsts)
         self._places = [place for place, _ in ordered]
         self._epochs: list[int] = []  # the highest epoch up to each place
         for _, epoch in ordered:
             self._epochs.append(epoch if not self._epochs else max(epoch, self._epochs[-1]))
 
+    @classmethod
+    def of(cls, seen: dict[int, _FirstSighting]) -> LeaderEpochs:
+        return cls((first.at, epoch) for epoch, first in seen.items())
+
     def at(self, place: Position) -> int | None:
         found = bisect.bisect_right(self._places, place)
         return self._epochs[found - 1] if found else None
+
+
+def epoch_index(firsts: Iterable[tuple[Any, ...]]) -> dict[PartitionKey, LeaderEpochs]:
+    """Each partition's :class:`LeaderEpochs` from timeline rows: (cluster, topic, partition,
+    leader epoch, first seen at (ns), the seq of the first sighting). What an engine that judges
+    requests apart from the sightings (Spark's) hands its tasks: one row per epoch seen, however
+    much traffic there was."""
+    grouped: dict[PartitionKey, list[tuple[Position, int]]] = {}
+    for cluster, topic, partition, epoch, time_ns, seq in firsts:
+        if epoch is not None:
+            grouped.setdefault((cluster, topic, partition), []).append((position(time_ns, seq), epoch))
+    return {key: LeaderEpochs(places) for key, places in grouped.items()}
+
+
+class Answers:
+    """What the broker answered to judged requests: the exchanges answered at all (a response
+    with the request's correlation id on its connection) and, per exchange and partition, the
+    least epoch error the answer named. A check without a correlation id pairs with nothing."""
+
+    __slots__ = ("answered", "errors")
+
+    def __init__(self) -> None:
+        self.answered: set[Connection] = set()
+        self.errors: dict[tuple[Connection, str | None, int | None], str] = {}
+
+    def add(
+        self, kind: str, connection: Connection, topic: str | None, partition: int | None, error: str | None
+    ) -> None:
+        """Note an ``ANSWER`` or ``ERROR_RESPONSE`` event (others, and unpaired ones, say nothing)."""
+        if connection[3] is None:
+            return
+        if kind == ANSWER:
+            self.answered.add(connection)
+        elif kind == ERROR_RESPONSE and error is not None:
+            where = (connection, topic, partition)
+            self.errors[where] = min(error, self.errors.get(where, error))
+
+    def judge(
+        self,
+        kind: str,
+        requested: int | None,
+        leader: int | None,
+        connection: Connection,
+        topic: str | None,
+        partition: int | None,
+        equal_epoch: EqualEpochPolicy,
+    ) -> tuple[str | None, str | None, str]:
+        """A check's (verdict, broker_error, agreement): the audit's rule, whichever engine runs it."""
+        judged = verdict(kind, requested, leader, equal_epoch)
+        broker_error = self.errors.get((connection, topic, partition))
+        return judged, broker_error, _agreement(judged, connection[3], connection in self.answered, broker_error)
 
 
 class Rejudge(Exception):
@@ -362,18 +418,11 @@ class IncrementalAudit:
         return moved
 
     def _incidents(self, state: _State, events: list[Event], *, responses: bool = True) -> list[Incident]:
-        answered: set[Connection] = set()
-        broker_errors: dict[tuple[Connection, str | None, int | None], str] = {}
+        answers = Answers()
         for e in events:
-            if e["correlation_id"] is None or e["kind"] not in (ANSWER, ERROR_RESPONSE):
-                continue
-            connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
-            if e["kind"] == ANSWER:
-                answered.add(connection)
-            else:
-                where = (connection, e["topic"], e["partition"])
-                if e["error"] is not None:  # the least error named, as the Spark audit takes it
-                    broker_errors[where] = min(e["error"], broker_errors.get(where, e["error"]))
+            if e["kind"] in (ANSWER, ERROR_RESPONSE):
+                connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
+                answers.add(e["kind"], connection, e["topic"], e["partition"], e["error"])
         out: list[Incident] = []
         indexes: dict[PartitionKey, LeaderEpochs] = {}  # the epochs do not change while judging
         for e in events:
@@ -385,13 +434,13 @@ class IncrementalAudit:
                 at = position(e["time_ns"], e["seq"])
                 index = indexes.get(key)
                 if index is None:
-                    index = indexes[key] = LeaderEpochs(state.epochs.get(key, {}))
+                    index = indexes[key] = LeaderEpochs.of(state.epochs.get(key, {}))
                 leader = index.at(at)
                 state.last_judged[key] = max(at, state.last_judged.get(key, at))
-                judged = verdict(e["kind"], e["epoch"], leader, self.equal_epoch)
                 connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
-                broker_error = broker_errors.get((connection, e["topic"], e["partition"]))
-                agreement = _agreement(judged, e["correlation_id"], connection in answered, broker_error)
+                judged, broker_error, agreement = answers.judge(
+                    e["kind"], e["epoch"], leader, connection, e["topic"], e["partition"], self.equal_epoch
+                )
                 if agreement == DISAGREES:
                     kind = DISAGREEMENT
                 elif judged is None or judged == Errors.NONE.name:
@@ -413,41 +462,71 @@ class IncrementalAudit:
         return out
 
 
-def judge_partition(rows: Iterable[Event], equal_epoch: EqualEpochPolicy) -> list[Event]:
-    """The checks (requests and StopReplicas naming an epoch) of one partition's events, judged.
+#: The columns :func:`judge_exchanges` appends to the checks it judges.
+VERDICT_FIELDS = [
+    pa.field("leader_epoch", pa.int32()),
+    pa.field("verdict", pa.string()),
+    pa.field("broker_error", pa.string()),
+    pa.field("agreement", pa.string()),
+]
+_REPLIES = pa.array([ANSWER, ERROR_RESPONSE])
+_CHECKS = pa.array(list(CHECKS))
 
-    ``rows``: the events of one (cluster, topic, partition): its leader epochs seen, its epoch
-    errors in answers, and its checks, each with ``answered`` (a response on the same connection
-    with the same correlation id was captured). Each check comes back with ``leader_epoch`` (the
-    highest epoch first seen at or before it, in capture order), ``verdict``, ``broker_error``
-    (the least epoch error the answer gave for this partition) and ``agreement``: the rule the
-    driver-side judging applies, for an engine that judges partitions apart (Spark's).
+
+def judge_exchanges(
+    table: pa.Table, epochs: dict[PartitionKey, LeaderEpochs], equal_epoch: EqualEpochPolicy
+) -> pa.Table:
+    """The checks (requests and StopReplicas naming an epoch) of ``table``, judged.
+
+    ``table``: placed events (a ``cluster`` column, topics named) holding, for each exchange it
+    has a check of, the exchange's answer and epoch errors too; ``epochs``: every partition's
+    leader epochs (:func:`epoch_index`). The checks come back, every column kept, with
+    :data:`VERDICT_FIELDS`: ``leader_epoch`` (the highest epoch first seen at or before the
+    check, in capture order), ``verdict``, ``broker_error`` and ``agreement``, by the rule the
+    driver-side judging applies. For an engine that judges exchanges apart (Spark's, in tasks
+    that each hold whole exchanges); column by column, so no row becomes a dict.
     """
-    seen: dict[int, _FirstSighting] = {}
-    broker_errors: dict[Connection, str] = {}
-    checks: list[Event] = []
-    for e in rows:
-        kind = e["kind"]
-        if kind == LEADER_EPOCH and e["epoch"] is not None:
-            first = seen.get(e["epoch"])
-            if first is None:
-                seen[e["epoch"]] = _FirstSighting(e["time_ns"], position(e["time_ns"], e["seq"]), e["seq"])
-            else:
-                first.add(e["time_ns"], e["seq"])
-        elif kind == ERROR_RESPONSE and e["correlation_id"] is not None and e["error"] is not None:
-            connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
-            broker_errors[connection] = min(e["error"], broker_errors.get(connection, e["error"]))
-        elif kind in CHECKS:
-            checks.append(e)
-    epochs = LeaderEpochs(seen)
-    for e in checks:
-        leader = epochs.at(position(e["time_ns"], e["seq"]))
-        judged = verdict(e["kind"], e["epoch"], leader, equal_epoch)
-        connection = (e["capture"], e["client"], e["broker"], e["correlation_id"])
-        broker_error = broker_errors.get(connection)
-        e["leader_epoch"], e["verdict"], e["broker_error"] = leader, judged, broker_error
-        e["agreement"] = _agreement(judged, e["correlation_id"], bool(e["answered"]), broker_error)
+    connection = ["capture", "client", "broker", "correlation_id"]
+    answers = Answers()
+    replies = table.filter(pc.is_in(table.column("kind"), _REPLIES))
+    kinds, *where = (replies.column(c).to_pylist() for c in ("kind", *connection, "topic", "partition", "error"))
+    for kind, capture, client, broker, correlation_id, topic, partition, error in zip(kinds, *where, strict=True):
+        answers.add(kind, (capture, client, broker, correlation_id), topic, partition, error)
+    checks = table.filter(pc.is_in(table.column("kind"), _CHECKS))
+    columns = (*connection, "cluster", "topic", "partition", "kind", "epoch", "time_ns", "seq")
+    capture, client, broker, correlation_id, cluster, topic, partition, kind, epoch, time_ns, seq = (
+        checks.column(c).to_pylist() for c in columns
+    )
+    out: tuple[list[Any], list[Any], list[Any], list[Any]] = ([], [], [], [])
+    none = LeaderEpochs(())
+    for i in range(checks.num_rows):
+        leader = epochs.get((cluster[i], topic[i], partition[i]), none).at(position(time_ns[i], seq[i]))
+        exchange = (capture[i], client[i], broker[i], correlation_id[i])
+        found = answers.judge(kind[i], epoch[i], leader, exchange, topic[i], partition[i], equal_epoch)
+        out[0].append(leader)
+        for column, value in zip(out[1:], found, strict=True):
+            column.append(value)
+    for f, values in zip(VERDICT_FIELDS, out, strict=True):
+        checks = checks.append_column(f, pa.array(values, f.type))
     return checks
+
+
+def incidents(judged: pa.Table) -> pa.Table:
+    """The checks :func:`judge_exchanges` judged that are incidents: stale or fenced, or
+    contradicted by the broker (those judged fine, or with no epoch known, and not contradicted
+    are not)."""
+    verdicts = judged.column("verdict")
+    stale = pc.and_(pc.is_valid(verdicts), pc.not_equal(verdicts, Errors.NONE.name))
+    return judged.filter(pc.or_(pc.fill_null(stale, False), pc.equal(judged.column("agreement"), DISAGREES)))
+
+
+def epoch_errors(table: pa.Table) -> pa.Table:
+    """The epoch errors answers gave (``error_response`` events) of ``table``, with the columns
+    :func:`judge_exchanges` appends, empty: what a judging task hands on besides its verdicts."""
+    errors = table.filter(pc.equal(table.column("kind"), ERROR_RESPONSE))
+    for f in VERDICT_FIELDS:
+        errors = errors.append_column(f, pa.nulls(errors.num_rows, f.type))
+    return errors
 
 
 def _name_topic(state: _State, e: Event) -> str | None:
@@ -483,8 +562,9 @@ def _incident(e: Event, kind: str, **values: Any) -> Incident:
 
 
 #: The columns incidents are ordered by, after time and seq: what tells apart the incidents of
-#: one frame (both engines sort by them, nulls first).
-TIE_BREAKERS = ("partition", "kind", "topic", "path")
+#: one frame, and frames of two captures at one time and seq (both engines sort by them, nulls
+#: first, so that neither order rests on how rows happened to arrive).
+TIE_BREAKERS = ("partition", "kind", "topic", "path", "capture")
 
 
 def in_capture_order(incidents: Iterable[Incident]) -> list[Incident]:

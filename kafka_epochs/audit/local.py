@@ -23,7 +23,8 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 from kafka_epochs.audit.events import EVENT_SCHEMA, INPUT_FIELDS, LEADER_EPOCH, UNREADABLE, audit_events
 from kafka_epochs.audit.findings import write_table
 from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS, capture_problems, count_key
-from kafka_epochs.audit.judging import Event, Incident, IncrementalAudit, in_capture_order, position
+from kafka_epochs.audit.judging import Event, Incident, IncrementalAudit, in_capture_order
+from kafka_epochs.audit.timeline import Timeline
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.frame_rows import capture_frames, to_batches
 from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
@@ -197,49 +198,19 @@ def summarize(events: list[Event], incidents: list[Incident], split: dict[str, l
 
 def timeline(events: list[Event]) -> list[dict[str, Any]]:
     """The leader epochs seen, per partition (see :meth:`LocalAudit.timeline`)."""
-    groups: dict[tuple[Any, ...], list[Event]] = {}
+    seen = Timeline()
     for e in events:
         if e["kind"] == LEADER_EPOCH:
-            groups.setdefault((e["cluster"], e["topic"], e["partition"], e["epoch"]), []).append(e)
-    rows: list[dict[str, Any]] = []
-    for (cluster, topic, partition, epoch), seen in groups.items():
-        first = min(seen, key=lambda e: position(e["time_ns"], e["seq"]))
-        times = [e["time_ns"] for e in seen if e["time_ns"] is not None]
-        ids = [e["topic_id"] for e in seen if e["topic_id"] is not None]
-        rows.append(
-            {
-                "cluster": cluster,
-                "topic": topic,
-                "partition": partition,
-                "leader_epoch": epoch,
-                "first_seen_ns": min(times, default=None),
-                "last_seen_ns": max(times, default=None),
-                "first_seen_seq": first["seq"],
-                "leader": first["leader"],
-                "topic_id": max(ids, default=None),
-                "sources": sorted({e["api"] for e in seen if e["api"] is not None}),
-                "brokers": sorted({e["broker"] or "?" for e in seen}),
-                "observations": len(seen),
-            }
-        )
-
-    def place(row: dict[str, Any]) -> tuple[Any, ...]:
-        # nulls first, as Spark sorts
-        return tuple((v is not None, v if v is not None else 0) for v in (row["first_seen_ns"], row["leader_epoch"]))
-
-    rows.sort(
-        key=lambda r: (_nulls_first(r["cluster"]), _nulls_first(r["topic"]), _nulls_first(r["partition"]), place(r))
-    )
-    highest: dict[tuple[Any, ...], int] = {}
-    for row in rows:
-        key = (row["cluster"], row["topic"], row["partition"])
-        before = highest.get(key)
-        epoch = row["leader_epoch"]
-        row["behind"] = before is not None and epoch is not None and before > epoch
-        if epoch is not None:
-            highest[key] = epoch if before is None else max(before, epoch)
-    return [{name: row[name] for name in TIMELINE_COLUMNS} for row in rows]
-
-
-def _nulls_first(value: Any) -> tuple[bool, Any]:
-    return (value is not None, value if value is not None else "")
+            time_ns = e["time_ns"]
+            seen.add(
+                (e["cluster"], e["topic"], e["partition"], e["epoch"]),
+                first_ns=time_ns,
+                first_seq=e["seq"],
+                leader=e["leader"],
+                earliest_ns=time_ns,
+                latest_ns=time_ns,
+                topic_id=e["topic_id"],
+                sources=(e["api"],),
+                broker=e["broker"],
+            )
+    return [{name: row[name] for name in TIMELINE_COLUMNS} for row in seen.rows()]

@@ -34,8 +34,9 @@ in-process engine (:mod:`kafka_epochs.audit.local`), which gives the same rows. 
 extracted in ``mapInArrow`` tasks (:func:`kafka_epochs.audit.events.audit_events`: frames are
 decoded again, only those that can matter, because the rules read decoded objects); clusters are
 worked out on the driver from a small collected set; each (cluster, topic, partition) is then
-judged by :func:`kafka_epochs.audit.judging.judge_partition`, the verdict rule of the
-``kafka_epochs.epochs`` functions, in one ``applyInArrow`` call per partition.
+judged by :func:`kafka_epochs.audit.judging.judge_exchanges`, the verdict rule of the
+``kafka_epochs.epochs`` functions, in tasks that each hold whole exchanges and every partition's
+leader epochs (the timeline: one row per epoch seen).
 
 A frame that could carry an epoch and does not decode is an ``unreadable`` event (``error`` says
 why): it contributes no verdict, and the audit's summary, report and exit status count it, so an
@@ -47,12 +48,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_epochs.audit.clusters import CLUSTER_KEYS, ClusterAssigner, ClusterInfo
+from kafka_epochs.audit.clusters import CLUSTER_KEYS, ClusterAssigner, ClusterInfo, Node
 from kafka_epochs.audit.events import (
     ANSWER,
     CLUSTER_INFO,
@@ -65,7 +67,17 @@ from kafka_epochs.audit.events import (
     STOP_REPLICA_EPOCH,
     audit_events,
 )
-from kafka_epochs.audit.judging import judge_partition
+from kafka_epochs.audit.incidents import TIMELINE_COLUMNS
+from kafka_epochs.audit.judging import (
+    VERDICT_FIELDS,
+    LeaderEpochs,
+    PartitionKey,
+    epoch_errors,
+    epoch_index,
+    incidents,
+    judge_exchanges,
+)
+from kafka_epochs.audit.timeline import Timeline
 from kafka_epochs.epochs import EqualEpochPolicy, Errors
 from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
 from kafka_epochs.report.model import Summary
@@ -84,7 +96,8 @@ class AuditResult:
     stop_replica_fenced: DataFrame
     #: requests and StopReplicas whose verdict the broker's own answer contradicts
     disagreements: DataFrame
-    #: every extracted event, with its cluster (cached: the tables are built from it)
+    #: every extracted event, with its cluster (the extracted events are cached; the clusters
+    #: and topic names are joined on as read)
     events: DataFrame
     #: every judged request and StopReplica partition, whatever its verdict (``verdict`` NONE:
     #: accepted; null: no epoch known), with ``leader_epoch``, ``broker_error`` and ``agreement``
@@ -95,6 +108,8 @@ class AuditResult:
     #: cluster ids that name several clusters (told apart by their topics' ids), each with those
     #: clusters' names: the audit judged them apart (``cluster_key="cluster-id"`` joins them)
     split_clusters: dict[str, list[str]] = field(default_factory=dict)
+    #: what :meth:`unpersist` frees
+    cached: list[DataFrame] = field(default_factory=list, repr=False)
 
     def tables(self) -> dict[str, DataFrame]:
         return {
@@ -127,9 +142,9 @@ class AuditResult:
         )
 
     def unpersist(self) -> None:
-        """Free the cached events and verdicts (and what they were computed from)."""
-        self.judged.unpersist()
-        self.events.unpersist()
+        """Free the cached events and incidents."""
+        for table in self.cached:
+            table.unpersist()
 
     def report(
         self, path: str | Path, *, max_partitions: int = 20, title: str | None = None, sources: Sequence[str] = ()
@@ -182,50 +197,77 @@ def audit_of_events(
     """The audit of events :func:`extract_events` gave (from one read or several)."""
     if cluster_key not in CLUSTER_KEYS:
         raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
-    raw = raw.cache()  # read twice: for what places events (collected), and to place them
-    placed, split = _placed(raw, cluster_key)
-    events = placed.cache()
-    events.count()  # filled from raw's cache now: once raw is dropped, nothing extracts events again
-    raw.unpersist()
-    timeline = _timeline(events)
-    checks = _judged(events, equal_epoch).cache()  # three incident tables and the report read it
+    raw = raw.cache()  # what everything below reads: events are extracted once
+    events, split, seen = _placed(raw, cluster_key)  # (filling the cache)
+    timeline = _timeline_table(raw.sparkSession, seen)
+    epochs = epoch_index(
+        (r["cluster"], r["topic"], r["partition"], r["leader_epoch"], r["first_seen_ns"], r["first_seen_seq"])
+        for r in seen
+    )
+    # the incident tables read the checks that are incidents (a fraction of them) and the epoch
+    # errors, both from the judging tasks (cached); every verdict (the report's markers) is judged
+    # again only if asked for
+    found = _judged(events, epochs, equal_epoch, incidents_only=True).cache()
+    checks = found.where(F.col("kind") != ERROR_RESPONSE)
     disagrees = F.col("agreement") == DISAGREES
     stale = checks.where((F.col("kind") == REQUEST_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
     stops = checks.where((F.col("kind") == STOP_REPLICA_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
     incidents = {
         "stale_requests": _report(stale, "requested_epoch"),
-        "fenced_responses": events.where(F.col("kind") == ERROR_RESPONSE).select(
+        "fenced_responses": found.where(F.col("kind") == ERROR_RESPONSE).select(
             *_REPORTED, "path", "error_code", "error", "profile", "warnings"
         ),
         "stop_replica_fenced": _report(stops, "requested_epoch", "delete"),
         "disagreements": _report(checks.where(disagrees), "requested_epoch", "kind", "delete"),
     }
-    order = ("time_ns", "seq", "topic", "partition")
+    order = ("time_ns", "seq", "topic", "partition", "capture")
     return AuditResult(
         timeline=timeline.orderBy("cluster", "topic", "partition", "first_seen", "leader_epoch"),
         stale_requests=incidents["stale_requests"].orderBy(*order),
-        fenced_responses=incidents["fenced_responses"].orderBy("time_ns", "seq", "path"),
+        fenced_responses=incidents["fenced_responses"].orderBy("time_ns", "seq", "path", "capture"),
         stop_replica_fenced=incidents["stop_replica_fenced"].orderBy(*order),
         disagreements=incidents["disagreements"].orderBy(*order),
         events=events,
-        judged=checks,
+        judged=_judged(events, epochs, equal_epoch, incidents_only=False),
+        cached=[found, raw],
         unordered=incidents,
         split_clusters=split,
     )
 
 
-def _placed(raw: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[str, list[str]]]:
+def _placed(raw: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[str, list[str]], list[dict[str, Any]]]:
     """``raw`` events with a ``cluster`` column (the cluster of each event's broker connection)
-    and topic names filled in where an event names its topic by id only (Fetch v13+); and the
-    cluster ids that name several clusters (see :meth:`ClusterAssigner.split_ids`).
+    and topic names filled in where an event names its topic by id only (Fetch v13+); the
+    cluster ids that name several clusters (see :meth:`ClusterAssigner.split_ids`); and the
+    timeline's rows.
 
-    What decides both is small (one row per broker endpoint, distinct Metadata answer and topic
-    id or name a broker was seen with): it is collected in one query, the clusters and the names
-    are worked out on the driver (:class:`kafka_epochs.audit.clusters.ClusterAssigner`), and
-    each task applies them to its events in one pass, with no join.
+    What decides them is small, and collected in one query: for each broker connection, the
+    Metadata answers and the topic ids and names it was seen with, and its sightings of each
+    partition's epochs summed up (:class:`~kafka_epochs.audit.timeline.Timeline` takes them so).
+    The clusters, names and timeline are worked out on the driver
+    (:class:`~kafka_epochs.audit.clusters.ClusterAssigner`); the first two are joined on as
+    broadcast tables (in the JVM: no event goes through Python again).
     """
+    sighting = F.col("kind") == LEADER_EPOCH
+    first = F.struct("time_ns", "seq")  # capture order, nulls first
     info = F.when(F.col("kind") == CLUSTER_INFO, F.struct("cluster_id", "members"))
-    seen = raw.select("capture", "broker", info.alias("info"), "topic_id", "topic").distinct().collect()
+    keys = ["capture", "broker", "topic_id", "topic"]
+    seen = (
+        raw.groupBy(
+            *keys,
+            info.alias("info"),
+            sighting.alias("sighting"),
+            *(F.when(sighting, F.col(c)).alias(c) for c in ("partition", "epoch", "api")),
+        )
+        .agg(
+            F.min(F.when(sighting, first)).alias("first"),
+            F.min_by(F.when(sighting, F.col("leader")), F.when(sighting, first)).alias("leader"),
+            F.min(F.when(sighting, F.col("time_ns"))).alias("earliest_ns"),
+            F.max(F.when(sighting, F.col("time_ns"))).alias("latest_ns"),
+            F.count(F.when(sighting, F.lit(1))).alias("observations"),
+        )
+        .collect()
+    )
     brokers = list(dict.fromkeys((r["capture"], r["broker"]) for r in seen))
     infos = list(
         dict.fromkeys(
@@ -249,27 +291,48 @@ def _placed(raw: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[str, list
     for capture, broker, topic, topic_id in named:
         key = (clusters[(capture, broker)], topic_id)
         known[key] = min(topic, known.get(key, topic))
-    schema = spark_schema(pa.schema([*EVENT_SCHEMA, pa.field("cluster", pa.string())]))
-    ship_package(raw.sparkSession)
+    timeline = Timeline()
+    for r in seen:
+        if r["sighting"]:
+            cluster = clusters[(r["capture"], r["broker"])]
+            topic = r["topic"] or (None if r["topic_id"] is None else known.get((cluster, r["topic_id"])))
+            timeline.add(
+                (cluster, topic, r["partition"], r["epoch"]),
+                first_ns=r["first"]["time_ns"],
+                first_seq=r["first"]["seq"],
+                leader=r["leader"],
+                earliest_ns=r["earliest_ns"],
+                latest_ns=r["latest_ns"],
+                topic_id=r["topic_id"],
+                sources=(r["api"],),
+                broker=r["broker"],
+                observations=r["observations"],
+            )
+    return _with_places(raw, clusters, known), assigner.split_ids(), timeline.rows()
 
-    def place(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            captures, hosts = batch.column("capture").to_pylist(), batch.column("broker").to_pylist()
-            cluster = [clusters.get((c, b)) for c, b in zip(captures, hosts, strict=True)]
-            topic = [
-                name or (None if topic_id is None else known.get((where, topic_id)))
-                for name, topic_id, where in zip(
-                    batch.column("topic").to_pylist(), batch.column("topic_id").to_pylist(), cluster, strict=True
-                )
-            ]
-            columns = {name: batch.column(name) for name in EVENT_SCHEMA.names}
-            columns["topic"] = pa.array(topic, pa.string())
-            columns["cluster"] = pa.array(cluster, pa.string())
-            yield pa.RecordBatch.from_pydict(columns)
 
-    placed = raw.select(*EVENT_SCHEMA.names).mapInArrow(place, schema)
+def _with_places(raw: DataFrame, clusters: dict[Node, str], known: dict[tuple[str | None, str], str]) -> DataFrame:
+    """``raw`` with each event's cluster, and the topic names its topic id has (two broadcast joins)."""
+    spark = raw.sparkSession
+    nodes = spark.createDataFrame(
+        [(capture, broker, name) for (capture, broker), name in clusters.items()],
+        "node_capture string, node_broker string, cluster string",
+    )
+    on_node = raw["capture"].eqNullSafe(nodes["node_capture"]) & raw["broker"].eqNullSafe(nodes["node_broker"])
+    placed = raw.join(F.broadcast(nodes), on_node, "left").drop("node_capture", "node_broker")
+    # an empty name is no name: the one its topic id has in its cluster, else none
+    own = F.when(F.col("topic") != "", F.col("topic"))
+    if known:
+        names = spark.createDataFrame(
+            [(cluster, topic_id, name) for (cluster, topic_id), name in known.items()],
+            "name_cluster string, name_topic_id string, known_name string",
+        )
+        on_id = placed["cluster"].eqNullSafe(names["name_cluster"]) & (placed["topic_id"] == names["name_topic_id"])
+        placed = placed.join(F.broadcast(names), on_id, "left")
+        own = F.coalesce(own, F.col("known_name"))
+    placed = placed.select(*(own.alias(n) if n == "topic" else F.col(n) for n in EVENT_SCHEMA.names), "cluster")
     # integral division: as a double, a nanosecond time since 1970 has lost its microseconds
-    return placed.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)")), assigner.split_ids()
+    return placed.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))
 
 
 def _normalized(frames: DataFrame) -> DataFrame:
@@ -295,83 +358,81 @@ def _normalized(frames: DataFrame) -> DataFrame:
     return frames.select(*(columns[name].alias(name) for name, _ in INPUT_FIELDS))
 
 
-def _timeline(events: DataFrame) -> DataFrame:
-    """One row per (topic, partition, epoch) seen; ``behind`` marks an epoch first seen after a
-    higher one (a lagging broker's Metadata, or a deposed controller's LeaderAndIsr)."""
-    seen = events.where(F.col("kind") == LEADER_EPOCH)
-    epochs = seen.groupBy("cluster", "topic", "partition", F.col("epoch").alias("leader_epoch")).agg(
-        F.min("time").alias("first_seen"),
-        F.max("time").alias("last_seen"),
-        F.min("time_ns").alias("first_seen_ns"),
-        F.max("time_ns").alias("last_seen_ns"),
-        # the first sighting's seq: orders sightings and requests at the same instant, or with no time
-        F.min_by("seq", F.struct("time_ns", "seq")).alias("first_seen_seq"),
-        F.min_by("leader", F.struct("time_ns", "seq")).alias("leader"),
-        F.max("topic_id").alias("topic_id"),
-        F.array_sort(F.collect_set("api")).alias("sources"),
-        F.array_sort(F.collect_set(F.coalesce(F.col("broker"), F.lit("?")))).alias("brokers"),
-        F.count(F.lit(1)).alias("observations"),
-    )
-    earlier = (
-        Window.partitionBy("cluster", "topic", "partition")
-        .orderBy("first_seen_ns", "leader_epoch")
-        .rowsBetween(Window.unboundedPreceding, -1)
-    )
-    highest_before = F.max("leader_epoch").over(earlier)
-    return epochs.withColumn("behind", F.coalesce(highest_before > F.col("leader_epoch"), F.lit(False)))
+_TIMELINE_SCHEMA = (
+    "cluster string, topic string, partition int, leader_epoch int, first_seen_ns bigint, last_seen_ns bigint,"
+    " first_seen_seq bigint, leader int, topic_id string, sources array<string>, brokers array<string>,"
+    " observations bigint, behind boolean"
+)
 
 
-def _judged(events: DataFrame, equal_epoch: EqualEpochPolicy) -> DataFrame:
+def _timeline_table(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
+    """The timeline's rows (:class:`~kafka_epochs.audit.timeline.Timeline`'s) as a table, with
+    ``first_seen`` and ``last_seen`` as timestamps."""
+    names = TIMELINE_COLUMNS
+    table = spark.createDataFrame([tuple(row[n] for n in names) for row in rows], _TIMELINE_SCHEMA)
+    return table.select(
+        *names[:4],
+        F.expr("timestamp_micros(first_seen_ns div 1000)").alias("first_seen"),
+        F.expr("timestamp_micros(last_seen_ns div 1000)").alias("last_seen"),
+        *names[4:],
+    )
+
+
+def _judged(
+    events: DataFrame, epochs: dict[PartitionKey, LeaderEpochs], equal_epoch: EqualEpochPolicy, incidents_only: bool
+) -> DataFrame:
     """Every check (a request or StopReplica naming an epoch) judged, with ``leader_epoch``,
     ``verdict``, ``broker_error`` and ``agreement``: the rule of
-    :func:`~kafka_epochs.audit.judging.judge_partition`, run once per (cluster, topic, partition).
+    :func:`~kafka_epochs.audit.judging.judge_exchanges`; with ``incidents_only``, those that are
+    incidents (judged stale or fenced, or contradicted by the broker) and the epoch errors of
+    the answers (``error_response`` rows, their verdict columns null).
 
-    A verdict needs its partition's epochs seen before it, in capture order, and the broker's
-    answer: the errors for the partition travel with it, and whether the request was answered at
-    all (a response with its correlation id on its connection, whatever it held) is joined on
-    first. One shuffle of the events that matter, one Python call per partition.
+    A verdict needs its partition's epochs seen before it (``epochs``) and the broker's answer,
+    which is on the same connection with the same correlation id: the checks, answers and epoch
+    errors are spread over tasks by exchange, each task judging the exchanges it holds whole.
+    One shuffle of the events that matter, no join, no Python call per row group.
     """
-    connection = ["capture", "client", "broker", "correlation_id"]
-    paired = F.col("correlation_id").isNotNull()  # without one, nothing says which answer is whose
-    answered = (
-        events.where((F.col("kind") == ANSWER) & paired)
-        .select(*connection)
-        .distinct()
-        .withColumn("answered", F.lit(True))
-    )
-    columns = [*EVENT_SCHEMA.names, "cluster"]
-    checks = _null_safe_join(events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH)), answered, connection)
-    context = events.where(F.col("kind").isin(LEADER_EPOCH, ERROR_RESPONSE)).withColumn(
-        "answered", F.lit(None).cast("boolean")
-    )
-    rows = checks.select(*columns, "answered").unionByName(context.select(*columns, "answered"))
-    judged_schema = pa.schema(
-        [
-            *EVENT_SCHEMA,
-            pa.field("cluster", pa.string()),
-            pa.field("leader_epoch", pa.int32()),
-            pa.field("verdict", pa.string()),
-            pa.field("broker_error", pa.string()),
-            pa.field("agreement", pa.string()),
-        ]
-    )
+    # Spark hands list columns to Python slowly (some 10 us a row, null or not): the warnings
+    # cross as JSON text and are parsed back in the JVM; members (cluster answers only) stay behind
+    crossing = [f for f in EVENT_SCHEMA if f.name not in ("members", "warnings")]
+    columns = [*(F.col(f.name) for f in crossing), F.col("cluster"), F.to_json("warnings").alias("warnings")]
+    exchange = [F.col(c) for c in ("capture", "client", "broker", "correlation_id")]
+    # a check without a correlation id pairs with nothing: no need to keep those together
+    unpaired = F.when(F.col("correlation_id").isNull(), F.col("seq"))
+    checks = events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH))
+    if incidents_only:  # a check of a partition with no epoch seen has no verdict: no incident either
+        checks = _of_partitions(checks, epochs)
+    wanted = checks.unionByName(events.where(F.col("kind").isin(ANSWER, ERROR_RESPONSE)))
+    spread = wanted.select(*columns).repartition(*exchange, unpaired)
+    text = [*crossing, pa.field("cluster", pa.string()), pa.field("warnings", pa.string())]
+    ship_package(events.sparkSession)
 
-    def judge(table: pa.Table) -> pa.Table:
-        found = judge_partition(table.to_pylist(), equal_epoch)
-        return pa.Table.from_pylist([{k: row[k] for k in judged_schema.names} for row in found], schema=judged_schema)
+    def judge(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        held = list(batches)  # the task's whole share: an exchange's events may be in any of its batches
+        if held:
+            table = pa.Table.from_batches(held)
+            judged = judge_exchanges(table, epochs, equal_epoch)
+            if incidents_only:
+                yield from incidents(judged).to_batches()
+                yield from epoch_errors(table).to_batches()
+            else:
+                yield from judged.to_batches()
 
-    judged = rows.groupBy("cluster", "topic", "partition").applyInArrow(judge, spark_schema(judged_schema))
+    judged = spread.mapInArrow(judge, spark_schema(pa.schema([*text, *VERDICT_FIELDS])))
+    judged = judged.withColumn("warnings", F.from_json("warnings", "array<string>"))
     return judged.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))
 
 
-def _null_safe_join(left: DataFrame, right: DataFrame, keys: list[str]) -> DataFrame:
-    """A left join on ``keys`` where null equals null (a table may lack client or correlation id)."""
-    renamed = right.select(*(F.col(k).alias(f"r_{k}") for k in keys), *(c for c in right.columns if c not in keys))
-    condition = None
-    for k in keys:
-        clause = left[k].eqNullSafe(renamed[f"r_{k}"])
-        condition = clause if condition is None else condition & clause
-    return left.join(renamed, condition, "left").drop(*(f"r_{k}" for k in keys))
+def _of_partitions(events: DataFrame, epochs: dict[PartitionKey, LeaderEpochs]) -> DataFrame:
+    """The ``events`` of the partitions ``epochs`` has (a broadcast semi-join: null equals null)."""
+    schema = "known_cluster string, known_topic string, known_partition int"
+    known = events.sparkSession.createDataFrame(list(epochs), schema)
+    on = (
+        events["cluster"].eqNullSafe(known["known_cluster"])
+        & events["topic"].eqNullSafe(known["known_topic"])
+        & events["partition"].eqNullSafe(known["known_partition"])
+    )
+    return events.join(F.broadcast(known), on, "left_semi")
 
 
 #: What every verdict table says of the frame it is about, in this order.
