@@ -24,11 +24,12 @@ from kafka_epochs.audit.events import EVENT_SCHEMA, INPUT_FIELDS, LEADER_EPOCH, 
 from kafka_epochs.audit.findings import write_table
 from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS, capture_problems, count_key
 from kafka_epochs.audit.judging import Event, Incident, IncrementalAudit, in_capture_order
+from kafka_epochs.audit.report_data import report_data
 from kafka_epochs.audit.timeline import Timeline
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.frame_rows import capture_frames, to_batches
 from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
-from kafka_epochs.report.model import DISAGREEMENT, Summary
+from kafka_epochs.report.model import DISAGREEMENT, ReportData, Summary
 
 __all__ = ["LOCAL_ENGINE_BYTES", "LocalAudit", "audit_captures", "audit_frame_batches"]
 
@@ -52,6 +53,10 @@ class LocalAudit:
     summary: Summary
     split_clusters: dict[str, list[str]] = field(default_factory=dict)
     engine: str = "in-process"
+    equal_epoch: EqualEpochPolicy = EqualEpochPolicy.ACCEPT
+    #: what the report names as audited, and how many partitions it draws
+    sources: list[str] = field(default_factory=list)
+    partitions: int = 20
 
     @property
     def incident_count(self) -> int:
@@ -70,8 +75,26 @@ class LocalAudit:
         write_table(list(self.incidents()), "incidents", out, fmt)
         write_table(self.timeline(), "timeline", out, fmt)
 
+    def report_data(self, *, max_incidents: int = 50, max_markers: int = 500) -> ReportData:
+        """What the report shows (the Spark engine's ``report_data``, from this process's events)."""
+        return report_data(
+            self.events,
+            self.rows,
+            self.timeline(),
+            self.summary,
+            equal_epoch=self.equal_epoch,
+            max_partitions=self.partitions,
+            max_incidents=max_incidents,
+            max_markers=max_markers,
+        )
+
     def report(self, path: Path) -> Path:
-        raise NotImplementedError("the report is drawn from the Spark engine's tables")
+        """Write the audit as one self-contained HTML file (needs the ``report`` extra)."""
+        from kafka_epochs.report import write_report
+
+        data = self.report_data()
+        data.sources = list(self.sources)
+        return write_report(data, path)
 
 
 def audit_captures(
@@ -119,7 +142,7 @@ def audit_frame_batches(
     split = judge.split_ids()
     summary = summarize(events, incidents, split)
     summary.capture_problems = capture_problems(problems)
-    return LocalAudit(events, incidents, summary, split)
+    return LocalAudit(events, incidents, summary, split, equal_epoch=equal_epoch)
 
 
 def _note_problems(batch: pa.RecordBatch, problems: dict[str, tuple[str, int]]) -> None:

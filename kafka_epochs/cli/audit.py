@@ -58,7 +58,7 @@ def add_audit_command(commands: Any) -> None:
         choices=ENGINES,
         default="auto",
         help="local: in this process (no JVM); spark: on Spark (--master); auto (default): local unless a "
-        "master is named, --report is asked for or the inputs pass 256 MiB",
+        "master is named or the inputs pass 256 MiB",
     )
     add_spark_options(aud)
     aud.add_argument(
@@ -142,9 +142,6 @@ def run_audit(args: argparse.Namespace) -> int:
     if inputs is None or (args.report is not None and not report_installed()):
         return 2
     engine = choose_engine(args, inputs)
-    if engine == "local" and args.report is not None:
-        print("kafka-epochs: --report is drawn from the Spark engine's tables: add --engine spark", file=sys.stderr)
-        return 2
     if not (spark_installed() if engine == "spark" else arrow_installed()):
         return 2
     found = _audit_here(args, inputs) if engine == "local" else _audit_on_spark(args, inputs)
@@ -180,8 +177,11 @@ def _audit_here(args: argparse.Namespace, inputs: list[str]) -> Findings:
     if args.table:
         import pyarrow.dataset as ds  # type: ignore[import-untyped]
 
-        return audit_frame_batches(ds.dataset(inputs, format="parquet").to_batches(), **options)
-    return audit_captures(inputs, ports=args.port, **options)
+        found = audit_frame_batches(ds.dataset(inputs, format="parquet").to_batches(), **options)
+    else:
+        found = audit_captures(inputs, ports=args.port, **options)
+    found.sources, found.partitions = list(args.inputs), args.report_partitions
+    return found
 
 
 def _audit_on_spark(args: argparse.Namespace, inputs: list[str]) -> Findings:
@@ -203,14 +203,13 @@ def _audit_on_spark(args: argparse.Namespace, inputs: list[str]) -> Findings:
 
 
 def choose_engine(args: argparse.Namespace, inputs: list[str]) -> str:
-    """The engine ``--engine`` names, or for ``auto``: in-process unless a Spark master is named,
-    the report is asked for (it is drawn from the Spark engine's tables) or the inputs are larger
-    than the in-process engine is meant for."""
+    """The engine ``--engine`` names, or for ``auto``: in-process unless a Spark master is named
+    or the inputs are larger than the in-process engine is meant for."""
     if args.engine != "auto":
         return str(args.engine)
     from kafka_epochs.audit.local import LOCAL_ENGINE_BYTES
 
-    if args.master is not None or args.report is not None:
+    if args.master is not None:
         return "spark"
     size = sum(_size(path) for path in inputs)
     return "local" if size <= LOCAL_ENGINE_BYTES else "spark"

@@ -108,3 +108,38 @@ def test_the_story_in_words_and_tables(spark: Any, cases: dict[str, list[str]], 
     for name, table in local_tables.items():
         assert table.schema.names == spark_tables[name].schema.names
         assert table.to_pylist() == spark_tables[name].to_pylist()
+
+
+@pytest.mark.parametrize("case", ["story", "together", "two clusters"])
+def test_both_engines_draw_the_same_report(spark: Any, cases: dict[str, list[str]], case: str, tmp_path: Path) -> None:
+    from kafka_epochs.audit.local import audit_captures
+    from kafka_epochs.epochs import EqualEpochPolicy
+    from kafka_epochs.spark.audit_report import report_data
+    from kafka_epochs.spark.epoch_audit import audit as spark_audit
+    from kafka_epochs.spark.job import read_captures
+
+    paths = [a for a in cases[case] if not a.startswith("--") and a != "fence"]
+    policy = EqualEpochPolicy.FENCE if "fence" in cases[case] else EqualEpochPolicy.ACCEPT
+    # small bounds, so that choosing and thinning are tested too
+    bounds = {"max_partitions": 2, "max_incidents": 2, "max_markers": 2}
+    found = audit_captures(paths, equal_epoch=policy)
+    found.partitions = bounds.pop("max_partitions")
+    here = found.report_data(**bounds)
+    result = spark_audit(read_captures(spark, paths), equal_epoch=policy)
+    try:
+        there = report_data(result, max_partitions=found.partitions, **bounds)
+    finally:
+        result.unpersist()
+    for data in (here, there):  # the order Spark collects markers in is its own; the page sorts none of it
+        for view in data.partitions:
+            view.markers.sort(key=repr)
+    assert here.partitions == there.partitions
+    assert (here.partitions_left_out, here.incidents_left_out) == (there.partitions_left_out, there.incidents_left_out)
+    assert here.other_incidents == there.other_incidents
+    assert here.control_requests == there.control_requests
+    assert here.summary == there.summary
+    assert here.partitions and any(view.markers for view in here.partitions)
+    assert (case != "two clusters") == bool(here.control_requests)  # the story has LeaderAndIsr requests
+    # and the command draws it in-process
+    code, _, err = audit(*cases[case], "--engine", "local", "--report", str(tmp_path / "page.html"))
+    assert code == 0 and "report: " in err and (tmp_path / "page.html").stat().st_size > 10_000

@@ -79,13 +79,15 @@ def test_audit_on_spark_prints_words_and_writes_the_tables_and_report(
         "--report-partitions",
         "1",
         "--timeline",
+        "--engine",
+        "spark",
     )
     assert code == 0
     assert f"report: {page}" in err
     text = Page(page.read_text(encoding="utf-8")).text
     assert "1 more with incidents are not drawn" in text  # --report-partitions 1 of the story's 2
     assert "Verdicts the brokers contradict 1" in text and "so this verdict is not trusted" in text
-    assert "(Spark local" in out.splitlines()[0]  # --report: auto chose Spark
+    assert "(Spark local" in out.splitlines()[0]
     assert "incidents: 3 stale requests, 1 StopReplica fenced, 6 epoch errors in answers" in out
     assert "leader epochs seen: 4" in out and "UNKNOWN_LEADER_EPOCH" in out
     written = pq.read_table(tmp_path / "audit" / "incidents").to_pylist()
@@ -94,10 +96,16 @@ def test_audit_on_spark_prints_words_and_writes_the_tables_and_report(
     assert pq.read_table(tmp_path / "audit" / "timeline").num_rows == 4
 
 
+def test_the_report_is_drawn_in_process_unless_spark_is_asked_for(captures: Path, tmp_path: Path) -> None:
+    page = tmp_path / "audit.html"
+    code, out, err = run("audit", str(captures / "story.pcap"), "--report", str(page), "--equal-epoch", "fence")
+    assert code == 0 and f"report: {page}" in err
+    assert "(in-process)" in out.splitlines()[0]  # auto: no Spark for a report any more
+    assert "so this verdict is not trusted" in Page(page.read_text(encoding="utf-8")).text
+
+
 def test_audit_refuses_what_its_engine_cannot_do(captures: Path) -> None:
     story = str(captures / "story.pcap")
-    code, _, err = run("audit", story, "--engine", "local", "--report", "x.html", "--quiet")
-    assert code == 2 and "--engine spark" in err
     code, _, err = run("audit", str(captures), "--follow", "--engine", "local", "--quiet")
     assert code == 2 and "runs on Spark" in err
     code, _, err = run("audit", story, "--rows", "-1")
