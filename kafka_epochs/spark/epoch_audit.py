@@ -83,7 +83,7 @@ from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
 from kafka_epochs.report.model import Summary
 from kafka_epochs.spark.audit_counts import frame_counts, unreadable_reasons
 from kafka_epochs.spark.shipping import ship_package
-from kafka_epochs.spark.spark_types import spark_schema
+from kafka_epochs.spark.spark_types import spark_schema, spark_type
 
 # -- Spark: the tables ---------------------------------------------------------------------------
 
@@ -393,8 +393,9 @@ def _judged(
     One shuffle of the events that matter, no join, no Python call per row group.
     """
     # Spark hands list columns to Python slowly (some 10 us a row, null or not): the warnings
-    # cross as JSON text and are parsed back in the JVM; members (cluster answers only) stay behind
-    crossing = [f for f in EVENT_SCHEMA if f.name not in ("members", "warnings")]
+    # cross as JSON text and are parsed back in the JVM; what only sightings and cluster answers
+    # have stays behind (every column costs per row, null or not)
+    crossing = [f for f in EVENT_SCHEMA if f.name not in (*_SIGHTINGS_ONLY, "warnings")]
     columns = [*(F.col(f.name) for f in crossing), F.col("cluster"), F.to_json("warnings").alias("warnings")]
     exchange = [F.col(c) for c in ("capture", "client", "broker", "correlation_id")]
     # a check without a correlation id pairs with nothing: no need to keep those together
@@ -420,7 +421,12 @@ def _judged(
 
     judged = spread.mapInArrow(judge, spark_schema(pa.schema([*text, *VERDICT_FIELDS])))
     judged = judged.withColumn("warnings", F.from_json("warnings", "array<string>"))
-    return judged.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))
+    absent = {f.name: F.lit(None).cast(spark_type(f.type)) for f in EVENT_SCHEMA if f.name in _SIGHTINGS_ONLY}
+    return judged.withColumns({**absent, "time": F.expr("timestamp_micros(time_ns div 1000)")})
+
+
+#: Event columns only leader-epoch sightings and cluster answers fill (null in what is judged).
+_SIGHTINGS_ONLY = ("leader", "request_type", "cluster_id", "members")
 
 
 def _of_partitions(events: DataFrame, epochs: dict[PartitionKey, LeaderEpochs]) -> DataFrame:
