@@ -34,7 +34,7 @@ from kafka_epochs.report.model import (
 )
 from kafka_epochs.report.strays import with_strays
 
-__all__ = ["report_data"]
+__all__ = ["marker_verdict", "report_data", "rule_label"]
 
 PartitionKey = tuple[Any, Any, Any]
 _PLACED = pa.schema([*EVENT_SCHEMA, pa.field("cluster", pa.string())])
@@ -113,7 +113,8 @@ def _fill_incidents(views: dict[PartitionKey, PartitionView], incidents: list[In
                 view.incidents.append(to_incident(row))
 
 
-def _verdict(row: Event) -> str:
+def marker_verdict(row: Any) -> str:
+    """How the report marks a judged check (a row with ``verdict``, ``agreement`` and ``kind``)."""
     if row["agreement"] == DISAGREES:
         return DISPUTED
     if row["verdict"] is None:
@@ -136,7 +137,14 @@ def _fill_markers(views: dict[PartitionKey, PartitionView], checks: list[Event],
         step = max(1, -(-len(rows) // limit))
         for row in rows[::step]:
             views[key].markers.append(
-                Marker(frame_of(row), row["api"], row["api_version"], row["epoch"], row["leader_epoch"], _verdict(row))
+                Marker(
+                    frame_of(row),
+                    row["api"],
+                    row["api_version"],
+                    row["epoch"],
+                    row["leader_epoch"],
+                    marker_verdict(row),
+                )
             )
 
 
@@ -151,11 +159,15 @@ def _fill_rules(views: dict[PartitionKey, PartitionView], events: list[Event]) -
         view = views.get((e["cluster"], e["topic"], e["partition"]))
         if view is None:
             continue
-        if e["api"] == "LeaderAndIsr":
-            label = f"LeaderAndIsr {e['request_type'] or ''} epoch {e['epoch']}".replace("  ", " ")
-        else:
-            label = "StopReplica delete" + (" (-2)" if e["epoch"] == -2 else "")
-        view.rules.append(ControlRule(e["time_ns"], label, frame_of(e)))
+        view.rules.append(ControlRule(e["time_ns"], rule_label(e), frame_of(e)))
+
+
+def rule_label(row: Any) -> str:
+    """How the report labels a controller's request drawn as a rule (a LeaderAndIsr sighting, or
+    a deleting StopReplica)."""
+    if row["api"] == "LeaderAndIsr":
+        return f"LeaderAndIsr {row['request_type'] or ''} epoch {row['epoch']}".replace("  ", " ")
+    return "StopReplica delete" + (" (-2)" if row["epoch"] == -2 else "")
 
 
 def _name(e: Event) -> str:

@@ -15,18 +15,14 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
-from kafka_epochs.audit.events import DISAGREES
 from kafka_epochs.audit.incidents import count_key, to_incident
 from kafka_epochs.audit.incidents import frame_of as _frame
+from kafka_epochs.audit.report_data import marker_verdict, rule_label
 from kafka_epochs.report import write_report
 from kafka_epochs.report.model import (
-    ACCEPTED,
     DISAGREEMENT,
-    DISPUTED,
     FENCED_RESPONSE,
-    NO_EPOCH,
     STALE_REQUEST,
-    STOP_FENCED,
     STOP_REPLICA_FENCED,
     ControlRequest,
     ControlRule,
@@ -175,17 +171,6 @@ def _fill_sightings(views: dict[tuple[Any, ...], PartitionView], timeline: DataF
         )
 
 
-def _verdict(row: Row) -> str:
-    verdict = row["verdict"]
-    if row["agreement"] == DISAGREES:
-        return DISPUTED
-    if verdict is None:
-        return NO_EPOCH
-    if verdict == "NONE":
-        return ACCEPTED
-    return STOP_FENCED if row["kind"] == "stop_replica" else verdict
-
-
 def _fill_markers(views: dict[tuple[Any, ...], PartitionView], judged: DataFrame, keys: DataFrame, limit: int) -> None:
     """Every verdict's requests, thinned evenly over time to ``limit`` a verdict."""
     numbered = _numbered(_only(judged, keys), "verdict")
@@ -198,7 +183,7 @@ def _fill_markers(views: dict[tuple[Any, ...], PartitionView], judged: DataFrame
         _of(views, row).requests_seen = row["count"]
     for row in kept.collect():
         _of(views, row).markers.append(
-            Marker(_frame(row), row["api"], row["api_version"], row["epoch"], row["leader_epoch"], _verdict(row))
+            Marker(_frame(row), row["api"], row["api_version"], row["epoch"], row["leader_epoch"], marker_verdict(row))
         )
 
 
@@ -208,11 +193,7 @@ def _fill_rules(views: dict[tuple[Any, ...], PartitionView], events: DataFrame, 
         | ((F.col("kind") == "stop_replica") & (F.col("delete") | (F.col("epoch") == -2)))
     )
     for row in _only(control, keys).orderBy("time_ns", "seq").collect():
-        if row["api"] == "LeaderAndIsr":
-            label = f"LeaderAndIsr {row['request_type'] or ''} epoch {row['epoch']}".replace("  ", " ")
-        else:
-            label = "StopReplica delete" + (" (-2)" if row["epoch"] == -2 else "")
-        _of(views, row).rules.append(ControlRule(row["time_ns"], label, _frame(row)))
+        _of(views, row).rules.append(ControlRule(row["time_ns"], rule_label(row), _frame(row)))
 
 
 def _control_requests(events: DataFrame, judged: DataFrame, limit: int = 200) -> tuple[list[ControlRequest], int]:
