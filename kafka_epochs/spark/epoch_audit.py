@@ -198,16 +198,18 @@ def audit_of_events(
     if cluster_key not in CLUSTER_KEYS:
         raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
     raw = raw.cache()  # what everything below reads: events are extracted once
-    events, split, seen = _placed(raw, cluster_key)  # (filling the cache)
+    placed = _placed(raw, cluster_key)  # (filling the cache)
+    events, seen = placed.events, placed.timeline
     timeline = _timeline_table(raw.sparkSession, seen)
     epochs = epoch_index(
         (r["cluster"], r["topic"], r["partition"], r["leader_epoch"], r["first_seen_ns"], r["first_seen_seq"])
         for r in seen
     )
+    tasks = _judging_tasks(events, placed.judged_events)
     # the incident tables read the checks that are incidents (a fraction of them) and the epoch
     # errors, both from the judging tasks (cached); every verdict (the report's markers) is judged
     # again only if asked for
-    found = _judged(events, epochs, equal_epoch, incidents_only=True).cache()
+    found = _judged(events, epochs, equal_epoch, incidents_only=True, tasks=tasks).cache()
     checks = found.where(F.col("kind") != ERROR_RESPONSE)
     disagrees = F.col("agreement") == DISAGREES
     stale = checks.where((F.col("kind") == REQUEST_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
@@ -228,18 +230,28 @@ def audit_of_events(
         stop_replica_fenced=incidents["stop_replica_fenced"].orderBy(*order),
         disagreements=incidents["disagreements"].orderBy(*order),
         events=events,
-        judged=_judged(events, epochs, equal_epoch, incidents_only=False),
+        judged=_judged(events, epochs, equal_epoch, incidents_only=False, tasks=tasks),
         cached=[found, raw],
         unordered=incidents,
-        split_clusters=split,
+        split_clusters=placed.split_ids,
     )
 
 
-def _placed(raw: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[str, list[str]], list[dict[str, Any]]]:
-    """``raw`` events with a ``cluster`` column (the cluster of each event's broker connection)
-    and topic names filled in where an event names its topic by id only (Fetch v13+); the
-    cluster ids that name several clusters (see :meth:`ClusterAssigner.split_ids`); and the
-    timeline's rows.
+@dataclass(frozen=True)
+class _Placement:
+    #: the events with a ``cluster`` column (the cluster of each event's broker connection) and
+    #: topic names filled in where an event names its topic by id only (Fetch v13+)
+    events: DataFrame
+    #: the cluster ids that name several clusters (see :meth:`ClusterAssigner.split_ids`)
+    split_ids: dict[str, list[str]]
+    #: the timeline's rows (:class:`~kafka_epochs.audit.timeline.Timeline`'s)
+    timeline: list[dict[str, Any]]
+    #: how many events the judging reads (checks, answers, epoch errors)
+    judged_events: int
+
+
+def _placed(raw: DataFrame, cluster_key: str) -> _Placement:
+    """``raw`` events placed in their clusters, and what else the driver learns on the way.
 
     What decides them is small, and collected in one query: for each broker connection, the
     Metadata answers and the topic ids and names it was seen with, and its sightings of each
@@ -265,6 +277,7 @@ def _placed(raw: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[str, list
             F.min(F.when(sighting, F.col("time_ns"))).alias("earliest_ns"),
             F.max(F.when(sighting, F.col("time_ns"))).alias("latest_ns"),
             F.count(F.when(sighting, F.lit(1))).alias("observations"),
+            F.count(F.when(F.col("kind").isin(*_JUDGED_KINDS), F.lit(1))).alias("judged"),
         )
         .collect()
     )
@@ -308,7 +321,9 @@ def _placed(raw: DataFrame, cluster_key: str) -> tuple[DataFrame, dict[str, list
                 broker=r["broker"],
                 observations=r["observations"],
             )
-    return _with_places(raw, clusters, known), assigner.split_ids(), timeline.rows()
+    return _Placement(
+        _with_places(raw, clusters, known), assigner.split_ids(), timeline.rows(), sum(r["judged"] for r in seen)
+    )
 
 
 def _with_places(raw: DataFrame, clusters: dict[Node, str], known: dict[tuple[str | None, str], str]) -> DataFrame:
@@ -378,8 +393,31 @@ def _timeline_table(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFram
     )
 
 
+#: The events the judging reads: the checks, and the answers and epoch errors that pair with them.
+_JUDGED_KINDS = (REQUEST_EPOCH, STOP_REPLICA_EPOCH, ANSWER, ERROR_RESPONSE)
+#: A judging task holds its share of those events at once (an exchange's may be in any of its
+#: batches): at most about this many (some 200 MB in Python), however large the capture.
+_EVENTS_PER_TASK = 500_000
+
+
+def _judging_tasks(events: DataFrame, judged_events: int) -> int | None:
+    """How many tasks judge ``judged_events`` events: None (Spark's adaptive choice, from the
+    shuffle's size) while that keeps each task's share small enough to hold, else enough tasks
+    for :data:`_EVENTS_PER_TASK` each."""
+    spark = events.sparkSession
+    shuffle = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    if judged_events <= _EVENTS_PER_TASK * shuffle:
+        return None
+    return -(-judged_events // _EVENTS_PER_TASK)
+
+
 def _judged(
-    events: DataFrame, epochs: dict[PartitionKey, LeaderEpochs], equal_epoch: EqualEpochPolicy, incidents_only: bool
+    events: DataFrame,
+    epochs: dict[PartitionKey, LeaderEpochs],
+    equal_epoch: EqualEpochPolicy,
+    *,
+    incidents_only: bool,
+    tasks: int | None = None,
 ) -> DataFrame:
     """Every check (a request or StopReplica naming an epoch) judged, with ``leader_epoch``,
     ``verdict``, ``broker_error`` and ``agreement``: the rule of
@@ -403,8 +441,10 @@ def _judged(
     checks = events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH))
     if incidents_only:  # a check of a partition with no epoch seen has no verdict: no incident either
         checks = _of_partitions(checks, epochs)
-    wanted = checks.unionByName(events.where(F.col("kind").isin(ANSWER, ERROR_RESPONSE)))
-    spread = wanted.select(*columns).repartition(*exchange, unpaired)
+    wanted = checks.unionByName(events.where(F.col("kind").isin(ANSWER, ERROR_RESPONSE))).select(*columns)
+    spread = (
+        wanted.repartition(*exchange, unpaired) if tasks is None else wanted.repartition(tasks, *exchange, unpaired)
+    )
     text = [*crossing, pa.field("cluster", pa.string()), pa.field("warnings", pa.string())]
     ship_package(events.sparkSession)
 

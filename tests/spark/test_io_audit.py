@@ -196,3 +196,21 @@ def test_the_lead_sample_audits(spark: Any) -> None:
     result = audit(spark.read.format("kafka-capture").load(str(SAMPLE)))
     assert result.events.where(f"kind = '{LEADER_EPOCH}'").count() > 0
     assert result.fenced_responses.count() >= 1
+
+
+def test_a_large_share_is_judged_by_more_tasks_with_the_same_verdicts(
+    story: Any, result: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kafka_epochs.spark import epoch_audit
+
+    shuffle = int(story.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    assert epoch_audit._judging_tasks(story, epoch_audit._EVENTS_PER_TASK * shuffle) is None  # Spark chooses
+    assert epoch_audit._judging_tasks(story, epoch_audit._EVENTS_PER_TASK * shuffle + 1) == shuffle + 1
+    monkeypatch.setattr(epoch_audit, "_EVENTS_PER_TASK", 3)  # the story's few events: a task per 3
+    spread = audit(story)
+    try:
+        assert spread.cached[0].rdd.getNumPartitions() > shuffle  # the incidents, as the tasks gave them
+        for name, table in spread.tables().items():
+            assert table.collect() == result.tables()[name].collect(), name
+    finally:
+        spread.unpersist()
