@@ -101,6 +101,8 @@ class AuditResult:
     events: DataFrame
     #: every judged request and StopReplica partition, whatever its verdict (``verdict`` NONE:
     #: accepted; null: no epoch known), with ``leader_epoch``, ``broker_error`` and ``agreement``
+    #: (judged when read, as the report does: the incident tables keep only incidents; cache it
+    #: to read it more than once)
     judged: DataFrame
     #: the four incident tables before their sort (a query that orders them its own way, or
     #: not at all, need not pay for it)
