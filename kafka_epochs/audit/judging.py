@@ -25,7 +25,7 @@ the four incident tables).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,15 +154,17 @@ class LeaderEpochs:
         return self._epochs[found - 1] if found else None
 
 
-def epoch_index(firsts: Iterable[tuple[Any, ...]]) -> dict[PartitionKey, LeaderEpochs]:
-    """Each partition's :class:`LeaderEpochs` from timeline rows: (cluster, topic, partition,
-    leader epoch, first seen at (ns), the seq of the first sighting). What an engine that judges
-    requests apart from the sightings (Spark's) hands its tasks: one row per epoch seen, however
-    much traffic there was."""
+def epoch_index(timeline: Iterable[Mapping[str, Any]]) -> dict[PartitionKey, LeaderEpochs]:
+    """Each partition's :class:`LeaderEpochs` from timeline rows (``cluster``, ``topic``,
+    ``partition``, ``leader_epoch``, ``first_seen_ns``, ``first_seen_seq``). What an engine that
+    judges requests apart from the sightings (Spark's) hands its tasks: one row per epoch seen,
+    however much traffic there was."""
     grouped: dict[PartitionKey, list[tuple[Position, int]]] = {}
-    for cluster, topic, partition, epoch, time_ns, seq in firsts:
-        if epoch is not None:
-            grouped.setdefault((cluster, topic, partition), []).append((position(time_ns, seq), epoch))
+    for row in timeline:
+        if row["leader_epoch"] is not None:
+            key = (row["cluster"], row["topic"], row["partition"])
+            place = position(row["first_seen_ns"], row["first_seen_seq"])
+            grouped.setdefault(key, []).append((place, row["leader_epoch"]))
     return {key: LeaderEpochs(places) for key, places in grouped.items()}
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 from kafka_epochs.audit.events import DISAGREES, EVENT_SCHEMA, LEADER_EPOCH, STOP_REPLICA_EPOCH
 from kafka_epochs.audit.incidents import frame_of, to_incident
 from kafka_epochs.audit.judging import Event, Incident, epoch_index, judge_exchanges, position
+from kafka_epochs.audit.timeline import nulls_first
 from kafka_epochs.epochs import EqualEpochPolicy
 from kafka_epochs.report.model import (
     ACCEPTED,
@@ -60,7 +61,7 @@ def report_data(
         if row["partition"] is not None:
             key = (row["cluster"], row["topic"], row["partition"])
             per_partition[key] = per_partition.get(key, 0) + 1
-    ranked = sorted(per_partition.items(), key=lambda item: (-item[1], *(_nulls_first(v) for v in item[0])))
+    ranked = sorted(per_partition.items(), key=lambda item: (-item[1], *(nulls_first(v) for v in item[0])))
     chosen = ranked[:max_partitions]
     views = {key: PartitionView(*key) for key, _ in chosen}
     checks = _judged(events, timeline, equal_epoch)
@@ -86,20 +87,13 @@ def report_data(
     )
 
 
-def _nulls_first(value: Any) -> tuple[bool, Any]:
-    return (value is not None, value if value is not None else 0 if isinstance(value, int) else "")
-
-
 def _in_capture_order(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: position(r["time_ns"], r["seq"]))
 
 
 def _judged(events: list[Event], timeline: list[dict[str, Any]], equal_epoch: EqualEpochPolicy) -> list[Event]:
     """Every check judged (the markers show the accepted requests too), in capture order."""
-    epochs = epoch_index(
-        (r["cluster"], r["topic"], r["partition"], r["leader_epoch"], r["first_seen_ns"], r["first_seen_seq"])
-        for r in timeline
-    )
+    epochs = epoch_index(timeline)
     table = pa.Table.from_pylist([{name: e[name] for name in _PLACED.names} for e in events], schema=_PLACED)
     return _in_capture_order(judge_exchanges(table, epochs, equal_epoch).to_pylist())
 

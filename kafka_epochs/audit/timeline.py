@@ -16,7 +16,7 @@ from typing import Any
 
 from kafka_epochs.audit.judging import Position, position
 
-__all__ = ["Timeline"]
+__all__ = ["Timeline", "nulls_first"]
 
 #: (cluster, topic, partition, leader epoch)
 EpochKey = tuple[str | None, str | None, int | None, int | None]
@@ -117,15 +117,16 @@ class Timeline:
         return rows
 
 
-def _nulls_first(value: Any, empty: Any = "") -> tuple[bool, Any]:
+def nulls_first(value: Any, empty: Any = "") -> tuple[bool, Any]:
+    """A sort key putting None first, as Spark sorts (``empty`` stands in for it: any value of the type)."""
     return (value is not None, value if value is not None else empty)
 
 
 def _order(row: dict[str, Any]) -> tuple[Any, ...]:
     return (
-        _nulls_first(row["cluster"]),
-        _nulls_first(row["topic"]),
-        _nulls_first(row["partition"], 0),
-        _nulls_first(row["first_seen_ns"], 0),
-        _nulls_first(row["leader_epoch"], 0),
+        nulls_first(row["cluster"]),
+        nulls_first(row["topic"]),
+        nulls_first(row["partition"], 0),
+        nulls_first(row["first_seen_ns"], 0),
+        nulls_first(row["leader_epoch"], 0),
     )

@@ -203,10 +203,7 @@ def audit_of_events(
     placed = _placed(raw, cluster_key)  # (filling the cache)
     events, seen = placed.events, placed.timeline
     timeline = _timeline_table(raw.sparkSession, seen)
-    epochs = epoch_index(
-        (r["cluster"], r["topic"], r["partition"], r["leader_epoch"], r["first_seen_ns"], r["first_seen_seq"])
-        for r in seen
-    )
+    epochs = epoch_index(seen)
     tasks = _judging_tasks(events, placed.judged_events)
     # the incident tables read the checks that are incidents (a fraction of them) and the epoch
     # errors, both from the judging tasks (cached); every verdict (the report's markers) is judged

@@ -39,10 +39,7 @@ def _verdict_key(row: dict[str, Any], kind: str) -> tuple[Any, ...]:
 
 def by_exchanges(events: list[dict[str, Any]], policy: EqualEpochPolicy) -> list[tuple[Any, ...]]:
     """Judged as a Spark task judges: the placed events of a few exchanges at a time."""
-    epochs = epoch_index(
-        (r["cluster"], r["topic"], r["partition"], r["leader_epoch"], r["first_seen_ns"], r["first_seen_seq"])
-        for r in timeline(events)
-    )
+    epochs = epoch_index(timeline(events))
     schema = pa.schema([*EVENT_SCHEMA, pa.field("cluster", pa.string())])
     shares: dict[Any, list[dict[str, Any]]] = {}
     for e in events:  # a task holds whole exchanges; which task, a hash decides
