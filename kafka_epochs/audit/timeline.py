@@ -76,7 +76,9 @@ class Timeline:
                 first, first_seq, leader, earliest_ns, latest_ns, topic_id, apis, {broker or "?"}, observations
             )
             return
-        if first < seen.first:
+        if first < seen.first or (first == seen.first and nulls_first(leader, 0) < nulls_first(seen.leader, 0)):
+            # (two sightings at one place, which only two captures without times can give: the
+            # least leader, so that the order sightings come in does not matter)
             seen.first, seen.seq, seen.leader = first, first_seq, leader
         seen.earliest_ns = _least(seen.earliest_ns, earliest_ns)
         seen.latest_ns = _greatest(seen.latest_ns, latest_ns)

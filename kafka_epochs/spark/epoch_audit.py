@@ -32,8 +32,9 @@ or ambiguous frame says so.
 This is the audit's Spark engine; the domain is :mod:`kafka_epochs.audit`, shared with the
 in-process engine (:mod:`kafka_epochs.audit.local`), which gives the same rows. Events are
 extracted in ``mapInArrow`` tasks (:func:`kafka_epochs.audit.events.audit_events`: frames are
-decoded again, only those that can matter, because the rules read decoded objects); clusters are
-worked out on the driver from a small collected set; each (cluster, topic, partition) is then
+decoded again, only those that can matter, because the rules read decoded objects), each task
+summing up on the way what placing them needs (:mod:`kafka_epochs.audit.placement`); clusters and
+the timeline are worked out on the driver from those few rows; each (cluster, topic, partition) is then
 judged by :func:`kafka_epochs.audit.judging.judge_exchanges`, the verdict rule of the
 ``kafka_epochs.epochs`` functions, in tasks that each hold whole exchanges and every partition's
 leader epochs (the timeline: one row per epoch seen).
@@ -45,8 +46,10 @@ all-clear never rests on frames it could not read.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +57,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_epochs.audit.clusters import CLUSTER_KEYS, ClusterAssigner, ClusterInfo, Node
+from kafka_epochs.audit.clusters import CLUSTER_KEYS, Node
 from kafka_epochs.audit.events import (
     ANSWER,
     CLUSTER_INFO,
@@ -62,7 +65,6 @@ from kafka_epochs.audit.events import (
     ERROR_RESPONSE,
     EVENT_SCHEMA,
     INPUT_FIELDS,
-    LEADER_EPOCH,
     REQUEST_EPOCH,
     STOP_REPLICA_EPOCH,
     audit_events,
@@ -77,11 +79,12 @@ from kafka_epochs.audit.judging import (
     incidents,
     judge_exchanges,
 )
-from kafka_epochs.audit.timeline import Timeline
+from kafka_epochs.audit.placement import SUMMARY_READS, SUMMARY_SCHEMA, Placement, PlacementSummary
 from kafka_epochs.epochs import EqualEpochPolicy, Errors
 from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
 from kafka_epochs.report.model import Summary
 from kafka_epochs.spark.audit_counts import frame_counts, unreadable_reasons
+from kafka_epochs.spark.driver_tables import driver_table
 from kafka_epochs.spark.shipping import ship_package
 from kafka_epochs.spark.spark_types import spark_schema, spark_type
 
@@ -99,11 +102,9 @@ class AuditResult:
     #: every extracted event, with its cluster (the extracted events are cached; the clusters
     #: and topic names are joined on as read)
     events: DataFrame
-    #: every judged request and StopReplica partition, whatever its verdict (``verdict`` NONE:
-    #: accepted; null: no epoch known), with ``leader_epoch``, ``broker_error`` and ``agreement``
-    #: (judged when read, as the report does: the incident tables keep only incidents; cache it
-    #: to read it more than once)
-    judged: DataFrame
+    #: builds :attr:`judged` (the query alone costs the driver a fifth of a second: only the
+    #: report asks for it)
+    judging: Callable[[], DataFrame] = field(repr=False)
     #: the four incident tables before their sort (a query that orders them its own way, or
     #: not at all, need not pay for it)
     unordered: dict[str, DataFrame] = field(default_factory=dict, repr=False)
@@ -112,6 +113,14 @@ class AuditResult:
     split_clusters: dict[str, list[str]] = field(default_factory=dict)
     #: what :meth:`unpersist` frees
     cached: list[DataFrame] = field(default_factory=list, repr=False)
+
+    @cached_property
+    def judged(self) -> DataFrame:
+        """Every judged request and StopReplica partition, whatever its verdict (``verdict`` NONE:
+        accepted; null: no epoch known), with ``leader_epoch``, ``broker_error`` and
+        ``agreement`` (judged when read, as the report does: the incident tables keep only
+        incidents; cache it to read it more than once)."""
+        return self.judging()
 
     def tables(self) -> dict[str, DataFrame]:
         return {
@@ -171,9 +180,27 @@ def audit(
     ``cluster_key`` says how traffic is split into clusters, each with its own timeline:
     ``auto``, ``capture``, ``broker`` or ``cluster-id`` (see :mod:`kafka_epochs.audit.clusters`).
     """
-    if cluster_key not in CLUSTER_KEYS:
-        raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
-    return audit_of_events(extract_events(frames, protocol=protocol), equal_epoch=equal_epoch, cluster_key=cluster_key)
+    _check_cluster_key(cluster_key)
+    ship_package(frames.sparkSession)
+    ref = protocol_ref(protocol)
+
+    def extract(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # the events, then what placing them needs summed up (while the task has them)
+        summary = PlacementSummary()
+        for batch in batches:
+            events = audit_events(batch, ref)
+            summary.add(events)
+            yield events.append_column("summary", pa.nulls(events.num_rows, _SUMMARY))
+        table = summary.table()
+        rows = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(SUMMARY_SCHEMA))
+        yield pa.RecordBatch.from_arrays(
+            [*(pa.nulls(len(rows), f.type) for f in EVENT_SCHEMA), rows], schema=_SUMMARIZED
+        )
+
+    raw = _normalized(frames).mapInArrow(extract, spark_schema(_SUMMARIZED)).cache()
+    is_event = F.col("kind").isNotNull()  # summary rows have no kind
+    summaries = raw.where(~is_event).select("summary.*")
+    return _audit(raw, raw.where(is_event).drop("summary"), summaries, equal_epoch, cluster_key)
 
 
 def extract_events(frames: DataFrame, *, protocol: ProtocolLike = None) -> DataFrame:
@@ -197,149 +224,102 @@ def audit_of_events(
     cluster_key: str = "auto",
 ) -> AuditResult:
     """The audit of events :func:`extract_events` gave (from one read or several)."""
+    _check_cluster_key(cluster_key)
+    raw = raw.cache()  # what everything below reads
+    ship_package(raw.sparkSession)
+    # what the summing up reads; a list column crosses to Python as text (see _judged)
+    read = [c for c in SUMMARY_READS if c != "members"]
+    members = F.when(F.col("kind") == CLUSTER_INFO, F.to_json("members")).alias("members")
+
+    def summarize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        summary = PlacementSummary()
+        for batch in batches:
+            listed = [None if m is None else json.loads(m) for m in batch.column("members").to_pylist()]
+            summary.add(batch.set_column(batch.schema.get_field_index("members"), "members", pa.array(listed, _LIST)))
+        yield from summary.table().to_batches()
+
+    summaries = raw.select(*read, members).mapInArrow(summarize, spark_schema(SUMMARY_SCHEMA))
+    return _audit(raw, raw, summaries, equal_epoch, cluster_key)
+
+
+def _check_cluster_key(cluster_key: str) -> None:
     if cluster_key not in CLUSTER_KEYS:
         raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
-    raw = raw.cache()  # what everything below reads: events are extracted once
-    placed = _placed(raw, cluster_key)  # (filling the cache)
-    events, seen = placed.events, placed.timeline
+
+
+def _audit(
+    cached: DataFrame, raw: DataFrame, summaries: DataFrame, equal_epoch: EqualEpochPolicy, cluster_key: str
+) -> AuditResult:
+    """The audit of the (cached) events ``raw``, placed by their ``summaries``
+    (:class:`~kafka_epochs.audit.placement.PlacementSummary` rows)."""
+    placement = Placement.of(summaries.toArrow().to_pylist(), cluster_key)  # (filling the cache)
+    events, seen = _with_places(raw, placement.clusters, placement.names), placement.timeline
     timeline = _timeline_table(raw.sparkSession, seen)
     epochs = epoch_index(seen)
-    tasks = _judging_tasks(events, placed.judged_events)
+    tasks = _judging_tasks(events, placement.judged_events)
     # the incident tables read the checks that are incidents (a fraction of them) and the epoch
     # errors, both from the judging tasks (cached); every verdict (the report's markers) is judged
     # again only if asked for
-    found = _judged(events, epochs, equal_epoch, incidents_only=True, tasks=tasks).cache()
-    checks = found.where(F.col("kind") != ERROR_RESPONSE)
+    judged = _judged(events, epochs, equal_epoch, incidents_only=True, tasks=tasks).cache()
     disagrees = F.col("agreement") == DISAGREES
-    stale = checks.where((F.col("kind") == REQUEST_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
-    stops = checks.where((F.col("kind") == STOP_REPLICA_EPOCH) & (F.col("verdict") != Errors.NONE.name) & ~disagrees)
+    stale = (F.col("verdict") != Errors.NONE.name) & ~disagrees
+    table_of = (
+        F.when(F.col("kind") == ERROR_RESPONSE, "fenced_responses")
+        .when(disagrees, "disagreements")
+        .when((F.col("kind") == REQUEST_EPOCH) & stale, "stale_requests")
+        .when((F.col("kind") == STOP_REPLICA_EPOCH) & stale, "stop_replica_fenced")
+    )
+    found = judged.withColumn("table", table_of)
+    # how many rows each table has (this judges, filling the cache): a small table is sorted in
+    # one task, without the sampling job and shuffle of a distributed sort
+    sizes: dict[str, int] = {r["table"]: r["count"] for r in found.groupBy("table").count().collect()}
+    rows = {name: found.where(F.col("table") == name) for name in _INCIDENT_TABLES}
     incidents = {
-        "stale_requests": _report(stale, "requested_epoch"),
-        "fenced_responses": found.where(F.col("kind") == ERROR_RESPONSE).select(
+        "stale_requests": _report(rows["stale_requests"], "requested_epoch"),
+        "fenced_responses": rows["fenced_responses"].select(
             *_REPORTED, "path", "error_code", "error", "profile", "warnings"
         ),
-        "stop_replica_fenced": _report(stops, "requested_epoch", "delete"),
-        "disagreements": _report(checks.where(disagrees), "requested_epoch", "kind", "delete"),
+        "stop_replica_fenced": _report(rows["stop_replica_fenced"], "requested_epoch", "delete"),
+        "disagreements": _report(rows["disagreements"], "requested_epoch", "kind", "delete"),
     }
     order = ("time_ns", "seq", "topic", "partition", "capture")
+    orders = {name: order for name in incidents} | {"fenced_responses": ("time_ns", "seq", "path", "capture")}
+    tables = {name: _ordered(incidents[name], orders[name], sizes.get(name, 0)) for name in incidents}
     return AuditResult(
-        timeline=timeline.orderBy("cluster", "topic", "partition", "first_seen", "leader_epoch"),
-        stale_requests=incidents["stale_requests"].orderBy(*order),
-        fenced_responses=incidents["fenced_responses"].orderBy("time_ns", "seq", "path", "capture"),
-        stop_replica_fenced=incidents["stop_replica_fenced"].orderBy(*order),
-        disagreements=incidents["disagreements"].orderBy(*order),
+        timeline=_ordered(timeline, ("cluster", "topic", "partition", "first_seen", "leader_epoch"), len(seen)),
+        **tables,
         events=events,
-        judged=_judged(events, epochs, equal_epoch, incidents_only=False, tasks=tasks),
-        cached=[found, raw],
+        judging=partial(_judged, events, epochs, equal_epoch, incidents_only=False, tasks=tasks),
+        cached=[judged, cached],
         unordered=incidents,
-        split_clusters=placed.split_ids,
+        split_clusters=placement.split_ids,
     )
 
 
-@dataclass(frozen=True)
-class _Placement:
-    #: the events with a ``cluster`` column (the cluster of each event's broker connection) and
-    #: topic names filled in where an event names its topic by id only (Fetch v13+)
-    events: DataFrame
-    #: the cluster ids that name several clusters (see :meth:`ClusterAssigner.split_ids`)
-    split_ids: dict[str, list[str]]
-    #: the timeline's rows (:class:`~kafka_epochs.audit.timeline.Timeline`'s)
-    timeline: list[dict[str, Any]]
-    #: how many events the judging reads (checks, answers, epoch errors)
-    judged_events: int
-
-
-def _placed(raw: DataFrame, cluster_key: str) -> _Placement:
-    """``raw`` events placed in their clusters, and what else the driver learns on the way.
-
-    What decides them is small, and collected in one query: for each broker connection, the
-    Metadata answers and the topic ids and names it was seen with, and its sightings of each
-    partition's epochs summed up (:class:`~kafka_epochs.audit.timeline.Timeline` takes them so).
-    The clusters, names and timeline are worked out on the driver
-    (:class:`~kafka_epochs.audit.clusters.ClusterAssigner`); the first two are joined on as
-    broadcast tables (in the JVM: no event goes through Python again).
-    """
-    sighting = F.col("kind") == LEADER_EPOCH
-    first = F.struct("time_ns", "seq")  # capture order, nulls first
-    info = F.when(F.col("kind") == CLUSTER_INFO, F.struct("cluster_id", "members"))
-    keys = ["capture", "broker", "topic_id", "topic"]
-    seen = (
-        raw.groupBy(
-            *keys,
-            info.alias("info"),
-            sighting.alias("sighting"),
-            *(F.when(sighting, F.col(c)).alias(c) for c in ("partition", "epoch", "api")),
-        )
-        .agg(
-            F.min(F.when(sighting, first)).alias("first"),
-            F.min_by(F.when(sighting, F.col("leader")), F.when(sighting, first)).alias("leader"),
-            F.min(F.when(sighting, F.col("time_ns"))).alias("earliest_ns"),
-            F.max(F.when(sighting, F.col("time_ns"))).alias("latest_ns"),
-            F.count(F.when(sighting, F.lit(1))).alias("observations"),
-            F.count(F.when(F.col("kind").isin(*_JUDGED_KINDS), F.lit(1))).alias("judged"),
-        )
-        .collect()
-    )
-    brokers = list(dict.fromkeys((r["capture"], r["broker"]) for r in seen))
-    infos = list(
-        dict.fromkeys(
-            ClusterInfo(r["capture"], r["broker"], r["info"]["cluster_id"], tuple(r["info"]["members"] or ()))
-            for r in seen
-            if r["info"] is not None
-        )
-    )
-    topic_ids = list(
-        dict.fromkeys((r["capture"], r["broker"], r["topic_id"]) for r in seen if r["topic_id"] is not None)
-    )
-    named = list(
-        dict.fromkeys(
-            (r["capture"], r["broker"], r["topic"], r["topic_id"]) for r in seen if r["topic_id"] and r["topic"]
-        )
-    )
-    assigner = ClusterAssigner(cluster_key)
-    assigner.add(brokers, infos, topic_ids, named)
-    clusters = assigner.names()
-    known: dict[tuple[str | None, str], str] = {}  # (cluster, topic id) -> the least name events gave it
-    for capture, broker, topic, topic_id in named:
-        key = (clusters[(capture, broker)], topic_id)
-        known[key] = min(topic, known.get(key, topic))
-    timeline = Timeline()
-    for r in seen:
-        if r["sighting"]:
-            cluster = clusters[(r["capture"], r["broker"])]
-            topic = r["topic"] or (None if r["topic_id"] is None else known.get((cluster, r["topic_id"])))
-            timeline.add(
-                (cluster, topic, r["partition"], r["epoch"]),
-                first_ns=r["first"]["time_ns"],
-                first_seq=r["first"]["seq"],
-                leader=r["leader"],
-                earliest_ns=r["earliest_ns"],
-                latest_ns=r["latest_ns"],
-                topic_id=r["topic_id"],
-                sources=(r["api"],),
-                broker=r["broker"],
-                observations=r["observations"],
-            )
-    return _Placement(
-        _with_places(raw, clusters, known), assigner.split_ids(), timeline.rows(), sum(r["judged"] for r in seen)
-    )
+#: The extraction's output when the audit runs it: the events, then the task's summary rows
+#: (their event columns null, ``kind`` too; an event's ``summary`` is null).
+_SUMMARY = pa.struct(list(SUMMARY_SCHEMA))
+_SUMMARIZED = pa.schema([*EVENT_SCHEMA, pa.field("summary", _SUMMARY)])
+_LIST = pa.list_(pa.string())
 
 
 def _with_places(raw: DataFrame, clusters: dict[Node, str], known: dict[tuple[str | None, str], str]) -> DataFrame:
     """``raw`` with each event's cluster, and the topic names its topic id has (two broadcast joins)."""
     spark = raw.sparkSession
-    nodes = spark.createDataFrame(
+    nodes = driver_table(
+        spark,
         [(capture, broker, name) for (capture, broker), name in clusters.items()],
-        "node_capture string, node_broker string, cluster string",
+        _strings("node_capture", "node_broker", "cluster"),
     )
     on_node = raw["capture"].eqNullSafe(nodes["node_capture"]) & raw["broker"].eqNullSafe(nodes["node_broker"])
     placed = raw.join(F.broadcast(nodes), on_node, "left").drop("node_capture", "node_broker")
     # an empty name is no name: the one its topic id has in its cluster, else none
     own = F.when(F.col("topic") != "", F.col("topic"))
     if known:
-        names = spark.createDataFrame(
+        names = driver_table(
+            spark,
             [(cluster, topic_id, name) for (cluster, topic_id), name in known.items()],
-            "name_cluster string, name_topic_id string, known_name string",
+            _strings("name_cluster", "name_topic_id", "known_name"),
         )
         on_id = placed["cluster"].eqNullSafe(names["name_cluster"]) & (placed["topic_id"] == names["name_topic_id"])
         placed = placed.join(F.broadcast(names), on_id, "left")
@@ -347,6 +327,10 @@ def _with_places(raw: DataFrame, clusters: dict[Node, str], known: dict[tuple[st
     placed = placed.select(*(own.alias(n) if n == "topic" else F.col(n) for n in EVENT_SCHEMA.names), "cluster")
     # integral division: as a double, a nanosecond time since 1970 has lost its microseconds
     return placed.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))
+
+
+def _strings(*names: str) -> list[tuple[str, pa.DataType]]:
+    return [(name, pa.string()) for name in names]
 
 
 def _normalized(frames: DataFrame) -> DataFrame:
@@ -372,10 +356,21 @@ def _normalized(frames: DataFrame) -> DataFrame:
     return frames.select(*(columns[name].alias(name) for name, _ in INPUT_FIELDS))
 
 
-_TIMELINE_SCHEMA = (
-    "cluster string, topic string, partition int, leader_epoch int, first_seen_ns bigint, last_seen_ns bigint,"
-    " first_seen_seq bigint, leader int, topic_id string, sources array<string>, brokers array<string>,"
-    " observations bigint, behind boolean"
+_TIMELINE_SCHEMA = pa.schema(
+    [
+        *_strings("cluster", "topic"),
+        ("partition", pa.int32()),
+        ("leader_epoch", pa.int32()),
+        ("first_seen_ns", pa.int64()),
+        ("last_seen_ns", pa.int64()),
+        ("first_seen_seq", pa.int64()),
+        ("leader", pa.int32()),
+        ("topic_id", pa.string()),
+        ("sources", pa.list_(pa.string())),
+        ("brokers", pa.list_(pa.string())),
+        ("observations", pa.int64()),
+        ("behind", pa.bool_()),
+    ]
 )
 
 
@@ -383,7 +378,8 @@ def _timeline_table(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFram
     """The timeline's rows (:class:`~kafka_epochs.audit.timeline.Timeline`'s) as a table, with
     ``first_seen`` and ``last_seen`` as timestamps."""
     names = TIMELINE_COLUMNS
-    table = spark.createDataFrame([tuple(row[n] for n in names) for row in rows], _TIMELINE_SCHEMA)
+    assert tuple(_TIMELINE_SCHEMA.names) == names
+    table = driver_table(spark, (tuple(row[n] for n in names) for row in rows), _TIMELINE_SCHEMA)
     return table.select(
         *names[:4],
         F.expr("timestamp_micros(first_seen_ns div 1000)").alias("first_seen"),
@@ -392,8 +388,20 @@ def _timeline_table(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFram
     )
 
 
-#: The events the judging reads: the checks, and the answers and epoch errors that pair with them.
-_JUDGED_KINDS = (REQUEST_EPOCH, STOP_REPLICA_EPOCH, ANSWER, ERROR_RESPONSE)
+_INCIDENT_TABLES = ("stale_requests", "fenced_responses", "stop_replica_fenced", "disagreements")
+#: A table with at most this many rows is sorted by one task (see :func:`_ordered`).
+_SORTED_IN_ONE_TASK = 1_000_000
+
+
+def _ordered(table: DataFrame, order: Sequence[str], rows: int) -> DataFrame:
+    """``table`` sorted by ``order``, knowing it has ``rows`` rows: up to
+    :data:`_SORTED_IN_ONE_TASK`, in one task (a distributed sort first samples its input in a job
+    of its own, then shuffles it: some 0.1 s apiece, which a small table does not need)."""
+    if rows > _SORTED_IN_ONE_TASK:
+        return table.orderBy(*order)
+    return table.coalesce(1).sortWithinPartitions(*order)
+
+
 #: A judging task holds its share of those events at once (an exchange's may be in any of its
 #: batches): at most about this many (some 200 MB in Python), however large the capture.
 _EVENTS_PER_TASK = 500_000
@@ -440,7 +448,9 @@ def _judged(
     checks = events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH))
     if incidents_only:  # a check of a partition with no epoch seen has no verdict: no incident either
         checks = _of_partitions(checks, epochs)
-    wanted = checks.unionByName(events.where(F.col("kind").isin(ANSWER, ERROR_RESPONSE))).select(*columns)
+    # (an answer without a correlation id answers nothing: it need not travel)
+    answered = (F.col("kind") == ANSWER) & F.col("correlation_id").isNotNull()
+    wanted = checks.unionByName(events.where(answered | (F.col("kind") == ERROR_RESPONSE))).select(*columns)
     spread = (
         wanted.repartition(*exchange, unpaired) if tasks is None else wanted.repartition(tasks, *exchange, unpaired)
     )
@@ -470,8 +480,8 @@ _SIGHTINGS_ONLY = ("leader", "request_type", "cluster_id", "members")
 
 def _of_partitions(events: DataFrame, epochs: dict[PartitionKey, LeaderEpochs]) -> DataFrame:
     """The ``events`` of the partitions ``epochs`` has (a broadcast semi-join: null equals null)."""
-    schema = "known_cluster string, known_topic string, known_partition int"
-    known = events.sparkSession.createDataFrame(list(epochs), schema)
+    schema = pa.schema([*_strings("known_cluster", "known_topic"), ("known_partition", pa.int32())])
+    known = driver_table(events.sparkSession, epochs, schema)
     on = (
         events["cluster"].eqNullSafe(known["known_cluster"])
         & events["topic"].eqNullSafe(known["known_topic"])
