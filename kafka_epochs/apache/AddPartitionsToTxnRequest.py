@@ -179,24 +179,25 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(AddPartitionsToTxnTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(AddPartitionsToTxnTopic)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.v3_and_below_topics = l1
     return o, pos
 
@@ -256,44 +257,45 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(AddPartitionsToTxnTopic)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(AddPartitionsToTxnTopic)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.v3_and_below_topics = l1
     if data[pos] == 0:
         pos += 1
@@ -353,41 +355,10 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(AddPartitionsToTxnTransaction)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.transactional_id = data[pos:pos + n].decode()
-        pos += n
-        o1.producer_id, o1.producer_epoch, o1.verify_only, n = _U_qhoB(data, pos)
-        pos += 12
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AddPartitionsToTxnTopic)
-            o2._unknown_tags = None
+            o1 = _new(AddPartitionsToTxnTransaction)
+            o1._unknown_tags = None
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -401,34 +372,67 @@ def _read_v4(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.transactional_id = data[pos:pos + n].decode()
             pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o1.producer_id, o1.producer_epoch, o1.verify_only, n = _U_qhoB(data, pos)
+            pos += 12
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AddPartitionsToTxnTopic)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topics = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.transactions = l1
     if data[pos] == 0:
         pos += 1

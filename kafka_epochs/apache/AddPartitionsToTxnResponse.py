@@ -174,30 +174,32 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(AddPartitionsToTxnTopicResult)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AddPartitionsToTxnPartitionResult)
-            o2._unknown_tags = None
-            o2.partition_index, o2.partition_error_code = _U_ih(data, pos)
-            pos += 6
-            l2.append(o2)
-        o1.results_by_partition = l2
-        l1.append(o1)
+            o1 = _new(AddPartitionsToTxnTopicResult)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AddPartitionsToTxnPartitionResult)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.partition_error_code = _U_ih(data, pos)
+                    pos += 6
+                    l2.append(o2)
+            o1.results_by_partition = l2
+            l1.append(o1)
     o.results_by_topic_v3_and_below = l1
     return o, pos
 
@@ -240,53 +242,55 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(AddPartitionsToTxnTopicResult)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AddPartitionsToTxnPartitionResult)
-            o2._unknown_tags = None
-            o2.partition_index, o2.partition_error_code, t = _U_ihB(data, pos)
-            pos += 7
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.results_by_partition = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1 = _new(AddPartitionsToTxnTopicResult)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AddPartitionsToTxnPartitionResult)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.partition_error_code, t = _U_ihB(data, pos)
+                    pos += 7
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.results_by_partition = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.results_by_topic_v3_and_below = l1
     if data[pos] == 0:
         pos += 1
@@ -344,41 +348,10 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(AddPartitionsToTxnResult)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.transactional_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AddPartitionsToTxnTopicResult)
-            o2._unknown_tags = None
+            o1 = _new(AddPartitionsToTxnResult)
+            o1._unknown_tags = None
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -392,7 +365,7 @@ def _read_v4(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.transactional_id = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -407,28 +380,62 @@ def _read_v4(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(AddPartitionsToTxnPartitionResult)
-                o3._unknown_tags = None
-                o3.partition_index, o3.partition_error_code, t = _U_ihB(data, pos)
-                pos += 7
-                if t:
-                    pos -= 1
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.results_by_partition = l3
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AddPartitionsToTxnTopicResult)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(AddPartitionsToTxnPartitionResult)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.partition_error_code, t = _U_ihB(data, pos)
+                            pos += 7
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.results_by_partition = l3
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topic_results = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topic_results = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.results_by_transaction = l1
     if data[pos] == 0:
         pos += 1

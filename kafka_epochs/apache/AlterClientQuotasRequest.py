@@ -168,57 +168,60 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(EntryData)
-        o1._unknown_tags = None
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(EntityData)
-            o2._unknown_tags = None
-            n = _U_h(data, pos)[0]
-            pos += 2
+            o1 = _new(EntryData)
+            o1._unknown_tags = None
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
                 raise _Malformed
-            o2.entity_type = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.entity_name = None
-            else:
-                o2.entity_name = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.entity = l2
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(OpData)
-            o2._unknown_tags = None
-            n = _U_h(data, pos)[0]
-            pos += 2
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(EntityData)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.entity_type = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.entity_name = None
+                    else:
+                        o2.entity_name = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.entity = l2
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
                 raise _Malformed
-            o2.key = data[pos:pos + n].decode()
-            pos += n
-            o2.value, o2.remove = _U_do(data, pos)
-            pos += 9
-            l2.append(o2)
-        o1.ops = l2
-        l1.append(o1)
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OpData)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.key = data[pos:pos + n].decode()
+                    pos += n
+                    o2.value, o2.remove = _U_do(data, pos)
+                    pos += 9
+                    l2.append(o2)
+            o1.ops = l2
+            l1.append(o1)
     o.entries = l1
     o.validate_only, = _U_o(data, pos)
     pos += 1
@@ -275,26 +278,10 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(EntryData)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(EntityData)
-            o2._unknown_tags = None
+            o1 = _new(EntryData)
+            o1._unknown_tags = None
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -303,13 +290,53 @@ def _read_v1(data, pos, end):
                 pos += 2
             else:
                 n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.entity_type = data[pos:pos + n].decode()
-            pos += n
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(EntityData)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.entity_type = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.entity_name = None
+                    else:
+                        o2.entity_name = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.entity = l2
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -318,64 +345,43 @@ def _read_v1(data, pos, end):
                 pos += 2
             else:
                 n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
             n -= 1
             if n < 0:
-                o2.entity_name = None
-            else:
-                o2.entity_name = data[pos:pos + n].decode()
-                pos += n
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OpData)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.key = data[pos:pos + n].decode()
+                    pos += n
+                    o2.value, o2.remove, t = _U_doB(data, pos)
+                    pos += 10
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.ops = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.entity = l2
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(OpData)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o2.key = data[pos:pos + n].decode()
-            pos += n
-            o2.value, o2.remove, t = _U_doB(data, pos)
-            pos += 10
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.ops = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.entries = l1
     o.validate_only, t = _U_oB(data, pos)
     pos += 2

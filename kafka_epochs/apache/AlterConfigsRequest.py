@@ -142,45 +142,47 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(AlterConfigsResource)
-        o1._unknown_tags = None
-        o1.resource_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AlterableConfig)
-            o2._unknown_tags = None
+            o1 = _new(AlterConfigsResource)
+            o1._unknown_tags = None
+            o1.resource_type, = _U_b(data, pos)
+            pos += 1
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.resource_name = data[pos:pos + n].decode()
             pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.value = None
-            else:
-                o2.value = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.configs = l2
-        l1.append(o1)
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AlterableConfig)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.value = None
+                    else:
+                        o2.value = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.configs = l2
+            l1.append(o1)
     o.resources = l1
     o.validate_only, = _U_o(data, pos)
     pos += 1
@@ -233,55 +235,24 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(AlterConfigsResource)
-        o1._unknown_tags = None
-        o1.resource_type, n = _U_bB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AlterableConfig)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1 = _new(AlterConfigsResource)
+            o1._unknown_tags = None
+            o1.resource_type, n = _U_bB(data, pos)
+            pos += 2
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.resource_name = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -291,25 +262,58 @@ def _read_v2(data, pos, end):
                 pos += 2
             else:
                 n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
             n -= 1
             if n < 0:
-                o2.value = None
-            else:
-                o2.value = data[pos:pos + n].decode()
-                pos += n
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AlterableConfig)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.value = None
+                    else:
+                        o2.value = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.configs = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.configs = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.resources = l1
     o.validate_only, t = _U_oB(data, pos)
     pos += 2

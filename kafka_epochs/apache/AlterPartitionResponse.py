@@ -195,70 +195,72 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicData)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2.leader_recovery_state = 0
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, n = _U_ihiiB(data, pos)
-            pos += 15
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
+            o1 = _new(TopicData)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
             n -= 1
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            o2.partition_epoch, t = _U_iB(data, pos)
-            pos += 5
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2.leader_recovery_state = 0
+                    o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, n = _U_ihiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    o2.partition_epoch, t = _U_iB(data, pos)
+                    pos += 5
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -318,69 +320,71 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicData)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, n = _U_ihiiB(data, pos)
-            pos += 15
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
+            o1 = _new(TopicData)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
             n -= 1
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            o2.leader_recovery_state, o2.partition_epoch, t = _U_biB(data, pos)
-            pos += 6
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, n = _U_ihiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    o2.leader_recovery_state, o2.partition_epoch, t = _U_biB(data, pos)
+                    pos += 6
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -440,30 +444,14 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicData)
-        o1._unknown_tags = None
-        o1.topic_name = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, n = _U_ihiiB(data, pos)
-            pos += 15
+            o1 = _new(TopicData)
+            o1._unknown_tags = None
+            o1.topic_name = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -475,20 +463,38 @@ def _read_v2(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            o2.leader_recovery_state, o2.partition_epoch, t = _U_biB(data, pos)
-            pos += 6
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, n = _U_ihiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    o2.leader_recovery_state, o2.partition_epoch, t = _U_biB(data, pos)
+                    pos += 6
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

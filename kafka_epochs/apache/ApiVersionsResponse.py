@@ -215,12 +215,13 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ApiVersion)
-        o1._unknown_tags = None
-        o1.api_key, o1.min_version, o1.max_version = _U_hhh(data, pos)
-        pos += 6
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(ApiVersion)
+            o1._unknown_tags = None
+            o1.api_key, o1.min_version, o1.max_version = _U_hhh(data, pos)
+            pos += 6
+            l1.append(o1)
     o.api_keys = l1
     return o, pos
 
@@ -250,12 +251,13 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ApiVersion)
-        o1._unknown_tags = None
-        o1.api_key, o1.min_version, o1.max_version = _U_hhh(data, pos)
-        pos += 6
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(ApiVersion)
+            o1._unknown_tags = None
+            o1.api_key, o1.min_version, o1.max_version = _U_hhh(data, pos)
+            pos += 6
+            l1.append(o1)
     o.api_keys = l1
     o.throttle_time_ms, = _U_i(data, pos)
     pos += 4
@@ -298,30 +300,31 @@ def _read_tags_ApiVersionsResponse_v3(o, data, pos, end):
             if n > stop - pos:
                 raise _Malformed
             l1 = []
-            for _ in range(n):
-                o1 = _new(SupportedFeatureKey)
-                o1._unknown_tags = None
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
+            if n:
+                for _ in range(n):
+                    o1 = _new(SupportedFeatureKey)
+                    o1._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
                         raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.name = data[pos:pos + n].decode()
-                pos += n
-                o1.min_version, o1.max_version, t = _U_hhB(data, pos)
-                pos += 5
-                if t:
-                    pos -= 1
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
-                l1.append(o1)
+                    o1.name = data[pos:pos + n].decode()
+                    pos += n
+                    o1.min_version, o1.max_version, t = _U_hhB(data, pos)
+                    pos += 5
+                    if t:
+                        pos -= 1
+                        o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
+                    l1.append(o1)
             o.supported_features = l1
             if pos != stop:
                 raise _Malformed
@@ -345,30 +348,31 @@ def _read_tags_ApiVersionsResponse_v3(o, data, pos, end):
             if n > stop - pos:
                 raise _Malformed
             l1 = []
-            for _ in range(n):
-                o1 = _new(FinalizedFeatureKey)
-                o1._unknown_tags = None
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
+            if n:
+                for _ in range(n):
+                    o1 = _new(FinalizedFeatureKey)
+                    o1._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
                         raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.name = data[pos:pos + n].decode()
-                pos += n
-                o1.max_version_level, o1.min_version_level, t = _U_hhB(data, pos)
-                pos += 5
-                if t:
-                    pos -= 1
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
-                l1.append(o1)
+                    o1.name = data[pos:pos + n].decode()
+                    pos += n
+                    o1.max_version_level, o1.min_version_level, t = _U_hhB(data, pos)
+                    pos += 5
+                    if t:
+                        pos -= 1
+                        o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
+                    l1.append(o1)
             o.finalized_features = l1
             if pos != stop:
                 raise _Malformed
@@ -407,15 +411,16 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ApiVersion)
-        o1._unknown_tags = None
-        o1.api_key, o1.min_version, o1.max_version, t = _U_hhhB(data, pos)
-        pos += 7
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(ApiVersion)
+            o1._unknown_tags = None
+            o1.api_key, o1.min_version, o1.max_version, t = _U_hhhB(data, pos)
+            pos += 7
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.api_keys = l1
     o.throttle_time_ms, t = _U_iB(data, pos)
     pos += 5

@@ -149,9 +149,10 @@ def _read_tags_BrokerHeartbeatRequest_v1(o, data, pos, end):
             if n > stop - pos:
                 raise _Malformed
             l1 = []
-            for _ in range(n):
-                l1.append(_uuid(data[pos:pos + 16]))
-                pos += 16
+            if n:
+                for _ in range(n):
+                    l1.append(_uuid(data[pos:pos + 16]))
+                    pos += 16
             o.offline_log_dirs = l1
             if pos != stop:
                 raise _Malformed

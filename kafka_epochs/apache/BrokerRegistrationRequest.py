@@ -226,45 +226,46 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Listener)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(Listener)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, o1.security_protocol, t = _U_HhB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.host = data[pos:pos + n].decode()
+            pos += n
+            o1.port, o1.security_protocol, t = _U_HhB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.listeners = l1
     n = data[pos]
     if n < 0x80:
@@ -280,30 +281,31 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Feature)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(Feature)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.min_supported_version, o1.max_supported_version, t = _U_hhB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.min_supported_version, o1.max_supported_version, t = _U_hhB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.features = l1
     n = data[pos]
     if n < 0x80:
@@ -416,45 +418,46 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Listener)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(Listener)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, o1.security_protocol, t = _U_HhB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.host = data[pos:pos + n].decode()
+            pos += n
+            o1.port, o1.security_protocol, t = _U_HhB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.listeners = l1
     n = data[pos]
     if n < 0x80:
@@ -470,30 +473,31 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Feature)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(Feature)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.min_supported_version, o1.max_supported_version, t = _U_hhB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.min_supported_version, o1.max_supported_version, t = _U_hhB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.features = l1
     n = data[pos]
     if n < 0x80:
@@ -605,45 +609,46 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Listener)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(Listener)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, o1.security_protocol, t = _U_HhB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.host = data[pos:pos + n].decode()
+            pos += n
+            o1.port, o1.security_protocol, t = _U_HhB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.listeners = l1
     n = data[pos]
     if n < 0x80:
@@ -659,30 +664,31 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Feature)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(Feature)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.min_supported_version, o1.max_supported_version, t = _U_hhB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.min_supported_version, o1.max_supported_version, t = _U_hhB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.features = l1
     n = data[pos]
     if n < 0x80:
@@ -714,9 +720,10 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        l1.append(_uuid(data[pos:pos + 16]))
-        pos += 16
+    if n:
+        for _ in range(n):
+            l1.append(_uuid(data[pos:pos + 16]))
+            pos += 16
     o.log_dirs = l1
     if data[pos] == 0:
         pos += 1
@@ -815,45 +822,46 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Listener)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(Listener)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, o1.security_protocol, t = _U_HhB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.host = data[pos:pos + n].decode()
+            pos += n
+            o1.port, o1.security_protocol, t = _U_HhB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.listeners = l1
     n = data[pos]
     if n < 0x80:
@@ -869,30 +877,31 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Feature)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(Feature)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.min_supported_version, o1.max_supported_version, t = _U_hhB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.min_supported_version, o1.max_supported_version, t = _U_hhB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.features = l1
     n = data[pos]
     if n < 0x80:
@@ -924,9 +933,10 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        l1.append(_uuid(data[pos:pos + 16]))
-        pos += 16
+    if n:
+        for _ in range(n):
+            l1.append(_uuid(data[pos:pos + 16]))
+            pos += 16
     o.log_dirs = l1
     o.previous_broker_epoch, t = _U_qB(data, pos)
     pos += 9

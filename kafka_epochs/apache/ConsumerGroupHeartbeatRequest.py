@@ -220,23 +220,24 @@ def _read_v0(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
+        if n:
+            for _ in range(n):
+                n = data[pos]
+                if n < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    n, pos = _uvarint(data, pos)
+                    if n > 0x8000:
+                        raise _Malformed
+                n -= 1
+                if n < 0:
                     raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            v1 = data[pos:pos + n].decode()
-            pos += n
-            l1.append(v1)
+                v1 = data[pos:pos + n].decode()
+                pos += n
+                l1.append(v1)
         o.subscribed_topic_names = l1
     n = data[pos]
     if n < 0x80:
@@ -269,30 +270,31 @@ def _read_v0(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(TopicPartitions)
-            o1._unknown_tags = None
-            o1.topic_id, n = _U_uB(data, pos)
-            pos += 17
-            o1.topic_id = _uuid(o1.topic_id)
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
+        if n:
+            for _ in range(n):
+                o1 = _new(TopicPartitions)
+                o1._unknown_tags = None
+                o1.topic_id, n = _U_uB(data, pos)
+                pos += 17
+                o1.topic_id = _uuid(o1.topic_id)
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                n -= 1
+                if n < 0:
+                    raise _Malformed
+                if n > end - pos:
+                    raise _Malformed
+                o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                pos += 4 * n
+                if data[pos] == 0:
                     pos += 1
                 else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l1.append(o1)
+                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                l1.append(o1)
         o.topic_partitions = l1
     if data[pos] == 0:
         pos += 1
@@ -451,23 +453,24 @@ def _read_v1(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
+        if n:
+            for _ in range(n):
+                n = data[pos]
+                if n < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    n, pos = _uvarint(data, pos)
+                    if n > 0x8000:
+                        raise _Malformed
+                n -= 1
+                if n < 0:
                     raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            v1 = data[pos:pos + n].decode()
-            pos += n
-            l1.append(v1)
+                v1 = data[pos:pos + n].decode()
+                pos += n
+                l1.append(v1)
         o.subscribed_topic_names = l1
     n = data[pos]
     if n < 0x80:
@@ -516,30 +519,31 @@ def _read_v1(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(TopicPartitions)
-            o1._unknown_tags = None
-            o1.topic_id, n = _U_uB(data, pos)
-            pos += 17
-            o1.topic_id = _uuid(o1.topic_id)
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
+        if n:
+            for _ in range(n):
+                o1 = _new(TopicPartitions)
+                o1._unknown_tags = None
+                o1.topic_id, n = _U_uB(data, pos)
+                pos += 17
+                o1.topic_id = _uuid(o1.topic_id)
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                n -= 1
+                if n < 0:
+                    raise _Malformed
+                if n > end - pos:
+                    raise _Malformed
+                o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                pos += 4 * n
+                if data[pos] == 0:
                     pos += 1
                 else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l1.append(o1)
+                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                l1.append(o1)
         o.topic_partitions = l1
     if data[pos] == 0:
         pos += 1

@@ -209,30 +209,31 @@ def _read_v0(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l2 = []
-        for _ in range(n):
-            o2 = _new(TopicPartitions)
-            o2._unknown_tags = None
-            o2.topic_id, n = _U_uB(data, pos)
-            pos += 17
-            o2.topic_id = _uuid(o2.topic_id)
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
+        if n:
+            for _ in range(n):
+                o2 = _new(TopicPartitions)
+                o2._unknown_tags = None
+                o2.topic_id, n = _U_uB(data, pos)
+                pos += 17
+                o2.topic_id = _uuid(o2.topic_id)
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                n -= 1
+                if n < 0:
+                    raise _Malformed
+                if n > end - pos:
+                    raise _Malformed
+                o2.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                pos += 4 * n
+                if data[pos] == 0:
                     pos += 1
                 else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
+                    o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                l2.append(o2)
         o1.topic_partitions = l2
         if data[pos] == 0:
             pos += 1

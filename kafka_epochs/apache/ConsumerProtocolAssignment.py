@@ -93,23 +93,24 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicPartition)
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(TopicPartition)
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.assigned_partitions = l1
     n = _U_i(data, pos)[0]
     pos += 4

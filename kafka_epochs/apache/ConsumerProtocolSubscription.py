@@ -108,14 +108,15 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+    if n:
+        for _ in range(n):
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.topics = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -158,14 +159,15 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+    if n:
+        for _ in range(n):
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.topics = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -183,23 +185,24 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicPartition)
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(TopicPartition)
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.owned_partitions = l1
     return o, pos
 
@@ -244,14 +247,15 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+    if n:
+        for _ in range(n):
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.topics = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -269,23 +273,24 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicPartition)
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(TopicPartition)
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.owned_partitions = l1
     o.generation_id, = _U_i(data, pos)
     pos += 4
@@ -332,14 +337,15 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+    if n:
+        for _ in range(n):
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.topics = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -357,23 +363,24 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicPartition)
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(TopicPartition)
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.owned_partitions = l1
     o.generation_id, = _U_i(data, pos)
     pos += 4

@@ -192,67 +192,70 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(CreatableTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.num_partitions, o1.replication_factor = _U_ih(data, pos)
-        pos += 6
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(CreatableReplicaAssignment)
-            o2._unknown_tags = None
-            o2.partition_index, = _U_i(data, pos)
-            pos += 4
+            o1 = _new(CreatableTopic)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.num_partitions, o1.replication_factor = _U_ih(data, pos)
+            pos += 6
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.broker_ids = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.assignments = l2
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(CreatableTopicConfig)
-            o2._unknown_tags = None
-            n = _U_h(data, pos)[0]
-            pos += 2
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(CreatableReplicaAssignment)
+                    o2._unknown_tags = None
+                    o2.partition_index, = _U_i(data, pos)
+                    pos += 4
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.broker_ids = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.assignments = l2
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.value = None
-            else:
-                o2.value = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.configs = l2
-        l1.append(o1)
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(CreatableTopicConfig)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.value = None
+                    else:
+                        o2.value = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.configs = l2
+            l1.append(o1)
     o.topics = l1
     o.timeout_ms, = _U_i(data, pos)
     pos += 4
@@ -309,67 +312,70 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(CreatableTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.num_partitions, o1.replication_factor = _U_ih(data, pos)
-        pos += 6
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(CreatableReplicaAssignment)
-            o2._unknown_tags = None
-            o2.partition_index, = _U_i(data, pos)
-            pos += 4
+            o1 = _new(CreatableTopic)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.num_partitions, o1.replication_factor = _U_ih(data, pos)
+            pos += 6
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.broker_ids = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.assignments = l2
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(CreatableTopicConfig)
-            o2._unknown_tags = None
-            n = _U_h(data, pos)[0]
-            pos += 2
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(CreatableReplicaAssignment)
+                    o2._unknown_tags = None
+                    o2.partition_index, = _U_i(data, pos)
+                    pos += 4
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.broker_ids = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.assignments = l2
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.value = None
-            else:
-                o2.value = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.configs = l2
-        l1.append(o1)
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(CreatableTopicConfig)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.value = None
+                    else:
+                        o2.value = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.configs = l2
+            l1.append(o1)
     o.topics = l1
     o.timeout_ms, o.validate_only = _U_io(data, pos)
     pos += 5
@@ -431,43 +437,27 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(CreatableTopic)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.num_partitions, o1.replication_factor, n = _U_ihB(data, pos)
-        pos += 7
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(CreatableReplicaAssignment)
-            o2._unknown_tags = None
-            o2.partition_index, n = _U_iB(data, pos)
-            pos += 5
+            o1 = _new(CreatableTopic)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.num_partitions, o1.replication_factor, n = _U_ihB(data, pos)
+            pos += 7
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -479,31 +469,32 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.broker_ids = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.assignments = l2
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(CreatableTopicConfig)
-            o2._unknown_tags = None
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(CreatableReplicaAssignment)
+                    o2._unknown_tags = None
+                    o2.partition_index, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.broker_ids = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.assignments = l2
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -512,40 +503,58 @@ def _read_v5(data, pos, end):
                 pos += 2
             else:
                 n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
-            n -= 1
-            if n < 0:
-                o2.value = None
-            else:
-                o2.value = data[pos:pos + n].decode()
-                pos += n
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(CreatableTopicConfig)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.value = None
+                    else:
+                        o2.value = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.configs = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.configs = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     o.timeout_ms, o.validate_only, t = _U_ioB(data, pos)
     pos += 6

@@ -191,24 +191,25 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(CreatableTopicResult)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.error_message = ''
-        o1.topic_config_error_code = 0
-        o1.num_partitions = -1
-        o1.replication_factor = -1
-        o1.configs = []
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(CreatableTopicResult)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.error_message = ''
+            o1.topic_config_error_code = 0
+            o1.num_partitions = -1
+            o1.replication_factor = -1
+            o1.configs = []
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -236,32 +237,33 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(CreatableTopicResult)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_config_error_code = 0
-        o1.num_partitions = -1
-        o1.replication_factor = -1
-        o1.configs = []
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(CreatableTopicResult)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_config_error_code = 0
+            o1.num_partitions = -1
+            o1.replication_factor = -1
+            o1.configs = []
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
+            o1.name = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.error_message = None
+            else:
+                o1.error_message = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -298,32 +300,33 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(CreatableTopicResult)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_config_error_code = 0
-        o1.num_partitions = -1
-        o1.replication_factor = -1
-        o1.configs = []
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(CreatableTopicResult)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_config_error_code = 0
+            o1.num_partitions = -1
+            o1.replication_factor = -1
+            o1.configs = []
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
+            o1.name = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.error_message = None
+            else:
+                o1.error_message = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -391,103 +394,105 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(CreatableTopicResult)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_config_error_code = 0
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(CreatableTopicResult)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_config_error_code = 0
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
+                n, pos = _uvarint(data, pos)
                 if n > 0x8000:
                     raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
             pos += n
-        o1.num_partitions, o1.replication_factor, n = _U_ihB(data, pos)
-        pos += 7
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.error_message = None
+            else:
+                o1.error_message = data[pos:pos + n].decode()
+                pos += n
+            o1.num_partitions, o1.replication_factor, n = _U_ihB(data, pos)
+            pos += 7
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                o1.configs = None
+            else:
+                if n > end - pos:
+                    raise _Malformed
+                l2 = []
+                if n:
+                    for _ in range(n):
+                        o2 = _new(CreatableTopicConfigs)
+                        o2._unknown_tags = None
+                        n = data[pos]
+                        if n < 0x80:
+                            pos += 1
+                        elif data[pos + 1] < 0x80:
+                            n = (n & 0x7F) | (data[pos + 1] << 7)
+                            pos += 2
+                        else:
+                            n, pos = _uvarint(data, pos)
+                            if n > 0x8000:
+                                raise _Malformed
+                        n -= 1
+                        if n < 0:
+                            raise _Malformed
+                        o2.name = data[pos:pos + n].decode()
+                        pos += n
+                        n = data[pos]
+                        if n < 0x80:
+                            pos += 1
+                        elif data[pos + 1] < 0x80:
+                            n = (n & 0x7F) | (data[pos + 1] << 7)
+                            pos += 2
+                        else:
+                            n, pos = _uvarint(data, pos)
+                            if n > 0x8000:
+                                raise _Malformed
+                        n -= 1
+                        if n < 0:
+                            o2.value = None
+                        else:
+                            o2.value = data[pos:pos + n].decode()
+                            pos += n
+                        o2.read_only, o2.config_source, o2.is_sensitive, t = _U_oboB(data, pos)
+                        pos += 4
+                        if t:
+                            pos -= 1
+                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                        l2.append(o2)
+                o1.configs = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            o1.configs = None
-        else:
-            if n > end - pos:
-                raise _Malformed
-            l2 = []
-            for _ in range(n):
-                o2 = _new(CreatableTopicConfigs)
-                o2._unknown_tags = None
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o2.name = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    o2.value = None
-                else:
-                    o2.value = data[pos:pos + n].decode()
-                    pos += n
-                o2.read_only, o2.config_source, o2.is_sensitive, t = _U_oboB(data, pos)
-                pos += 4
-                if t:
-                    pos -= 1
-                    o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l2.append(o2)
-            o1.configs = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            pos = _read_tags_CreatableTopicResult_v5(o1, data, pos, end)
-        l1.append(o1)
+                pos = _read_tags_CreatableTopicResult_v5(o1, data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -599,103 +604,105 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(CreatableTopicResult)
-        o1._unknown_tags = None
-        o1.topic_config_error_code = 0
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.topic_id, o1.error_code, n = _U_uhB(data, pos)
-        pos += 19
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(CreatableTopicResult)
+            o1._unknown_tags = None
+            o1.topic_config_error_code = 0
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
+                n, pos = _uvarint(data, pos)
                 if n > 0x8000:
                     raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
             pos += n
-        o1.num_partitions, o1.replication_factor, n = _U_ihB(data, pos)
-        pos += 7
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+            o1.topic_id, o1.error_code, n = _U_uhB(data, pos)
+            pos += 19
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.error_message = None
+            else:
+                o1.error_message = data[pos:pos + n].decode()
+                pos += n
+            o1.num_partitions, o1.replication_factor, n = _U_ihB(data, pos)
+            pos += 7
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                o1.configs = None
+            else:
+                if n > end - pos:
+                    raise _Malformed
+                l2 = []
+                if n:
+                    for _ in range(n):
+                        o2 = _new(CreatableTopicConfigs)
+                        o2._unknown_tags = None
+                        n = data[pos]
+                        if n < 0x80:
+                            pos += 1
+                        elif data[pos + 1] < 0x80:
+                            n = (n & 0x7F) | (data[pos + 1] << 7)
+                            pos += 2
+                        else:
+                            n, pos = _uvarint(data, pos)
+                            if n > 0x8000:
+                                raise _Malformed
+                        n -= 1
+                        if n < 0:
+                            raise _Malformed
+                        o2.name = data[pos:pos + n].decode()
+                        pos += n
+                        n = data[pos]
+                        if n < 0x80:
+                            pos += 1
+                        elif data[pos + 1] < 0x80:
+                            n = (n & 0x7F) | (data[pos + 1] << 7)
+                            pos += 2
+                        else:
+                            n, pos = _uvarint(data, pos)
+                            if n > 0x8000:
+                                raise _Malformed
+                        n -= 1
+                        if n < 0:
+                            o2.value = None
+                        else:
+                            o2.value = data[pos:pos + n].decode()
+                            pos += n
+                        o2.read_only, o2.config_source, o2.is_sensitive, t = _U_oboB(data, pos)
+                        pos += 4
+                        if t:
+                            pos -= 1
+                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                        l2.append(o2)
+                o1.configs = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            o1.configs = None
-        else:
-            if n > end - pos:
-                raise _Malformed
-            l2 = []
-            for _ in range(n):
-                o2 = _new(CreatableTopicConfigs)
-                o2._unknown_tags = None
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o2.name = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    o2.value = None
-                else:
-                    o2.value = data[pos:pos + n].decode()
-                    pos += n
-                o2.read_only, o2.config_source, o2.is_sensitive, t = _U_oboB(data, pos)
-                pos += 4
-                if t:
-                    pos -= 1
-                    o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l2.append(o2)
-            o1.configs = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            pos = _read_tags_CreatableTopicResult_v7(o1, data, pos, end)
-        l1.append(o1)
+                pos = _read_tags_CreatableTopicResult_v7(o1, data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

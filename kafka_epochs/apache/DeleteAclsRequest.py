@@ -129,42 +129,43 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeleteAclsFilter)
-        o1._unknown_tags = None
-        o1.pattern_type_filter = 3
-        o1.resource_type_filter, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.resource_name_filter = None
-        else:
-            o1.resource_name_filter = data[pos:pos + n].decode()
-            pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.principal_filter = None
-        else:
-            o1.principal_filter = data[pos:pos + n].decode()
-            pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.host_filter = None
-        else:
-            o1.host_filter = data[pos:pos + n].decode()
-            pos += n
-        o1.operation, o1.permission_type = _U_bb(data, pos)
-        pos += 2
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(DeleteAclsFilter)
+            o1._unknown_tags = None
+            o1.pattern_type_filter = 3
+            o1.resource_type_filter, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.resource_name_filter = None
+            else:
+                o1.resource_name_filter = data[pos:pos + n].decode()
+                pos += n
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.principal_filter = None
+            else:
+                o1.principal_filter = data[pos:pos + n].decode()
+                pos += n
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.host_filter = None
+            else:
+                o1.host_filter = data[pos:pos + n].decode()
+                pos += n
+            o1.operation, o1.permission_type = _U_bb(data, pos)
+            pos += 2
+            l1.append(o1)
     o.filters = l1
     return o, pos
 
@@ -214,43 +215,44 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeleteAclsFilter)
-        o1._unknown_tags = None
-        o1.resource_type_filter, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.resource_name_filter = None
-        else:
-            o1.resource_name_filter = data[pos:pos + n].decode()
-            pos += n
-        o1.pattern_type_filter, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.principal_filter = None
-        else:
-            o1.principal_filter = data[pos:pos + n].decode()
-            pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.host_filter = None
-        else:
-            o1.host_filter = data[pos:pos + n].decode()
-            pos += n
-        o1.operation, o1.permission_type = _U_bb(data, pos)
-        pos += 2
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(DeleteAclsFilter)
+            o1._unknown_tags = None
+            o1.resource_type_filter, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.resource_name_filter = None
+            else:
+                o1.resource_name_filter = data[pos:pos + n].decode()
+                pos += n
+            o1.pattern_type_filter, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.principal_filter = None
+            else:
+                o1.principal_filter = data[pos:pos + n].decode()
+                pos += n
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.host_filter = None
+            else:
+                o1.host_filter = data[pos:pos + n].decode()
+                pos += n
+            o1.operation, o1.permission_type = _U_bb(data, pos)
+            pos += 2
+            l1.append(o1)
     o.filters = l1
     return o, pos
 
@@ -306,63 +308,64 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeleteAclsFilter)
-        o1._unknown_tags = None
-        o1.resource_type_filter, n = _U_bB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.resource_name_filter = None
-        else:
-            o1.resource_name_filter = data[pos:pos + n].decode()
-            pos += n
-        o1.pattern_type_filter, n = _U_bB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.principal_filter = None
-        else:
-            o1.principal_filter = data[pos:pos + n].decode()
-            pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(DeleteAclsFilter)
+            o1._unknown_tags = None
+            o1.resource_type_filter, n = _U_bB(data, pos)
             pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.host_filter = None
-        else:
-            o1.host_filter = data[pos:pos + n].decode()
-            pos += n
-        o1.operation, o1.permission_type, t = _U_bbB(data, pos)
-        pos += 3
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.resource_name_filter = None
+            else:
+                o1.resource_name_filter = data[pos:pos + n].decode()
+                pos += n
+            o1.pattern_type_filter, n = _U_bB(data, pos)
+            pos += 2
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.principal_filter = None
+            else:
+                o1.principal_filter = data[pos:pos + n].decode()
+                pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.host_filter = None
+            else:
+                o1.host_filter = data[pos:pos + n].decode()
+                pos += n
+            o1.operation, o1.permission_type, t = _U_bbB(data, pos)
+            pos += 3
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.filters = l1
     if data[pos] == 0:
         pos += 1

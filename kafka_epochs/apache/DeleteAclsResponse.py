@@ -179,67 +179,69 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeleteAclsFilterResult)
-        o1._unknown_tags = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DeleteAclsMatchingAcl)
-            o2._unknown_tags = None
-            o2.pattern_type = 3
-            o2.error_code, = _U_h(data, pos)
+            o1 = _new(DeleteAclsFilterResult)
+            o1._unknown_tags = None
+            o1.error_code, = _U_h(data, pos)
             pos += 2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 if n != -1:
                     raise _Malformed
-                o2.error_message = None
+                o1.error_message = None
             else:
-                o2.error_message = data[pos:pos + n].decode()
+                o1.error_message = data[pos:pos + n].decode()
                 pos += n
-            o2.resource_type, = _U_b(data, pos)
-            pos += 1
-            n = _U_h(data, pos)[0]
-            pos += 2
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
                 raise _Malformed
-            o2.resource_name = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
+            if n > end - pos:
                 raise _Malformed
-            o2.principal = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            o2.operation, o2.permission_type = _U_bb(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.matching_acls = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DeleteAclsMatchingAcl)
+                    o2._unknown_tags = None
+                    o2.pattern_type = 3
+                    o2.error_code, = _U_h(data, pos)
+                    pos += 2
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    o2.resource_type, = _U_b(data, pos)
+                    pos += 1
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.resource_name = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    o2.operation, o2.permission_type = _U_bb(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.matching_acls = l2
+            l1.append(o1)
     o.filter_results = l1
     return o, pos
 
@@ -302,68 +304,70 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeleteAclsFilterResult)
-        o1._unknown_tags = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DeleteAclsMatchingAcl)
-            o2._unknown_tags = None
-            o2.error_code, = _U_h(data, pos)
+            o1 = _new(DeleteAclsFilterResult)
+            o1._unknown_tags = None
+            o1.error_code, = _U_h(data, pos)
             pos += 2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 if n != -1:
                     raise _Malformed
-                o2.error_message = None
+                o1.error_message = None
             else:
-                o2.error_message = data[pos:pos + n].decode()
+                o1.error_message = data[pos:pos + n].decode()
                 pos += n
-            o2.resource_type, = _U_b(data, pos)
-            pos += 1
-            n = _U_h(data, pos)[0]
-            pos += 2
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
                 raise _Malformed
-            o2.resource_name = data[pos:pos + n].decode()
-            pos += n
-            o2.pattern_type, = _U_b(data, pos)
-            pos += 1
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
+            if n > end - pos:
                 raise _Malformed
-            o2.principal = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            o2.operation, o2.permission_type = _U_bb(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.matching_acls = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DeleteAclsMatchingAcl)
+                    o2._unknown_tags = None
+                    o2.error_code, = _U_h(data, pos)
+                    pos += 2
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    o2.resource_type, = _U_b(data, pos)
+                    pos += 1
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.resource_name = data[pos:pos + n].decode()
+                    pos += n
+                    o2.pattern_type, = _U_b(data, pos)
+                    pos += 1
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    o2.operation, o2.permission_type = _U_bb(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.matching_acls = l2
+            l1.append(o1)
     o.filter_results = l1
     return o, pos
 
@@ -430,43 +434,11 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeleteAclsFilterResult)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DeleteAclsMatchingAcl)
-            o2._unknown_tags = None
-            o2.error_code, n = _U_hB(data, pos)
+            o1 = _new(DeleteAclsFilterResult)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
             pos += 3
             if n >= 0x80:
                 if data[pos] < 0x80:
@@ -478,40 +450,10 @@ def _read_v2(data, pos, end):
                         raise _Malformed
             n -= 1
             if n < 0:
-                o2.error_message = None
+                o1.error_message = None
             else:
-                o2.error_message = data[pos:pos + n].decode()
+                o1.error_message = data[pos:pos + n].decode()
                 pos += n
-            o2.resource_type, n = _U_bB(data, pos)
-            pos += 2
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o2.resource_name = data[pos:pos + n].decode()
-            pos += n
-            o2.pattern_type, n = _U_bB(data, pos)
-            pos += 2
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o2.principal = data[pos:pos + n].decode()
-            pos += n
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -520,25 +462,89 @@ def _read_v2(data, pos, end):
                 pos += 2
             else:
                 n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            o2.operation, o2.permission_type, t = _U_bbB(data, pos)
-            pos += 3
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.matching_acls = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DeleteAclsMatchingAcl)
+                    o2._unknown_tags = None
+                    o2.error_code, n = _U_hB(data, pos)
+                    pos += 3
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    o2.resource_type, n = _U_bB(data, pos)
+                    pos += 2
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.resource_name = data[pos:pos + n].decode()
+                    pos += n
+                    o2.pattern_type, n = _U_bB(data, pos)
+                    pos += 2
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    o2.operation, o2.permission_type, t = _U_bbB(data, pos)
+                    pos += 3
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.matching_acls = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.filter_results = l1
     if data[pos] == 0:
         pos += 1

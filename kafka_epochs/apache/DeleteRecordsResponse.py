@@ -141,30 +141,32 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeleteRecordsTopicResult)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DeleteRecordsPartitionResult)
-            o2._unknown_tags = None
-            o2.partition_index, o2.low_watermark, o2.error_code = _U_iqh(data, pos)
-            pos += 14
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(DeleteRecordsTopicResult)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DeleteRecordsPartitionResult)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.low_watermark, o2.error_code = _U_iqh(data, pos)
+                    pos += 14
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -203,53 +205,55 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeleteRecordsTopicResult)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DeleteRecordsPartitionResult)
-            o2._unknown_tags = None
-            o2.partition_index, o2.low_watermark, o2.error_code, t = _U_iqhB(data, pos)
-            pos += 15
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1 = _new(DeleteRecordsTopicResult)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DeleteRecordsPartitionResult)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.low_watermark, o2.error_code, t = _U_iqhB(data, pos)
+                    pos += 15
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

@@ -118,14 +118,15 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+    if n:
+        for _ in range(n):
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.topic_names = l1
     o.timeout_ms, = _U_i(data, pos)
     pos += 4
@@ -164,23 +165,24 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.topic_names = l1
     o.timeout_ms, t = _U_iB(data, pos)
     pos += 5
@@ -226,32 +228,33 @@ def _read_v6(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeleteTopicState)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.name = None
-        else:
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-        o1.topic_id, t = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(DeleteTopicState)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.name = None
+            else:
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+            o1.topic_id, t = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     o.timeout_ms, t = _U_iB(data, pos)
     pos += 5

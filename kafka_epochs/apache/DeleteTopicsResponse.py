@@ -124,20 +124,21 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeletableTopicResult)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.error_message = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(DeletableTopicResult)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.error_message = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            l1.append(o1)
     o.responses = l1
     return o, pos
 
@@ -166,20 +167,21 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeletableTopicResult)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.error_message = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(DeletableTopicResult)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.error_message = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            l1.append(o1)
     o.responses = l1
     return o, pos
 
@@ -214,32 +216,33 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeletableTopicResult)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.error_message = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(DeletableTopicResult)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.error_message = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.error_code, t = _U_hB(data, pos)
-        pos += 3
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.error_code, t = _U_hB(data, pos)
+            pos += 3
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.responses = l1
     if data[pos] == 0:
         pos += 1
@@ -286,46 +289,47 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeletableTopicResult)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(DeletableTopicResult)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
+                n, pos = _uvarint(data, pos)
                 if n > 0x8000:
                     raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.error_message = None
+            else:
+                o1.error_message = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.responses = l1
     if data[pos] == 0:
         pos += 1
@@ -380,47 +384,48 @@ def _read_v6(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DeletableTopicResult)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.name = None
-        else:
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-        o1.topic_id, o1.error_code, n = _U_uhB(data, pos)
-        pos += 19
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(DeletableTopicResult)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
+                n, pos = _uvarint(data, pos)
                 if n > 0x8000:
                     raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            n -= 1
+            if n < 0:
+                o1.name = None
+            else:
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+            o1.topic_id, o1.error_code, n = _U_uhB(data, pos)
+            pos += 19
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.error_message = None
+            else:
+                o1.error_message = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.responses = l1
     if data[pos] == 0:
         pos += 1

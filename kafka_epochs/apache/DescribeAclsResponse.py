@@ -180,45 +180,47 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeAclsResource)
-        o1._unknown_tags = None
-        o1.pattern_type = 3
-        o1.resource_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AclDescription)
-            o2._unknown_tags = None
+            o1 = _new(DescribeAclsResource)
+            o1._unknown_tags = None
+            o1.pattern_type = 3
+            o1.resource_type, = _U_b(data, pos)
+            pos += 1
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.principal = data[pos:pos + n].decode()
+            o1.resource_name = data[pos:pos + n].decode()
             pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
                 raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            o2.operation, o2.permission_type = _U_bb(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.acls = l2
-        l1.append(o1)
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AclDescription)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    o2.operation, o2.permission_type = _U_bb(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.acls = l2
+            l1.append(o1)
     o.resources = l1
     return o, pos
 
@@ -280,46 +282,48 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeAclsResource)
-        o1._unknown_tags = None
-        o1.resource_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        o1.pattern_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AclDescription)
-            o2._unknown_tags = None
+            o1 = _new(DescribeAclsResource)
+            o1._unknown_tags = None
+            o1.resource_type, = _U_b(data, pos)
+            pos += 1
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.principal = data[pos:pos + n].decode()
+            o1.resource_name = data[pos:pos + n].decode()
             pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
+            o1.pattern_type, = _U_b(data, pos)
+            pos += 1
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
                 raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            o2.operation, o2.permission_type = _U_bb(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.acls = l2
-        l1.append(o1)
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AclDescription)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    o2.operation, o2.permission_type = _U_bb(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.acls = l2
+            l1.append(o1)
     o.resources = l1
     return o, pos
 
@@ -392,83 +396,85 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeAclsResource)
-        o1._unknown_tags = None
-        o1.resource_type, n = _U_bB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        o1.pattern_type, n = _U_bB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AclDescription)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1 = _new(DescribeAclsResource)
+            o1._unknown_tags = None
+            o1.resource_type, n = _U_bB(data, pos)
+            pos += 2
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.principal = data[pos:pos + n].decode()
+            o1.resource_name = data[pos:pos + n].decode()
             pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1.pattern_type, n = _U_bB(data, pos)
+            pos += 2
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            o2.operation, o2.permission_type, t = _U_bbB(data, pos)
-            pos += 3
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.acls = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AclDescription)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    o2.operation, o2.permission_type, t = _U_bbB(data, pos)
+                    pos += 3
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.acls = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.resources = l1
     if data[pos] == 0:
         pos += 1

@@ -116,27 +116,28 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ComponentData)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.entity_type = data[pos:pos + n].decode()
-        pos += n
-        o1.match_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(ComponentData)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.match_ = None
-        else:
-            o1.match_ = data[pos:pos + n].decode()
+            o1.entity_type = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.match_type, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.match_ = None
+            else:
+                o1.match_ = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.components = l1
     o.strict, = _U_o(data, pos)
     pos += 1
@@ -181,45 +182,46 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ComponentData)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.entity_type = data[pos:pos + n].decode()
-        pos += n
-        o1.match_type, n = _U_bB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(ComponentData)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
+                n, pos = _uvarint(data, pos)
                 if n > 0x8000:
                     raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.match_ = None
-        else:
-            o1.match_ = data[pos:pos + n].decode()
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.entity_type = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.match_type, n = _U_bB(data, pos)
+            pos += 2
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.match_ = None
+            else:
+                o1.match_ = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.components = l1
     o.strict, t = _U_oB(data, pos)
     pos += 2

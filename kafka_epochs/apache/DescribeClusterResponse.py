@@ -194,46 +194,47 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeClusterBroker)
-        o1._unknown_tags = None
-        o1.is_fenced = False
-        o1.broker_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeClusterBroker)
+            o1._unknown_tags = None
+            o1.is_fenced = False
+            o1.broker_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     o.cluster_authorized_operations, t = _U_iB(data, pos)
     pos += 5
@@ -339,46 +340,47 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeClusterBroker)
-        o1._unknown_tags = None
-        o1.is_fenced = False
-        o1.broker_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeClusterBroker)
+            o1._unknown_tags = None
+            o1.is_fenced = False
+            o1.broker_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     o.cluster_authorized_operations, t = _U_iB(data, pos)
     pos += 5
@@ -483,46 +485,47 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeClusterBroker)
-        o1._unknown_tags = None
-        o1.broker_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeClusterBroker)
+            o1._unknown_tags = None
+            o1.broker_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        o1.is_fenced, t = _U_oB(data, pos)
-        pos += 2
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            o1.is_fenced, t = _U_oB(data, pos)
+            pos += 2
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     o.cluster_authorized_operations, t = _U_iB(data, pos)
     pos += 5

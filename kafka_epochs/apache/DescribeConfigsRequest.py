@@ -127,37 +127,39 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeConfigsResource)
-        o1._unknown_tags = None
-        o1.resource_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeConfigsResource)
+            o1._unknown_tags = None
+            o1.resource_type, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.configuration_keys = None
-        else:
-            if n > end - pos:
-                raise _Malformed
-            l2 = []
-            for _ in range(n):
-                n = _U_h(data, pos)[0]
-                pos += 2
-                if n < 0:
+            o1.resource_name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                if n != -1:
                     raise _Malformed
-                v2 = data[pos:pos + n].decode()
-                pos += n
-                l2.append(v2)
-            o1.configuration_keys = l2
-        l1.append(o1)
+                o1.configuration_keys = None
+            else:
+                if n > end - pos:
+                    raise _Malformed
+                l2 = []
+                if n:
+                    for _ in range(n):
+                        n = _U_h(data, pos)[0]
+                        pos += 2
+                        if n < 0:
+                            raise _Malformed
+                        v2 = data[pos:pos + n].decode()
+                        pos += n
+                        l2.append(v2)
+                o1.configuration_keys = l2
+            l1.append(o1)
     o.resources = l1
     return o, pos
 
@@ -200,37 +202,39 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeConfigsResource)
-        o1._unknown_tags = None
-        o1.resource_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeConfigsResource)
+            o1._unknown_tags = None
+            o1.resource_type, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.configuration_keys = None
-        else:
-            if n > end - pos:
-                raise _Malformed
-            l2 = []
-            for _ in range(n):
-                n = _U_h(data, pos)[0]
-                pos += 2
-                if n < 0:
+            o1.resource_name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                if n != -1:
                     raise _Malformed
-                v2 = data[pos:pos + n].decode()
-                pos += n
-                l2.append(v2)
-            o1.configuration_keys = l2
-        l1.append(o1)
+                o1.configuration_keys = None
+            else:
+                if n > end - pos:
+                    raise _Malformed
+                l2 = []
+                if n:
+                    for _ in range(n):
+                        n = _U_h(data, pos)[0]
+                        pos += 2
+                        if n < 0:
+                            raise _Malformed
+                        v2 = data[pos:pos + n].decode()
+                        pos += n
+                        l2.append(v2)
+                o1.configuration_keys = l2
+            l1.append(o1)
     o.resources = l1
     o.include_synonyms, = _U_o(data, pos)
     pos += 1
@@ -273,37 +277,39 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeConfigsResource)
-        o1._unknown_tags = None
-        o1.resource_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeConfigsResource)
+            o1._unknown_tags = None
+            o1.resource_type, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.configuration_keys = None
-        else:
-            if n > end - pos:
-                raise _Malformed
-            l2 = []
-            for _ in range(n):
-                n = _U_h(data, pos)[0]
-                pos += 2
-                if n < 0:
+            o1.resource_name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                if n != -1:
                     raise _Malformed
-                v2 = data[pos:pos + n].decode()
-                pos += n
-                l2.append(v2)
-            o1.configuration_keys = l2
-        l1.append(o1)
+                o1.configuration_keys = None
+            else:
+                if n > end - pos:
+                    raise _Malformed
+                l2 = []
+                if n:
+                    for _ in range(n):
+                        n = _U_h(data, pos)[0]
+                        pos += 2
+                        if n < 0:
+                            raise _Malformed
+                        v2 = data[pos:pos + n].decode()
+                        pos += n
+                        l2.append(v2)
+                o1.configuration_keys = l2
+            l1.append(o1)
     o.resources = l1
     o.include_synonyms, o.include_documentation = _U_oo(data, pos)
     pos += 2
@@ -351,62 +357,64 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeConfigsResource)
-        o1._unknown_tags = None
-        o1.resource_type, n = _U_bB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeConfigsResource)
+            o1._unknown_tags = None
+            o1.resource_type, n = _U_bB(data, pos)
             pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            o1.configuration_keys = None
-        else:
-            if n > end - pos:
-                raise _Malformed
-            l2 = []
-            for _ in range(n):
-                n = data[pos]
-                if n < 0x80:
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
                 else:
-                    n, pos = _uvarint(data, pos)
+                    n, pos = _uvarint(data, pos - 1)
                     if n > 0x8000:
                         raise _Malformed
-                n -= 1
-                if n < 0:
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.resource_name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                o1.configuration_keys = None
+            else:
+                if n > end - pos:
                     raise _Malformed
-                v2 = data[pos:pos + n].decode()
-                pos += n
-                l2.append(v2)
-            o1.configuration_keys = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                l2 = []
+                if n:
+                    for _ in range(n):
+                        n = data[pos]
+                        if n < 0x80:
+                            pos += 1
+                        elif data[pos + 1] < 0x80:
+                            n = (n & 0x7F) | (data[pos + 1] << 7)
+                            pos += 2
+                        else:
+                            n, pos = _uvarint(data, pos)
+                            if n > 0x8000:
+                                raise _Malformed
+                        n -= 1
+                        if n < 0:
+                            raise _Malformed
+                        v2 = data[pos:pos + n].decode()
+                        pos += n
+                        l2.append(v2)
+                o1.configuration_keys = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.resources = l1
     o.include_synonyms, o.include_documentation, t = _U_ooB(data, pos)
     pos += 3

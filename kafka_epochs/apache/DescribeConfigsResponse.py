@@ -220,62 +220,64 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeConfigsResult)
-        o1._unknown_tags = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        o1.resource_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribeConfigsResourceResult)
-            o2._unknown_tags = None
-            o2.config_source = -1
-            o2.synonyms = []
-            o2.config_type = 0
-            o2.documentation = ''
-            n = _U_h(data, pos)[0]
+            o1 = _new(DescribeConfigsResult)
+            o1._unknown_tags = None
+            o1.error_code, = _U_h(data, pos)
             pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.name = data[pos:pos + n].decode()
-            pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 if n != -1:
                     raise _Malformed
-                o2.value = None
+                o1.error_message = None
             else:
-                o2.value = data[pos:pos + n].decode()
+                o1.error_message = data[pos:pos + n].decode()
                 pos += n
-            o2.read_only, o2.is_default, o2.is_sensitive = _U_ooo(data, pos)
-            pos += 3
-            l2.append(o2)
-        o1.configs = l2
-        l1.append(o1)
+            o1.resource_type, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.resource_name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeConfigsResourceResult)
+                    o2._unknown_tags = None
+                    o2.config_source = -1
+                    o2.synonyms = []
+                    o2.config_type = 0
+                    o2.documentation = ''
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.value = None
+                    else:
+                        o2.value = data[pos:pos + n].decode()
+                        pos += n
+                    o2.read_only, o2.is_default, o2.is_sensitive = _U_ooo(data, pos)
+                    pos += 3
+                    l2.append(o2)
+            o1.configs = l2
+            l1.append(o1)
     o.results = l1
     return o, pos
 
@@ -331,90 +333,93 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeConfigsResult)
-        o1._unknown_tags = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        o1.resource_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribeConfigsResourceResult)
-            o2._unknown_tags = None
-            o2.is_default = False
-            o2.config_type = 0
-            o2.documentation = ''
-            n = _U_h(data, pos)[0]
+            o1 = _new(DescribeConfigsResult)
+            o1._unknown_tags = None
+            o1.error_code, = _U_h(data, pos)
             pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.name = data[pos:pos + n].decode()
-            pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 if n != -1:
                     raise _Malformed
-                o2.value = None
+                o1.error_message = None
             else:
-                o2.value = data[pos:pos + n].decode()
+                o1.error_message = data[pos:pos + n].decode()
                 pos += n
-            o2.read_only, o2.config_source, o2.is_sensitive = _U_obo(data, pos)
-            pos += 3
+            o1.resource_type, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.resource_name = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(DescribeConfigsSynonym)
-                o3._unknown_tags = None
-                n = _U_h(data, pos)[0]
-                pos += 2
-                if n < 0:
-                    raise _Malformed
-                o3.name = data[pos:pos + n].decode()
-                pos += n
-                n = _U_h(data, pos)[0]
-                pos += 2
-                if n < 0:
-                    if n != -1:
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeConfigsResourceResult)
+                    o2._unknown_tags = None
+                    o2.is_default = False
+                    o2.config_type = 0
+                    o2.documentation = ''
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
                         raise _Malformed
-                    o3.value = None
-                else:
-                    o3.value = data[pos:pos + n].decode()
+                    o2.name = data[pos:pos + n].decode()
                     pos += n
-                o3.source, = _U_b(data, pos)
-                pos += 1
-                l3.append(o3)
-            o2.synonyms = l3
-            l2.append(o2)
-        o1.configs = l2
-        l1.append(o1)
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.value = None
+                    else:
+                        o2.value = data[pos:pos + n].decode()
+                        pos += n
+                    o2.read_only, o2.config_source, o2.is_sensitive = _U_obo(data, pos)
+                    pos += 3
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(DescribeConfigsSynonym)
+                            o3._unknown_tags = None
+                            n = _U_h(data, pos)[0]
+                            pos += 2
+                            if n < 0:
+                                raise _Malformed
+                            o3.name = data[pos:pos + n].decode()
+                            pos += n
+                            n = _U_h(data, pos)[0]
+                            pos += 2
+                            if n < 0:
+                                if n != -1:
+                                    raise _Malformed
+                                o3.value = None
+                            else:
+                                o3.value = data[pos:pos + n].decode()
+                                pos += n
+                            o3.source, = _U_b(data, pos)
+                            pos += 1
+                            l3.append(o3)
+                    o2.synonyms = l3
+                    l2.append(o2)
+            o1.configs = l2
+            l1.append(o1)
     o.results = l1
     return o, pos
 
@@ -489,99 +494,102 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeConfigsResult)
-        o1._unknown_tags = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        o1.resource_type, = _U_b(data, pos)
-        pos += 1
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribeConfigsResourceResult)
-            o2._unknown_tags = None
-            o2.is_default = False
-            n = _U_h(data, pos)[0]
+            o1 = _new(DescribeConfigsResult)
+            o1._unknown_tags = None
+            o1.error_code, = _U_h(data, pos)
             pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.name = data[pos:pos + n].decode()
-            pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 if n != -1:
                     raise _Malformed
-                o2.value = None
+                o1.error_message = None
             else:
-                o2.value = data[pos:pos + n].decode()
+                o1.error_message = data[pos:pos + n].decode()
                 pos += n
-            o2.read_only, o2.config_source, o2.is_sensitive = _U_obo(data, pos)
-            pos += 3
+            o1.resource_type, = _U_b(data, pos)
+            pos += 1
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.resource_name = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(DescribeConfigsSynonym)
-                o3._unknown_tags = None
-                n = _U_h(data, pos)[0]
-                pos += 2
-                if n < 0:
-                    raise _Malformed
-                o3.name = data[pos:pos + n].decode()
-                pos += n
-                n = _U_h(data, pos)[0]
-                pos += 2
-                if n < 0:
-                    if n != -1:
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeConfigsResourceResult)
+                    o2._unknown_tags = None
+                    o2.is_default = False
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
                         raise _Malformed
-                    o3.value = None
-                else:
-                    o3.value = data[pos:pos + n].decode()
+                    o2.name = data[pos:pos + n].decode()
                     pos += n
-                o3.source, = _U_b(data, pos)
-                pos += 1
-                l3.append(o3)
-            o2.synonyms = l3
-            o2.config_type, = _U_b(data, pos)
-            pos += 1
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.documentation = None
-            else:
-                o2.documentation = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.configs = l2
-        l1.append(o1)
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.value = None
+                    else:
+                        o2.value = data[pos:pos + n].decode()
+                        pos += n
+                    o2.read_only, o2.config_source, o2.is_sensitive = _U_obo(data, pos)
+                    pos += 3
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(DescribeConfigsSynonym)
+                            o3._unknown_tags = None
+                            n = _U_h(data, pos)[0]
+                            pos += 2
+                            if n < 0:
+                                raise _Malformed
+                            o3.name = data[pos:pos + n].decode()
+                            pos += n
+                            n = _U_h(data, pos)[0]
+                            pos += 2
+                            if n < 0:
+                                if n != -1:
+                                    raise _Malformed
+                                o3.value = None
+                            else:
+                                o3.value = data[pos:pos + n].decode()
+                                pos += n
+                            o3.source, = _U_b(data, pos)
+                            pos += 1
+                            l3.append(o3)
+                    o2.synonyms = l3
+                    o2.config_type, = _U_b(data, pos)
+                    pos += 1
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.documentation = None
+                    else:
+                        o2.documentation = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.configs = l2
+            l1.append(o1)
     o.results = l1
     return o, pos
 
@@ -670,171 +678,174 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeConfigsResult)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        o1.resource_type, n = _U_bB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.resource_name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribeConfigsResourceResult)
-            o2._unknown_tags = None
-            o2.is_default = False
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o2.name = data[pos:pos + n].decode()
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
-            n -= 1
-            if n < 0:
-                o2.value = None
-            else:
-                o2.value = data[pos:pos + n].decode()
-                pos += n
-            o2.read_only, o2.config_source, o2.is_sensitive, n = _U_oboB(data, pos)
-            pos += 4
+            o1 = _new(DescribeConfigsResult)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
                 else:
                     n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.error_message = None
+            else:
+                o1.error_message = data[pos:pos + n].decode()
+                pos += n
+            o1.resource_type, n = _U_bB(data, pos)
+            pos += 2
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.resource_name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
             n -= 1
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(DescribeConfigsSynonym)
-                o3._unknown_tags = None
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeConfigsResourceResult)
+                    o2._unknown_tags = None
+                    o2.is_default = False
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
                         raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o3.name = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    o3.value = None
-                else:
-                    o3.value = data[pos:pos + n].decode()
+                    o2.name = data[pos:pos + n].decode()
                     pos += n
-                o3.source, t = _U_bB(data, pos)
-                pos += 2
-                if t:
-                    pos -= 1
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.synonyms = l3
-            o2.config_type, n = _U_bB(data, pos)
-            pos += 2
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.value = None
+                    else:
+                        o2.value = data[pos:pos + n].decode()
+                        pos += n
+                    o2.read_only, o2.config_source, o2.is_sensitive, n = _U_oboB(data, pos)
+                    pos += 4
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
                         raise _Malformed
-            n -= 1
-            if n < 0:
-                o2.documentation = None
-            else:
-                o2.documentation = data[pos:pos + n].decode()
-                pos += n
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(DescribeConfigsSynonym)
+                            o3._unknown_tags = None
+                            n = data[pos]
+                            if n < 0x80:
+                                pos += 1
+                            elif data[pos + 1] < 0x80:
+                                n = (n & 0x7F) | (data[pos + 1] << 7)
+                                pos += 2
+                            else:
+                                n, pos = _uvarint(data, pos)
+                                if n > 0x8000:
+                                    raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                raise _Malformed
+                            o3.name = data[pos:pos + n].decode()
+                            pos += n
+                            n = data[pos]
+                            if n < 0x80:
+                                pos += 1
+                            elif data[pos + 1] < 0x80:
+                                n = (n & 0x7F) | (data[pos + 1] << 7)
+                                pos += 2
+                            else:
+                                n, pos = _uvarint(data, pos)
+                                if n > 0x8000:
+                                    raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                o3.value = None
+                            else:
+                                o3.value = data[pos:pos + n].decode()
+                                pos += n
+                            o3.source, t = _U_bB(data, pos)
+                            pos += 2
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.synonyms = l3
+                    o2.config_type, n = _U_bB(data, pos)
+                    pos += 2
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.documentation = None
+                    else:
+                        o2.documentation = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.configs = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.configs = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.results = l1
     if data[pos] == 0:
         pos += 1

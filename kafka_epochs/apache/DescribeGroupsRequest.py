@@ -80,14 +80,15 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+    if n:
+        for _ in range(n):
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.groups = l1
     return o, pos
 
@@ -115,14 +116,15 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+    if n:
+        for _ in range(n):
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.groups = l1
     o.include_authorized_operations, = _U_o(data, pos)
     pos += 1
@@ -158,23 +160,24 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.groups = l1
     o.include_authorized_operations, t = _U_oB(data, pos)
     pos += 2

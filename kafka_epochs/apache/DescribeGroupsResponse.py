@@ -174,81 +174,83 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribedGroup)
-        o1._unknown_tags = None
-        o1.error_message = None
-        o1.authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.group_state = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.protocol_type = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.protocol_data = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribedGroupMember)
-            o2._unknown_tags = None
-            o2.group_instance_id = None
+            o1 = _new(DescribedGroup)
+            o1._unknown_tags = None
+            o1.error_message = None
+            o1.authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.member_id = data[pos:pos + n].decode()
+            o1.group_id = data[pos:pos + n].decode()
             pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.client_id = data[pos:pos + n].decode()
+            o1.group_state = data[pos:pos + n].decode()
             pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.client_host = data[pos:pos + n].decode()
+            o1.protocol_type = data[pos:pos + n].decode()
+            pos += n
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.protocol_data = data[pos:pos + n].decode()
             pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
-            o2.member_metadata = data[pos:pos + n]
-            pos += n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
+            if n > end - pos:
                 raise _Malformed
-            o2.member_assignment = data[pos:pos + n]
-            pos += n
-            l2.append(o2)
-        o1.members = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribedGroupMember)
+                    o2._unknown_tags = None
+                    o2.group_instance_id = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_host = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_metadata = data[pos:pos + n]
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_assignment = data[pos:pos + n]
+                    pos += n
+                    l2.append(o2)
+            o1.members = l2
+            l1.append(o1)
     o.groups = l1
     return o, pos
 
@@ -317,81 +319,83 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribedGroup)
-        o1._unknown_tags = None
-        o1.error_message = None
-        o1.authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.group_state = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.protocol_type = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.protocol_data = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribedGroupMember)
-            o2._unknown_tags = None
-            o2.group_instance_id = None
+            o1 = _new(DescribedGroup)
+            o1._unknown_tags = None
+            o1.error_message = None
+            o1.authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.member_id = data[pos:pos + n].decode()
+            o1.group_id = data[pos:pos + n].decode()
             pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.client_id = data[pos:pos + n].decode()
+            o1.group_state = data[pos:pos + n].decode()
             pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.client_host = data[pos:pos + n].decode()
+            o1.protocol_type = data[pos:pos + n].decode()
+            pos += n
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.protocol_data = data[pos:pos + n].decode()
             pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
-            o2.member_metadata = data[pos:pos + n]
-            pos += n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
+            if n > end - pos:
                 raise _Malformed
-            o2.member_assignment = data[pos:pos + n]
-            pos += n
-            l2.append(o2)
-        o1.members = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribedGroupMember)
+                    o2._unknown_tags = None
+                    o2.group_instance_id = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_host = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_metadata = data[pos:pos + n]
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_assignment = data[pos:pos + n]
+                    pos += n
+                    l2.append(o2)
+            o1.members = l2
+            l1.append(o1)
     o.groups = l1
     return o, pos
 
@@ -461,82 +465,84 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribedGroup)
-        o1._unknown_tags = None
-        o1.error_message = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.group_state = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.protocol_type = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.protocol_data = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribedGroupMember)
-            o2._unknown_tags = None
-            o2.group_instance_id = None
+            o1 = _new(DescribedGroup)
+            o1._unknown_tags = None
+            o1.error_message = None
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.member_id = data[pos:pos + n].decode()
+            o1.group_id = data[pos:pos + n].decode()
             pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.client_id = data[pos:pos + n].decode()
+            o1.group_state = data[pos:pos + n].decode()
             pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.client_host = data[pos:pos + n].decode()
+            o1.protocol_type = data[pos:pos + n].decode()
+            pos += n
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.protocol_data = data[pos:pos + n].decode()
             pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
-            o2.member_metadata = data[pos:pos + n]
-            pos += n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
+            if n > end - pos:
                 raise _Malformed
-            o2.member_assignment = data[pos:pos + n]
-            pos += n
-            l2.append(o2)
-        o1.members = l2
-        o1.authorized_operations, = _U_i(data, pos)
-        pos += 4
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribedGroupMember)
+                    o2._unknown_tags = None
+                    o2.group_instance_id = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_host = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_metadata = data[pos:pos + n]
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_assignment = data[pos:pos + n]
+                    pos += n
+                    l2.append(o2)
+            o1.members = l2
+            o1.authorized_operations, = _U_i(data, pos)
+            pos += 4
+            l1.append(o1)
     o.groups = l1
     return o, pos
 
@@ -605,90 +611,92 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribedGroup)
-        o1._unknown_tags = None
-        o1.error_message = None
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.group_state = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.protocol_type = data[pos:pos + n].decode()
-        pos += n
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.protocol_data = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribedGroupMember)
-            o2._unknown_tags = None
+            o1 = _new(DescribedGroup)
+            o1._unknown_tags = None
+            o1.error_message = None
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.member_id = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.group_instance_id = None
-            else:
-                o2.group_instance_id = data[pos:pos + n].decode()
-                pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.client_id = data[pos:pos + n].decode()
+            o1.group_id = data[pos:pos + n].decode()
             pos += n
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.client_host = data[pos:pos + n].decode()
+            o1.group_state = data[pos:pos + n].decode()
+            pos += n
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.protocol_type = data[pos:pos + n].decode()
+            pos += n
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.protocol_data = data[pos:pos + n].decode()
             pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
-            o2.member_metadata = data[pos:pos + n]
-            pos += n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
+            if n > end - pos:
                 raise _Malformed
-            o2.member_assignment = data[pos:pos + n]
-            pos += n
-            l2.append(o2)
-        o1.members = l2
-        o1.authorized_operations, = _U_i(data, pos)
-        pos += 4
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribedGroupMember)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.group_instance_id = None
+                    else:
+                        o2.group_instance_id = data[pos:pos + n].decode()
+                        pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_host = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_metadata = data[pos:pos + n]
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_assignment = data[pos:pos + n]
+                    pos += n
+                    l2.append(o2)
+            o1.members = l2
+            o1.authorized_operations, = _U_i(data, pos)
+            pos += 4
+            l1.append(o1)
     o.groups = l1
     return o, pos
 
@@ -770,132 +778,25 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribedGroup)
-        o1._unknown_tags = None
-        o1.error_message = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_state = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.protocol_type = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.protocol_data = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribedGroupMember)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1 = _new(DescribedGroup)
+            o1._unknown_tags = None
+            o1.error_message = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.member_id = data[pos:pos + n].decode()
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
-            n -= 1
-            if n < 0:
-                o2.group_instance_id = None
-            else:
-                o2.group_instance_id = data[pos:pos + n].decode()
-                pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o2.client_id = data[pos:pos + n].decode()
+            o1.group_id = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -910,7 +811,37 @@ def _read_v5(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.client_host = data[pos:pos + n].decode()
+            o1.group_state = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.protocol_type = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.protocol_data = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -923,33 +854,112 @@ def _read_v5(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.member_metadata = data[pos:pos + n]
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
+            if n > end - pos:
                 raise _Malformed
-            o2.member_assignment = data[pos:pos + n]
-            pos += n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.members = l2
-        o1.authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribedGroupMember)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.group_instance_id = None
+                    else:
+                        o2.group_instance_id = data[pos:pos + n].decode()
+                        pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_host = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_metadata = data[pos:pos + n]
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_assignment = data[pos:pos + n]
+                    pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.members = l2
+            o1.authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.groups = l1
     if data[pos] == 0:
         pos += 1
@@ -1047,132 +1057,25 @@ def _read_v6(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribedGroup)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_state = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.protocol_type = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.protocol_data = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribedGroupMember)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1 = _new(DescribedGroup)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
-                raise _Malformed
-            o2.member_id = data[pos:pos + n].decode()
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
+                o1.error_message = None
             else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
-            n -= 1
-            if n < 0:
-                o2.group_instance_id = None
-            else:
-                o2.group_instance_id = data[pos:pos + n].decode()
+                o1.error_message = data[pos:pos + n].decode()
                 pos += n
             n = data[pos]
             if n < 0x80:
@@ -1187,7 +1090,7 @@ def _read_v6(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.client_id = data[pos:pos + n].decode()
+            o1.group_id = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -1202,7 +1105,37 @@ def _read_v6(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.client_host = data[pos:pos + n].decode()
+            o1.group_state = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.protocol_type = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.protocol_data = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -1215,33 +1148,112 @@ def _read_v6(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.member_metadata = data[pos:pos + n]
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
+            if n > end - pos:
                 raise _Malformed
-            o2.member_assignment = data[pos:pos + n]
-            pos += n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.members = l2
-        o1.authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribedGroupMember)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.group_instance_id = None
+                    else:
+                        o2.group_instance_id = data[pos:pos + n].decode()
+                        pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_host = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_metadata = data[pos:pos + n]
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_assignment = data[pos:pos + n]
+                    pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.members = l2
+            o1.authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.groups = l1
     if data[pos] == 0:
         pos += 1

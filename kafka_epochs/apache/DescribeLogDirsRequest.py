@@ -107,24 +107,25 @@ def _read_v0(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(DescribableLogDirTopic)
-            o1._unknown_tags = None
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o1.topic = data[pos:pos + n].decode()
-            pos += n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l1.append(o1)
+        if n:
+            for _ in range(n):
+                o1 = _new(DescribableLogDirTopic)
+                o1._unknown_tags = None
+                n = _U_h(data, pos)[0]
+                pos += 2
+                if n < 0:
+                    raise _Malformed
+                o1.topic = data[pos:pos + n].decode()
+                pos += n
+                n = _U_i(data, pos)[0]
+                pos += 4
+                if n < 0:
+                    raise _Malformed
+                if n > end - pos:
+                    raise _Malformed
+                o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                pos += 4 * n
+                l1.append(o1)
         o.topics = l1
     return o, pos
 
@@ -165,44 +166,45 @@ def _read_v2(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(DescribableLogDirTopic)
-            o1._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
+        if n:
+            for _ in range(n):
+                o1 = _new(DescribableLogDirTopic)
+                o1._unknown_tags = None
+                n = data[pos]
+                if n < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    n, pos = _uvarint(data, pos)
+                    if n > 0x8000:
+                        raise _Malformed
+                n -= 1
+                if n < 0:
                     raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o1.topic = data[pos:pos + n].decode()
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l1.append(o1)
+                o1.topic = data[pos:pos + n].decode()
+                pos += n
+                n = data[pos]
+                if n < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    n, pos = _uvarint(data, pos)
+                n -= 1
+                if n < 0:
+                    raise _Malformed
+                if n > end - pos:
+                    raise _Malformed
+                o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                pos += 4 * n
+                if data[pos] == 0:
+                    pos += 1
+                else:
+                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                l1.append(o1)
         o.topics = l1
     if data[pos] == 0:
         pos += 1

@@ -213,35 +213,20 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeLogDirsResult)
-        o1._unknown_tags = None
-        o1.total_bytes = -1
-        o1.usable_bytes = -1
-        o1.is_cordoned = False
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.log_dir = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribeLogDirsTopic)
-            o2._unknown_tags = None
+            o1 = _new(DescribeLogDirsResult)
+            o1._unknown_tags = None
+            o1.total_bytes = -1
+            o1.usable_bytes = -1
+            o1.is_cordoned = False
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.log_dir = data[pos:pos + n].decode()
             pos += n
             n = _U_i(data, pos)[0]
             pos += 4
@@ -249,17 +234,35 @@ def _read_v0(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(DescribeLogDirsPartition)
-                o3._unknown_tags = None
-                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key = _U_iqqo(data, pos)
-                pos += 21
-                l3.append(o3)
-            o2.partitions = l3
-            l2.append(o2)
-        o1.topics = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeLogDirsTopic)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(DescribeLogDirsPartition)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key = _U_iqqo(data, pos)
+                            pos += 21
+                            l3.append(o3)
+                    o2.partitions = l3
+                    l2.append(o2)
+            o1.topics = l2
+            l1.append(o1)
     o.results = l1
     return o, pos
 
@@ -308,58 +311,27 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeLogDirsResult)
-        o1._unknown_tags = None
-        o1.total_bytes = -1
-        o1.usable_bytes = -1
-        o1.is_cordoned = False
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.log_dir = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribeLogDirsTopic)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1 = _new(DescribeLogDirsResult)
+            o1._unknown_tags = None
+            o1.total_bytes = -1
+            o1.usable_bytes = -1
+            o1.is_cordoned = False
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.log_dir = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -374,28 +346,62 @@ def _read_v2(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(DescribeLogDirsPartition)
-                o3._unknown_tags = None
-                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t = _U_iqqoB(data, pos)
-                pos += 22
-                if t:
-                    pos -= 1
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.partitions = l3
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeLogDirsTopic)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(DescribeLogDirsPartition)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t = _U_iqqoB(data, pos)
+                            pos += 22
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.partitions = l3
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topics = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.results = l1
     if data[pos] == 0:
         pos += 1
@@ -463,58 +469,27 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeLogDirsResult)
-        o1._unknown_tags = None
-        o1.total_bytes = -1
-        o1.usable_bytes = -1
-        o1.is_cordoned = False
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.log_dir = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribeLogDirsTopic)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1 = _new(DescribeLogDirsResult)
+            o1._unknown_tags = None
+            o1.total_bytes = -1
+            o1.usable_bytes = -1
+            o1.is_cordoned = False
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.log_dir = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -529,28 +504,62 @@ def _read_v3(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(DescribeLogDirsPartition)
-                o3._unknown_tags = None
-                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t = _U_iqqoB(data, pos)
-                pos += 22
-                if t:
-                    pos -= 1
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.partitions = l3
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeLogDirsTopic)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(DescribeLogDirsPartition)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t = _U_iqqoB(data, pos)
+                            pos += 22
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.partitions = l3
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topics = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.results = l1
     if data[pos] == 0:
         pos += 1
@@ -618,56 +627,25 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeLogDirsResult)
-        o1._unknown_tags = None
-        o1.is_cordoned = False
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.log_dir = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribeLogDirsTopic)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1 = _new(DescribeLogDirsResult)
+            o1._unknown_tags = None
+            o1.is_cordoned = False
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.log_dir = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -682,29 +660,63 @@ def _read_v4(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(DescribeLogDirsPartition)
-                o3._unknown_tags = None
-                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t = _U_iqqoB(data, pos)
-                pos += 22
-                if t:
-                    pos -= 1
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.partitions = l3
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topics = l2
-        o1.total_bytes, o1.usable_bytes, t = _U_qqB(data, pos)
-        pos += 17
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeLogDirsTopic)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(DescribeLogDirsPartition)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t = _U_iqqoB(data, pos)
+                            pos += 22
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.partitions = l3
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
+            o1.total_bytes, o1.usable_bytes, t = _U_qqB(data, pos)
+            pos += 17
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.results = l1
     if data[pos] == 0:
         pos += 1
@@ -773,55 +785,24 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribeLogDirsResult)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.log_dir = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(DescribeLogDirsTopic)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1 = _new(DescribeLogDirsResult)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.log_dir = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -836,29 +817,63 @@ def _read_v5(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(DescribeLogDirsPartition)
-                o3._unknown_tags = None
-                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t = _U_iqqoB(data, pos)
-                pos += 22
-                if t:
-                    pos -= 1
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.partitions = l3
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topics = l2
-        o1.total_bytes, o1.usable_bytes, o1.is_cordoned, t = _U_qqoB(data, pos)
-        pos += 18
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeLogDirsTopic)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(DescribeLogDirsPartition)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t = _U_iqqoB(data, pos)
+                            pos += 22
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.partitions = l3
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
+            o1.total_bytes, o1.usable_bytes, o1.is_cordoned, t = _U_qqoB(data, pos)
+            pos += 18
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.results = l1
     if data[pos] == 0:
         pos += 1

@@ -176,70 +176,24 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TransactionState)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.transactional_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.transaction_state = data[pos:pos + n].decode()
-        pos += n
-        o1.transaction_timeout_ms, o1.transaction_start_time_ms, o1.producer_id, o1.producer_epoch, n = _U_iqqhB(data, pos)
-        pos += 23
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(TopicData)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
+            o1 = _new(TransactionState)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.topic = data[pos:pos + n].decode()
+            o1.transactional_id = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -249,24 +203,72 @@ def _read_v0(data, pos, end):
                 pos += 2
             else:
                 n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.transaction_state = data[pos:pos + n].decode()
+            pos += n
+            o1.transaction_timeout_ms, o1.transaction_start_time_ms, o1.producer_id, o1.producer_epoch, n = _U_iqqhB(data, pos)
+            pos += 23
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(TopicData)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.topic = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topics = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.transaction_states = l1
     if data[pos] == 0:
         pos += 1

@@ -144,39 +144,41 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ReplicaElectionResult)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionResult)
-            o2._unknown_tags = None
-            o2.partition_id, o2.error_code = _U_ih(data, pos)
-            pos += 6
+            o1 = _new(ReplicaElectionResult)
+            o1._unknown_tags = None
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.error_message = None
-            else:
-                o2.error_message = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partition_result = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionResult)
+                    o2._unknown_tags = None
+                    o2.partition_id, o2.error_code = _U_ih(data, pos)
+                    pos += 6
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partition_result = l2
+            l1.append(o1)
     o.replica_election_results = l1
     return o, pos
 
@@ -220,39 +222,41 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ReplicaElectionResult)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionResult)
-            o2._unknown_tags = None
-            o2.partition_id, o2.error_code = _U_ih(data, pos)
-            pos += 6
+            o1 = _new(ReplicaElectionResult)
+            o1._unknown_tags = None
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.error_message = None
-            else:
-                o2.error_message = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partition_result = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionResult)
+                    o2._unknown_tags = None
+                    o2.partition_id, o2.error_code = _U_ih(data, pos)
+                    pos += 6
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partition_result = l2
+            l1.append(o1)
     o.replica_election_results = l1
     return o, pos
 
@@ -299,68 +303,70 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ReplicaElectionResult)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionResult)
-            o2._unknown_tags = None
-            o2.partition_id, o2.error_code, n = _U_ihB(data, pos)
-            pos += 7
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
+            o1 = _new(ReplicaElectionResult)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
             n -= 1
             if n < 0:
-                o2.error_message = None
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                o2.error_message = data[pos:pos + n].decode()
-                pos += n
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionResult)
+                    o2._unknown_tags = None
+                    o2.partition_id, o2.error_code, n = _U_ihB(data, pos)
+                    pos += 7
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partition_result = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partition_result = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.replica_election_results = l1
     if data[pos] == 0:
         pos += 1

@@ -333,36 +333,38 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.current_leader_epoch = -1
-            o2.last_fetched_epoch = -1
-            o2.log_start_offset = -1
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.fetch_offset, o2.partition_max_bytes = _U_iqi(data, pos)
-            pos += 16
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.current_leader_epoch = -1
+                    o2.last_fetched_epoch = -1
+                    o2.log_start_offset = -1
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.fetch_offset, o2.partition_max_bytes = _U_iqi(data, pos)
+                    pos += 16
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -409,36 +411,38 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.current_leader_epoch = -1
-            o2.last_fetched_epoch = -1
-            o2.log_start_offset = -1
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.fetch_offset, o2.partition_max_bytes = _U_iqi(data, pos)
-            pos += 16
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.current_leader_epoch = -1
+                    o2.last_fetched_epoch = -1
+                    o2.log_start_offset = -1
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.fetch_offset, o2.partition_max_bytes = _U_iqi(data, pos)
+                    pos += 16
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -484,36 +488,38 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.current_leader_epoch = -1
-            o2.last_fetched_epoch = -1
-            o2.log_start_offset = -1
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.fetch_offset, o2.partition_max_bytes = _U_iqi(data, pos)
-            pos += 16
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.current_leader_epoch = -1
+                    o2.last_fetched_epoch = -1
+                    o2.log_start_offset = -1
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.fetch_offset, o2.partition_max_bytes = _U_iqi(data, pos)
+                    pos += 16
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -559,35 +565,37 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.current_leader_epoch = -1
-            o2.last_fetched_epoch = -1
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes = _U_iqqi(data, pos)
-            pos += 24
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.current_leader_epoch = -1
+                    o2.last_fetched_epoch = -1
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes = _U_iqqi(data, pos)
+                    pos += 24
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -630,35 +638,37 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.current_leader_epoch = -1
-            o2.last_fetched_epoch = -1
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes = _U_iqqi(data, pos)
-            pos += 24
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.current_leader_epoch = -1
+                    o2.last_fetched_epoch = -1
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes = _U_iqqi(data, pos)
+                    pos += 24
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -667,25 +677,26 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ForgottenTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(ForgottenTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.forgotten_topics_data = l1
     return o, pos
 
@@ -738,34 +749,36 @@ def _read_v9(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.last_fetched_epoch = -1
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes = _U_iiqqi(data, pos)
-            pos += 28
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.last_fetched_epoch = -1
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes = _U_iiqqi(data, pos)
+                    pos += 28
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -774,25 +787,26 @@ def _read_v9(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ForgottenTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(ForgottenTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.forgotten_topics_data = l1
     return o, pos
 
@@ -844,34 +858,36 @@ def _read_v11(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.last_fetched_epoch = -1
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes = _U_iiqqi(data, pos)
-            pos += 28
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.last_fetched_epoch = -1
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes = _U_iiqqi(data, pos)
+                    pos += 28
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -880,25 +896,26 @@ def _read_v11(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ForgottenTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(ForgottenTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.forgotten_topics_data = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -1028,56 +1045,58 @@ def _read_v12(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
-            pos += 33
-            if t:
-                pos -= 1
-                pos = _read_tags_FetchPartition_v12(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
+                    pos += 33
+                    if t:
+                        pos -= 1
+                        pos = _read_tags_FetchPartition_v12(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     n = data[pos]
     if n < 0x80:
@@ -1093,45 +1112,46 @@ def _read_v12(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ForgottenTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(ForgottenTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.forgotten_topics_data = l1
     n = data[pos]
     if n < 0x80:
@@ -1280,42 +1300,44 @@ def _read_v13(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
+                    pos += 33
+                    if t:
+                        pos -= 1
+                        pos = _read_tags_FetchPartition_v12(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
-            pos += 33
-            if t:
-                pos -= 1
-                pos = _read_tags_FetchPartition_v12(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     n = data[pos]
     if n < 0x80:
@@ -1331,31 +1353,32 @@ def _read_v13(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ForgottenTopic)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(ForgottenTopic)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.forgotten_topics_data = l1
     n = data[pos]
     if n < 0x80:
@@ -1508,42 +1531,44 @@ def _read_v15(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
+                    pos += 33
+                    if t:
+                        pos -= 1
+                        pos = _read_tags_FetchPartition_v12(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
-            pos += 33
-            if t:
-                pos -= 1
-                pos = _read_tags_FetchPartition_v12(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     n = data[pos]
     if n < 0x80:
@@ -1559,31 +1584,32 @@ def _read_v15(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ForgottenTopic)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(ForgottenTopic)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.forgotten_topics_data = l1
     n = data[pos]
     if n < 0x80:
@@ -1773,42 +1799,44 @@ def _read_v17(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
+                    pos += 33
+                    if t:
+                        pos -= 1
+                        pos = _read_tags_FetchPartition_v17(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
-            pos += 33
-            if t:
-                pos -= 1
-                pos = _read_tags_FetchPartition_v17(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     n = data[pos]
     if n < 0x80:
@@ -1824,31 +1852,32 @@ def _read_v17(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ForgottenTopic)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(ForgottenTopic)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.forgotten_topics_data = l1
     n = data[pos]
     if n < 0x80:
@@ -2048,42 +2077,44 @@ def _read_v18(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchTopic)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(FetchTopic)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(FetchPartition)
+                    o2._unknown_tags = None
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.high_watermark = 9223372036854775807
+                    o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
+                    pos += 33
+                    if t:
+                        pos -= 1
+                        pos = _read_tags_FetchPartition_v18(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(FetchPartition)
-            o2._unknown_tags = None
-            o2.replica_directory_id = _ZERO_UUID
-            o2.high_watermark = 9223372036854775807
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t = _U_iiqiqiB(data, pos)
-            pos += 33
-            if t:
-                pos -= 1
-                pos = _read_tags_FetchPartition_v18(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     n = data[pos]
     if n < 0x80:
@@ -2099,31 +2130,32 @@ def _read_v18(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ForgottenTopic)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(ForgottenTopic)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.forgotten_topics_data = l1
     n = data[pos]
     if n < 0x80:

@@ -407,47 +407,49 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchableTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2.last_stable_offset = -1
-            o2.log_start_offset = -1
-            o2._diverging_epoch = None
-            o2._current_leader = None
-            o2._snapshot_id = None
-            o2.aborted_transactions = []
-            o2.preferred_read_replica = -1
-            o2.partition_index, o2.error_code, o2.high_watermark = _U_ihq(data, pos)
-            pos += 14
+            o1 = _new(FetchableTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.records = None
-            else:
-                o2.records = data[pos:pos + n]
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2.last_stable_offset = -1
+                    o2.log_start_offset = -1
+                    o2._diverging_epoch = None
+                    o2._current_leader = None
+                    o2._snapshot_id = None
+                    o2.aborted_transactions = []
+                    o2.preferred_read_replica = -1
+                    o2.partition_index, o2.error_code, o2.high_watermark = _U_ihq(data, pos)
+                    pos += 14
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.records = None
+                    else:
+                        o2.records = data[pos:pos + n]
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.responses = l1
     return o, pos
 
@@ -502,47 +504,49 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchableTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2.last_stable_offset = -1
-            o2.log_start_offset = -1
-            o2._diverging_epoch = None
-            o2._current_leader = None
-            o2._snapshot_id = None
-            o2.aborted_transactions = []
-            o2.preferred_read_replica = -1
-            o2.partition_index, o2.error_code, o2.high_watermark = _U_ihq(data, pos)
-            pos += 14
+            o1 = _new(FetchableTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.records = None
-            else:
-                o2.records = data[pos:pos + n]
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2.last_stable_offset = -1
+                    o2.log_start_offset = -1
+                    o2._diverging_epoch = None
+                    o2._current_leader = None
+                    o2._snapshot_id = None
+                    o2.aborted_transactions = []
+                    o2.preferred_read_replica = -1
+                    o2.partition_index, o2.error_code, o2.high_watermark = _U_ihq(data, pos)
+                    pos += 14
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.records = None
+                    else:
+                        o2.records = data[pos:pos + n]
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.responses = l1
     return o, pos
 
@@ -598,62 +602,65 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchableTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2.log_start_offset = -1
-            o2._diverging_epoch = None
-            o2._current_leader = None
-            o2._snapshot_id = None
-            o2.preferred_read_replica = -1
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset = _U_ihqq(data, pos)
-            pos += 22
+            o1 = _new(FetchableTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.aborted_transactions = None
-            else:
-                if n > end - pos:
-                    raise _Malformed
-                l3 = []
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
                 for _ in range(n):
-                    o3 = _new(AbortedTransaction)
-                    o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset = _U_qq(data, pos)
-                    pos += 16
-                    l3.append(o3)
-                o2.aborted_transactions = l3
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.records = None
-            else:
-                o2.records = data[pos:pos + n]
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2.log_start_offset = -1
+                    o2._diverging_epoch = None
+                    o2._current_leader = None
+                    o2._snapshot_id = None
+                    o2.preferred_read_replica = -1
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset = _U_ihqq(data, pos)
+                    pos += 22
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.aborted_transactions = None
+                    else:
+                        if n > end - pos:
+                            raise _Malformed
+                        l3 = []
+                        if n:
+                            for _ in range(n):
+                                o3 = _new(AbortedTransaction)
+                                o3._unknown_tags = None
+                                o3.producer_id, o3.first_offset = _U_qq(data, pos)
+                                pos += 16
+                                l3.append(o3)
+                        o2.aborted_transactions = l3
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.records = None
+                    else:
+                        o2.records = data[pos:pos + n]
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.responses = l1
     return o, pos
 
@@ -717,61 +724,64 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchableTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2._diverging_epoch = None
-            o2._current_leader = None
-            o2._snapshot_id = None
-            o2.preferred_read_replica = -1
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
+            o1 = _new(FetchableTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.aborted_transactions = None
-            else:
-                if n > end - pos:
-                    raise _Malformed
-                l3 = []
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
                 for _ in range(n):
-                    o3 = _new(AbortedTransaction)
-                    o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset = _U_qq(data, pos)
-                    pos += 16
-                    l3.append(o3)
-                o2.aborted_transactions = l3
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.records = None
-            else:
-                o2.records = data[pos:pos + n]
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2._diverging_epoch = None
+                    o2._current_leader = None
+                    o2._snapshot_id = None
+                    o2.preferred_read_replica = -1
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
+                    pos += 30
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.aborted_transactions = None
+                    else:
+                        if n > end - pos:
+                            raise _Malformed
+                        l3 = []
+                        if n:
+                            for _ in range(n):
+                                o3 = _new(AbortedTransaction)
+                                o3._unknown_tags = None
+                                o3.producer_id, o3.first_offset = _U_qq(data, pos)
+                                pos += 16
+                                l3.append(o3)
+                        o2.aborted_transactions = l3
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.records = None
+                    else:
+                        o2.records = data[pos:pos + n]
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.responses = l1
     return o, pos
 
@@ -833,61 +843,64 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchableTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2._diverging_epoch = None
-            o2._current_leader = None
-            o2._snapshot_id = None
-            o2.preferred_read_replica = -1
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
+            o1 = _new(FetchableTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.aborted_transactions = None
-            else:
-                if n > end - pos:
-                    raise _Malformed
-                l3 = []
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
                 for _ in range(n):
-                    o3 = _new(AbortedTransaction)
-                    o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset = _U_qq(data, pos)
-                    pos += 16
-                    l3.append(o3)
-                o2.aborted_transactions = l3
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.records = None
-            else:
-                o2.records = data[pos:pos + n]
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2._diverging_epoch = None
+                    o2._current_leader = None
+                    o2._snapshot_id = None
+                    o2.preferred_read_replica = -1
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
+                    pos += 30
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.aborted_transactions = None
+                    else:
+                        if n > end - pos:
+                            raise _Malformed
+                        l3 = []
+                        if n:
+                            for _ in range(n):
+                                o3 = _new(AbortedTransaction)
+                                o3._unknown_tags = None
+                                o3.producer_id, o3.first_offset = _U_qq(data, pos)
+                                pos += 16
+                                l3.append(o3)
+                        o2.aborted_transactions = l3
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.records = None
+                    else:
+                        o2.records = data[pos:pos + n]
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.responses = l1
     return o, pos
 
@@ -947,62 +960,65 @@ def _read_v11(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchableTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2._diverging_epoch = None
-            o2._current_leader = None
-            o2._snapshot_id = None
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
+            o1 = _new(FetchableTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.aborted_transactions = None
-            else:
-                if n > end - pos:
-                    raise _Malformed
-                l3 = []
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
                 for _ in range(n):
-                    o3 = _new(AbortedTransaction)
-                    o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset = _U_qq(data, pos)
-                    pos += 16
-                    l3.append(o3)
-                o2.aborted_transactions = l3
-            o2.preferred_read_replica, = _U_i(data, pos)
-            pos += 4
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.records = None
-            else:
-                o2.records = data[pos:pos + n]
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2._diverging_epoch = None
+                    o2._current_leader = None
+                    o2._snapshot_id = None
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
+                    pos += 30
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.aborted_transactions = None
+                    else:
+                        if n > end - pos:
+                            raise _Malformed
+                        l3 = []
+                        if n:
+                            for _ in range(n):
+                                o3 = _new(AbortedTransaction)
+                                o3._unknown_tags = None
+                                o3.producer_id, o3.first_offset = _U_qq(data, pos)
+                                pos += 16
+                                l3.append(o3)
+                        o2.aborted_transactions = l3
+                    o2.preferred_read_replica, = _U_i(data, pos)
+                    pos += 4
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.records = None
+                    else:
+                        o2.records = data[pos:pos + n]
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.responses = l1
     return o, pos
 
@@ -1141,95 +1157,98 @@ def _read_v12(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchableTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2._diverging_epoch = None
-            o2._current_leader = None
-            o2._snapshot_id = None
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
-            pos += 31
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                o2.aborted_transactions = None
+            o1 = _new(FetchableTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                if n > end - pos:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
                     raise _Malformed
-                l3 = []
-                for _ in range(n):
-                    o3 = _new(AbortedTransaction)
-                    o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
-                    pos += 17
-                    if t:
-                        pos -= 1
-                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                    l3.append(o3)
-                o2.aborted_transactions = l3
-            o2.preferred_read_replica, n = _U_iB(data, pos)
-            pos += 5
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
-                o2.records = None
+                raise _Malformed
+            o1.topic = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                o2.records = data[pos:pos + n]
-                pos += n
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2._diverging_epoch = None
+                    o2._current_leader = None
+                    o2._snapshot_id = None
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+                    pos += 31
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        o2.aborted_transactions = None
+                    else:
+                        if n > end - pos:
+                            raise _Malformed
+                        l3 = []
+                        if n:
+                            for _ in range(n):
+                                o3 = _new(AbortedTransaction)
+                                o3._unknown_tags = None
+                                o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
+                                pos += 17
+                                if t:
+                                    pos -= 1
+                                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                                l3.append(o3)
+                        o2.aborted_transactions = l3
+                    o2.preferred_read_replica, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        o2.records = None
+                    else:
+                        o2.records = data[pos:pos + n]
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = _read_tags_PartitionData_v12(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                pos = _read_tags_PartitionData_v12(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.responses = l1
     if data[pos] == 0:
         pos += 1
@@ -1359,33 +1378,14 @@ def _read_v13(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchableTopicResponse)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2._diverging_epoch = None
-            o2._current_leader = None
-            o2._snapshot_id = None
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
-            pos += 31
+            o1 = _new(FetchableTopicResponse)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -1394,46 +1394,68 @@ def _read_v13(data, pos, end):
                     n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
-                o2.aborted_transactions = None
-            else:
-                if n > end - pos:
-                    raise _Malformed
-                l3 = []
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
                 for _ in range(n):
-                    o3 = _new(AbortedTransaction)
-                    o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
-                    pos += 17
-                    if t:
-                        pos -= 1
-                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                    l3.append(o3)
-                o2.aborted_transactions = l3
-            o2.preferred_read_replica, n = _U_iB(data, pos)
-            pos += 5
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                o2.records = None
-            else:
-                o2.records = data[pos:pos + n]
-                pos += n
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2._diverging_epoch = None
+                    o2._current_leader = None
+                    o2._snapshot_id = None
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+                    pos += 31
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        o2.aborted_transactions = None
+                    else:
+                        if n > end - pos:
+                            raise _Malformed
+                        l3 = []
+                        if n:
+                            for _ in range(n):
+                                o3 = _new(AbortedTransaction)
+                                o3._unknown_tags = None
+                                o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
+                                pos += 17
+                                if t:
+                                    pos -= 1
+                                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                                l3.append(o3)
+                        o2.aborted_transactions = l3
+                    o2.preferred_read_replica, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        o2.records = None
+                    else:
+                        o2.records = data[pos:pos + n]
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = _read_tags_PartitionData_v12(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                pos = _read_tags_PartitionData_v12(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.responses = l1
     if data[pos] == 0:
         pos += 1
@@ -1546,45 +1568,46 @@ def _read_tags_FetchResponse_v16(o, data, pos, end):
             if n > stop - pos:
                 raise _Malformed
             l1 = []
-            for _ in range(n):
-                o1 = _new(NodeEndpoint)
-                o1._unknown_tags = None
-                o1.node_id, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.host = data[pos:pos + n].decode()
-                pos += n
-                o1.port, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    o1.rack = None
-                else:
-                    o1.rack = data[pos:pos + n].decode()
+            if n:
+                for _ in range(n):
+                    o1 = _new(NodeEndpoint)
+                    o1._unknown_tags = None
+                    o1.node_id, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o1.host = data[pos:pos + n].decode()
                     pos += n
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
-                l1.append(o1)
+                    o1.port, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o1.rack = None
+                    else:
+                        o1.rack = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
+                    l1.append(o1)
             o.node_endpoints = l1
             if pos != stop:
                 raise _Malformed
@@ -1615,33 +1638,14 @@ def _read_v16(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FetchableTopicResponse)
-        o1._unknown_tags = None
-        o1.topic = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionData)
-            o2._unknown_tags = None
-            o2._diverging_epoch = None
-            o2._current_leader = None
-            o2._snapshot_id = None
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
-            pos += 31
+            o1 = _new(FetchableTopicResponse)
+            o1._unknown_tags = None
+            o1.topic = ''
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -1650,46 +1654,68 @@ def _read_v16(data, pos, end):
                     n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
-                o2.aborted_transactions = None
-            else:
-                if n > end - pos:
-                    raise _Malformed
-                l3 = []
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
                 for _ in range(n):
-                    o3 = _new(AbortedTransaction)
-                    o3._unknown_tags = None
-                    o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
-                    pos += 17
-                    if t:
-                        pos -= 1
-                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                    l3.append(o3)
-                o2.aborted_transactions = l3
-            o2.preferred_read_replica, n = _U_iB(data, pos)
-            pos += 5
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                o2.records = None
-            else:
-                o2.records = data[pos:pos + n]
-                pos += n
+                    o2 = _new(PartitionData)
+                    o2._unknown_tags = None
+                    o2._diverging_epoch = None
+                    o2._current_leader = None
+                    o2._snapshot_id = None
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+                    pos += 31
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        o2.aborted_transactions = None
+                    else:
+                        if n > end - pos:
+                            raise _Malformed
+                        l3 = []
+                        if n:
+                            for _ in range(n):
+                                o3 = _new(AbortedTransaction)
+                                o3._unknown_tags = None
+                                o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
+                                pos += 17
+                                if t:
+                                    pos -= 1
+                                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                                l3.append(o3)
+                        o2.aborted_transactions = l3
+                    o2.preferred_read_replica, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        o2.records = None
+                    else:
+                        o2.records = data[pos:pos + n]
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = _read_tags_PartitionData_v12(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                pos = _read_tags_PartitionData_v12(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.responses = l1
     if data[pos] == 0:
         pos += 1

@@ -260,64 +260,66 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicSnapshot)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionSnapshot)
-            o2._unknown_tags = None
-            o2.replica_directory_id = _ZERO_UUID
-            o2.partition, o2.current_leader_epoch = _U_ii(data, pos)
-            pos += 8
-            o3 = _new(SnapshotId)
-            o3._unknown_tags = None
-            o3.end_offset, o3.epoch, t = _U_qiB(data, pos)
-            pos += 13
-            if t:
-                pos -= 1
-                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            o2.snapshot_id = o3
-            o2.position, t = _U_qB(data, pos)
-            pos += 9
-            if t:
-                pos -= 1
-                pos = _read_tags_PartitionSnapshot_v0(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1 = _new(TopicSnapshot)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionSnapshot)
+                    o2._unknown_tags = None
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.partition, o2.current_leader_epoch = _U_ii(data, pos)
+                    pos += 8
+                    o3 = _new(SnapshotId)
+                    o3._unknown_tags = None
+                    o3.end_offset, o3.epoch, t = _U_qiB(data, pos)
+                    pos += 13
+                    if t:
+                        pos -= 1
+                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    o2.snapshot_id = o3
+                    o2.position, t = _U_qB(data, pos)
+                    pos += 9
+                    if t:
+                        pos -= 1
+                        pos = _read_tags_PartitionSnapshot_v0(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -459,64 +461,66 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicSnapshot)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionSnapshot)
-            o2._unknown_tags = None
-            o2.replica_directory_id = _ZERO_UUID
-            o2.partition, o2.current_leader_epoch = _U_ii(data, pos)
-            pos += 8
-            o3 = _new(SnapshotId)
-            o3._unknown_tags = None
-            o3.end_offset, o3.epoch, t = _U_qiB(data, pos)
-            pos += 13
-            if t:
-                pos -= 1
-                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            o2.snapshot_id = o3
-            o2.position, t = _U_qB(data, pos)
-            pos += 9
-            if t:
-                pos -= 1
-                pos = _read_tags_PartitionSnapshot_v1(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1 = _new(TopicSnapshot)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionSnapshot)
+                    o2._unknown_tags = None
+                    o2.replica_directory_id = _ZERO_UUID
+                    o2.partition, o2.current_leader_epoch = _U_ii(data, pos)
+                    pos += 8
+                    o3 = _new(SnapshotId)
+                    o3._unknown_tags = None
+                    o3.end_offset, o3.epoch, t = _U_qiB(data, pos)
+                    pos += 13
+                    if t:
+                        pos -= 1
+                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    o2.snapshot_id = o3
+                    o2.position, t = _U_qB(data, pos)
+                    pos += 9
+                    if t:
+                        pos -= 1
+                        pos = _read_tags_PartitionSnapshot_v1(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

@@ -339,76 +339,78 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicSnapshot)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionSnapshot)
-            o2._unknown_tags = None
-            o2._current_leader = None
-            o2.index, o2.error_code = _U_ih(data, pos)
-            pos += 6
-            o3 = _new(SnapshotId)
-            o3._unknown_tags = None
-            o3.end_offset, o3.epoch, t = _U_qiB(data, pos)
-            pos += 13
-            if t:
-                pos -= 1
-                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            o2.snapshot_id = o3
-            o2.size, o2.position, n = _U_qqB(data, pos)
-            pos += 17
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
+            o1 = _new(TopicSnapshot)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.unaligned_records = data[pos:pos + n]
+            o1.name = data[pos:pos + n].decode()
             pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionSnapshot)
+                    o2._unknown_tags = None
+                    o2._current_leader = None
+                    o2.index, o2.error_code = _U_ih(data, pos)
+                    pos += 6
+                    o3 = _new(SnapshotId)
+                    o3._unknown_tags = None
+                    o3.end_offset, o3.epoch, t = _U_qiB(data, pos)
+                    pos += 13
+                    if t:
+                        pos -= 1
+                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    o2.snapshot_id = o3
+                    o2.size, o2.position, n = _U_qqB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.unaligned_records = data[pos:pos + n]
+                    pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = _read_tags_PartitionSnapshot_v0(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                pos = _read_tags_PartitionSnapshot_v0(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -497,30 +499,31 @@ def _read_tags_FetchSnapshotResponse_v1(o, data, pos, end):
             if n > stop - pos:
                 raise _Malformed
             l1 = []
-            for _ in range(n):
-                o1 = _new(NodeEndpoint)
-                o1._unknown_tags = None
-                o1.node_id, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.host = data[pos:pos + n].decode()
-                pos += n
-                o1.port, t = _U_HB(data, pos)
-                pos += 3
-                if t:
-                    pos -= 1
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
-                l1.append(o1)
+            if n:
+                for _ in range(n):
+                    o1 = _new(NodeEndpoint)
+                    o1._unknown_tags = None
+                    o1.node_id, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o1.host = data[pos:pos + n].decode()
+                    pos += n
+                    o1.port, t = _U_HB(data, pos)
+                    pos += 3
+                    if t:
+                        pos -= 1
+                        o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
+                    l1.append(o1)
             o.node_endpoints = l1
             if pos != stop:
                 raise _Malformed
@@ -551,76 +554,78 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicSnapshot)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionSnapshot)
-            o2._unknown_tags = None
-            o2._current_leader = None
-            o2.index, o2.error_code = _U_ih(data, pos)
-            pos += 6
-            o3 = _new(SnapshotId)
-            o3._unknown_tags = None
-            o3.end_offset, o3.epoch, t = _U_qiB(data, pos)
-            pos += 13
-            if t:
-                pos -= 1
-                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            o2.snapshot_id = o3
-            o2.size, o2.position, n = _U_qqB(data, pos)
-            pos += 17
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
+            o1 = _new(TopicSnapshot)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.unaligned_records = data[pos:pos + n]
+            o1.name = data[pos:pos + n].decode()
             pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionSnapshot)
+                    o2._unknown_tags = None
+                    o2._current_leader = None
+                    o2.index, o2.error_code = _U_ih(data, pos)
+                    pos += 6
+                    o3 = _new(SnapshotId)
+                    o3._unknown_tags = None
+                    o3.end_offset, o3.epoch, t = _U_qiB(data, pos)
+                    pos += 13
+                    if t:
+                        pos -= 1
+                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    o2.snapshot_id = o3
+                    o2.size, o2.position, n = _U_qqB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.unaligned_records = data[pos:pos + n]
+                    pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = _read_tags_PartitionSnapshot_v0(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                pos = _read_tags_PartitionSnapshot_v0(o2, data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

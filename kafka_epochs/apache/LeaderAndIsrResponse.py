@@ -156,18 +156,19 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(LeaderAndIsrPartitionError)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        o1.partition_index, o1.error_code = _U_ih(data, pos)
-        pos += 6
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(LeaderAndIsrPartitionError)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            o1.partition_index, o1.error_code = _U_ih(data, pos)
+            pos += 6
+            l1.append(o1)
     o.partition_errors = l1
     return o, pos
 
@@ -205,30 +206,31 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(LeaderAndIsrPartitionError)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(LeaderAndIsrPartitionError)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        o1.partition_index, o1.error_code, t = _U_ihB(data, pos)
-        pos += 7
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            o1.partition_index, o1.error_code, t = _U_ihB(data, pos)
+            pos += 7
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.partition_errors = l1
     if data[pos] == 0:
         pos += 1
@@ -278,40 +280,42 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(LeaderAndIsrTopicError)
-        o1._unknown_tags = None
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(LeaderAndIsrTopicError)
+            o1._unknown_tags = None
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(LeaderAndIsrPartitionError)
+                    o2._unknown_tags = None
+                    o2.topic_name = ''
+                    o2.partition_index, o2.error_code, t = _U_ihB(data, pos)
+                    pos += 7
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partition_errors = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(LeaderAndIsrPartitionError)
-            o2._unknown_tags = None
-            o2.topic_name = ''
-            o2.partition_index, o2.error_code, t = _U_ihB(data, pos)
-            pos += 7
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partition_errors = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

@@ -130,16 +130,17 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Voter)
-        o1._unknown_tags = None
-        o1.voter_directory_id = _ZERO_UUID
-        o1.voter_id, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(Voter)
+            o1._unknown_tags = None
+            o1.voter_directory_id = _ZERO_UUID
+            o1.voter_id, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.voters = l1
     n = data[pos]
     if n < 0x80:
@@ -155,16 +156,17 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Voter)
-        o1._unknown_tags = None
-        o1.voter_directory_id = _ZERO_UUID
-        o1.voter_id, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(Voter)
+            o1._unknown_tags = None
+            o1.voter_directory_id = _ZERO_UUID
+            o1.voter_id, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.granting_voters = l1
     if data[pos] == 0:
         pos += 1
@@ -220,16 +222,17 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Voter)
-        o1._unknown_tags = None
-        o1.voter_id, o1.voter_directory_id, t = _U_iuB(data, pos)
-        pos += 21
-        o1.voter_directory_id = _uuid(o1.voter_directory_id)
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(Voter)
+            o1._unknown_tags = None
+            o1.voter_id, o1.voter_directory_id, t = _U_iuB(data, pos)
+            pos += 21
+            o1.voter_directory_id = _uuid(o1.voter_directory_id)
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.voters = l1
     n = data[pos]
     if n < 0x80:
@@ -245,16 +248,17 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(Voter)
-        o1._unknown_tags = None
-        o1.voter_id, o1.voter_directory_id, t = _U_iuB(data, pos)
-        pos += 21
-        o1.voter_directory_id = _uuid(o1.voter_directory_id)
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(Voter)
+            o1._unknown_tags = None
+            o1.voter_id, o1.voter_directory_id, t = _U_iuB(data, pos)
+            pos += 21
+            o1.voter_directory_id = _uuid(o1.voter_directory_id)
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.granting_voters = l1
     if data[pos] == 0:
         pos += 1

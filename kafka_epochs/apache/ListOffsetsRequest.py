@@ -168,31 +168,33 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartition)
-            o2._unknown_tags = None
-            o2.current_leader_epoch = -1
-            o2.partition_index, o2.timestamp, o2.max_num_offsets = _U_iqi(data, pos)
-            pos += 16
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(ListOffsetsTopic)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartition)
+                    o2._unknown_tags = None
+                    o2.current_leader_epoch = -1
+                    o2.partition_index, o2.timestamp, o2.max_num_offsets = _U_iqi(data, pos)
+                    pos += 16
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -230,32 +232,34 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartition)
-            o2._unknown_tags = None
-            o2.current_leader_epoch = -1
-            o2.max_num_offsets = 1
-            o2.partition_index, o2.timestamp = _U_iq(data, pos)
-            pos += 12
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(ListOffsetsTopic)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartition)
+                    o2._unknown_tags = None
+                    o2.current_leader_epoch = -1
+                    o2.max_num_offsets = 1
+                    o2.partition_index, o2.timestamp = _U_iq(data, pos)
+                    pos += 12
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -294,32 +298,34 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartition)
-            o2._unknown_tags = None
-            o2.current_leader_epoch = -1
-            o2.max_num_offsets = 1
-            o2.partition_index, o2.timestamp = _U_iq(data, pos)
-            pos += 12
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(ListOffsetsTopic)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartition)
+                    o2._unknown_tags = None
+                    o2.current_leader_epoch = -1
+                    o2.max_num_offsets = 1
+                    o2.partition_index, o2.timestamp = _U_iq(data, pos)
+                    pos += 12
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -356,31 +362,33 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartition)
-            o2._unknown_tags = None
-            o2.max_num_offsets = 1
-            o2.partition_index, o2.current_leader_epoch, o2.timestamp = _U_iiq(data, pos)
-            pos += 16
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(ListOffsetsTopic)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartition)
+                    o2._unknown_tags = None
+                    o2.max_num_offsets = 1
+                    o2.partition_index, o2.current_leader_epoch, o2.timestamp = _U_iiq(data, pos)
+                    pos += 16
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -422,54 +430,56 @@ def _read_v6(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopic)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartition)
-            o2._unknown_tags = None
-            o2.max_num_offsets = 1
-            o2.partition_index, o2.current_leader_epoch, o2.timestamp, t = _U_iiqB(data, pos)
-            pos += 17
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1 = _new(ListOffsetsTopic)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartition)
+                    o2._unknown_tags = None
+                    o2.max_num_offsets = 1
+                    o2.partition_index, o2.current_leader_epoch, o2.timestamp, t = _U_iiqB(data, pos)
+                    pos += 17
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -526,54 +536,56 @@ def _read_v10(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopic)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartition)
-            o2._unknown_tags = None
-            o2.max_num_offsets = 1
-            o2.partition_index, o2.current_leader_epoch, o2.timestamp, t = _U_iiqB(data, pos)
-            pos += 17
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1 = _new(ListOffsetsTopic)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartition)
+                    o2._unknown_tags = None
+                    o2.max_num_offsets = 1
+                    o2.partition_index, o2.current_leader_epoch, o2.timestamp, t = _U_iiqB(data, pos)
+                    pos += 17
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     o.timeout_ms, t = _U_iB(data, pos)
     pos += 5

@@ -137,17 +137,18 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataRequestTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataRequestTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -185,17 +186,18 @@ def _read_v1(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(MetadataRequestTopic)
-            o1._unknown_tags = None
-            o1.topic_id = _ZERO_UUID
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-            l1.append(o1)
+        if n:
+            for _ in range(n):
+                o1 = _new(MetadataRequestTopic)
+                o1._unknown_tags = None
+                o1.topic_id = _ZERO_UUID
+                n = _U_h(data, pos)[0]
+                pos += 2
+                if n < 0:
+                    raise _Malformed
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+                l1.append(o1)
         o.topics = l1
     return o, pos
 
@@ -235,17 +237,18 @@ def _read_v4(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(MetadataRequestTopic)
-            o1._unknown_tags = None
-            o1.topic_id = _ZERO_UUID
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-            l1.append(o1)
+        if n:
+            for _ in range(n):
+                o1 = _new(MetadataRequestTopic)
+                o1._unknown_tags = None
+                o1.topic_id = _ZERO_UUID
+                n = _U_h(data, pos)[0]
+                pos += 2
+                if n < 0:
+                    raise _Malformed
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+                l1.append(o1)
         o.topics = l1
     o.allow_auto_topic_creation, = _U_o(data, pos)
     pos += 1
@@ -284,17 +287,18 @@ def _read_v8(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(MetadataRequestTopic)
-            o1._unknown_tags = None
-            o1.topic_id = _ZERO_UUID
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-            l1.append(o1)
+        if n:
+            for _ in range(n):
+                o1 = _new(MetadataRequestTopic)
+                o1._unknown_tags = None
+                o1.topic_id = _ZERO_UUID
+                n = _U_h(data, pos)[0]
+                pos += 2
+                if n < 0:
+                    raise _Malformed
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+                l1.append(o1)
         o.topics = l1
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _U_ooo(data, pos)
     pos += 3
@@ -334,30 +338,31 @@ def _read_v9(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(MetadataRequestTopic)
-            o1._unknown_tags = None
-            o1.topic_id = _ZERO_UUID
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
+        if n:
+            for _ in range(n):
+                o1 = _new(MetadataRequestTopic)
+                o1._unknown_tags = None
+                o1.topic_id = _ZERO_UUID
+                n = data[pos]
+                if n < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    n, pos = _uvarint(data, pos)
+                    if n > 0x8000:
+                        raise _Malformed
+                n -= 1
+                if n < 0:
                     raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l1.append(o1)
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+                if data[pos] == 0:
+                    pos += 1
+                else:
+                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                l1.append(o1)
         o.topics = l1
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, t = _U_oooB(data, pos)
     pos += 4
@@ -408,31 +413,32 @@ def _read_v10(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(MetadataRequestTopic)
-            o1._unknown_tags = None
-            o1.topic_id, n = _U_uB(data, pos)
-            pos += 17
-            o1.topic_id = _uuid(o1.topic_id)
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
+        if n:
+            for _ in range(n):
+                o1 = _new(MetadataRequestTopic)
+                o1._unknown_tags = None
+                o1.topic_id, n = _U_uB(data, pos)
+                pos += 17
+                o1.topic_id = _uuid(o1.topic_id)
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                        if n > 0x8000:
+                            raise _Malformed
+                n -= 1
+                if n < 0:
+                    o1.name = None
+                else:
+                    o1.name = data[pos:pos + n].decode()
+                    pos += n
+                if data[pos] == 0:
                     pos += 1
                 else:
-                    n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
-            n -= 1
-            if n < 0:
-                o1.name = None
-            else:
-                o1.name = data[pos:pos + n].decode()
-                pos += n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l1.append(o1)
+                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                l1.append(o1)
         o.topics = l1
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, t = _U_oooB(data, pos)
     pos += 4
@@ -489,31 +495,32 @@ def _read_v11(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(MetadataRequestTopic)
-            o1._unknown_tags = None
-            o1.topic_id, n = _U_uB(data, pos)
-            pos += 17
-            o1.topic_id = _uuid(o1.topic_id)
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
+        if n:
+            for _ in range(n):
+                o1 = _new(MetadataRequestTopic)
+                o1._unknown_tags = None
+                o1.topic_id, n = _U_uB(data, pos)
+                pos += 17
+                o1.topic_id = _uuid(o1.topic_id)
+                if n >= 0x80:
+                    if data[pos] < 0x80:
+                        n = (n & 0x7F) | (data[pos] << 7)
+                        pos += 1
+                    else:
+                        n, pos = _uvarint(data, pos - 1)
+                        if n > 0x8000:
+                            raise _Malformed
+                n -= 1
+                if n < 0:
+                    o1.name = None
+                else:
+                    o1.name = data[pos:pos + n].decode()
+                    pos += n
+                if data[pos] == 0:
                     pos += 1
                 else:
-                    n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
-            n -= 1
-            if n < 0:
-                o1.name = None
-            else:
-                o1.name = data[pos:pos + n].decode()
-                pos += n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l1.append(o1)
+                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                l1.append(o1)
         o.topics = l1
     o.allow_auto_topic_creation, o.include_topic_authorized_operations, t = _U_ooB(data, pos)
     pos += 3

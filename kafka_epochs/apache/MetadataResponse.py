@@ -259,21 +259,22 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.rack = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.rack = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
+            pos += n
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            l1.append(o1)
     o.brokers = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -282,53 +283,55 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.is_internal = False
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.offline_replicas = []
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.is_internal = False
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.offline_replicas = []
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -386,29 +389,30 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     o.controller_id, = _U_i(data, pos)
     pos += 4
@@ -419,54 +423,56 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.offline_replicas = []
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.offline_replicas = []
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -533,29 +539,30 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -575,54 +582,56 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.offline_replicas = []
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.offline_replicas = []
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -698,29 +707,30 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -740,54 +750,56 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.offline_replicas = []
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.offline_replicas = []
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -864,29 +876,30 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -906,61 +919,63 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -1041,29 +1056,30 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -1083,60 +1099,62 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
-            pos += 14
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
+                    pos += 14
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -1216,29 +1234,30 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -1258,61 +1277,63 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
-            pos += 14
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
+                    pos += 14
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, = _U_i(data, pos)
             pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, = _U_i(data, pos)
-        pos += 4
-        l1.append(o1)
+            l1.append(o1)
     o.topics = l1
     o.cluster_authorized_operations, = _U_i(data, pos)
     pos += 4
@@ -1397,45 +1418,46 @@ def _read_v9(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     n = data[pos]
     if n < 0x80:
@@ -1467,44 +1489,28 @@ def _read_v9(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, n = _U_oB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-            pos += 15
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, n = _U_oB(data, pos)
+            pos += 2
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -1516,50 +1522,68 @@ def _read_v9(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     o.cluster_authorized_operations, t = _U_iB(data, pos)
     pos += 5
@@ -1663,45 +1687,46 @@ def _read_v10(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     n = data[pos]
     if n < 0x80:
@@ -1733,44 +1758,28 @@ def _read_v10(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
-        pos += 18
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-            pos += 15
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -1782,50 +1791,68 @@ def _read_v10(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     o.cluster_authorized_operations, t = _U_iB(data, pos)
     pos += 5
@@ -1930,45 +1957,46 @@ def _read_v11(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     n = data[pos]
     if n < 0x80:
@@ -2000,44 +2028,28 @@ def _read_v11(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
-        pos += 18
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-            pos += 15
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -2049,50 +2061,68 @@ def _read_v11(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -2197,45 +2227,46 @@ def _read_v12(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     n = data[pos]
     if n < 0x80:
@@ -2267,45 +2298,29 @@ def _read_v12(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.name = None
-        else:
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
-        pos += 18
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-            pos += 15
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.name = None
+            else:
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -2317,50 +2332,68 @@ def _read_v12(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -2468,45 +2501,46 @@ def _read_v13(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     n = data[pos]
     if n < 0x80:
@@ -2538,45 +2572,29 @@ def _read_v13(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.name = None
-        else:
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
-        pos += 18
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-            pos += 15
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.name = None
+            else:
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -2588,50 +2606,68 @@ def _read_v13(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     o.error_code, t = _U_hB(data, pos)
     pos += 3

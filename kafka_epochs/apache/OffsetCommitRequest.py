@@ -196,42 +196,44 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.committed_leader_epoch = -1
-            o2.commit_timestamp = -1
-            o2.partition_index, o2.committed_offset = _U_iq(data, pos)
-            pos += 12
+            o1 = _new(OffsetCommitRequestTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.committed_metadata = None
-            else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.committed_leader_epoch = -1
+                    o2.commit_timestamp = -1
+                    o2.partition_index, o2.committed_offset = _U_iq(data, pos)
+                    pos += 12
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -294,41 +296,43 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.committed_leader_epoch = -1
-            o2.partition_index, o2.committed_offset, o2.commit_timestamp = _U_iqq(data, pos)
-            pos += 20
+            o1 = _new(OffsetCommitRequestTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.committed_metadata = None
-            else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.committed_leader_epoch = -1
+                    o2.partition_index, o2.committed_offset, o2.commit_timestamp = _U_iqq(data, pos)
+                    pos += 20
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -395,42 +399,44 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.committed_leader_epoch = -1
-            o2.commit_timestamp = -1
-            o2.partition_index, o2.committed_offset = _U_iq(data, pos)
-            pos += 12
+            o1 = _new(OffsetCommitRequestTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.committed_metadata = None
-            else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.committed_leader_epoch = -1
+                    o2.commit_timestamp = -1
+                    o2.partition_index, o2.committed_offset = _U_iq(data, pos)
+                    pos += 12
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -499,42 +505,44 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.committed_leader_epoch = -1
-            o2.commit_timestamp = -1
-            o2.partition_index, o2.committed_offset = _U_iq(data, pos)
-            pos += 12
+            o1 = _new(OffsetCommitRequestTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.committed_metadata = None
-            else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.committed_leader_epoch = -1
+                    o2.commit_timestamp = -1
+                    o2.partition_index, o2.committed_offset = _U_iq(data, pos)
+                    pos += 12
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -602,41 +610,43 @@ def _read_v6(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.commit_timestamp = -1
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _U_iqi(data, pos)
-            pos += 16
+            o1 = _new(OffsetCommitRequestTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.committed_metadata = None
-            else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.commit_timestamp = -1
+                    o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _U_iqi(data, pos)
+                    pos += 16
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -712,41 +722,43 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.commit_timestamp = -1
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _U_iqi(data, pos)
-            pos += 16
+            o1 = _new(OffsetCommitRequestTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.committed_metadata = None
-            else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.commit_timestamp = -1
+                    o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _U_iqi(data, pos)
+                    pos += 16
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -858,70 +870,72 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.commit_timestamp = -1
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
-            pos += 17
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
+            o1 = _new(OffsetCommitRequestTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
             n -= 1
             if n < 0:
-                o2.committed_metadata = None
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.commit_timestamp = -1
+                    o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -1049,56 +1063,58 @@ def _read_v10(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        o1.name = ''
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.commit_timestamp = -1
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
+            o1 = _new(OffsetCommitRequestTopic)
+            o1._unknown_tags = None
+            o1.name = ''
+            o1.topic_id, n = _U_uB(data, pos)
             pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
                 else:
                     n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
             n -= 1
             if n < 0:
-                o2.committed_metadata = None
-            else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.commit_timestamp = -1
+                    o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

@@ -207,24 +207,25 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchRequestTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(OffsetFetchRequestTopic)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -273,24 +274,25 @@ def _read_v2(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(OffsetFetchRequestTopic)
-            o1._unknown_tags = None
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l1.append(o1)
+        if n:
+            for _ in range(n):
+                o1 = _new(OffsetFetchRequestTopic)
+                o1._unknown_tags = None
+                n = _U_h(data, pos)[0]
+                pos += 2
+                if n < 0:
+                    raise _Malformed
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+                n = _U_i(data, pos)[0]
+                pos += 4
+                if n < 0:
+                    raise _Malformed
+                if n > end - pos:
+                    raise _Malformed
+                o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                pos += 4 * n
+                l1.append(o1)
         o.topics = l1
     return o, pos
 
@@ -356,44 +358,45 @@ def _read_v6(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(OffsetFetchRequestTopic)
-            o1._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
+        if n:
+            for _ in range(n):
+                o1 = _new(OffsetFetchRequestTopic)
+                o1._unknown_tags = None
+                n = data[pos]
+                if n < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    n, pos = _uvarint(data, pos)
+                    if n > 0x8000:
+                        raise _Malformed
+                n -= 1
+                if n < 0:
                     raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l1.append(o1)
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+                n = data[pos]
+                if n < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    n, pos = _uvarint(data, pos)
+                n -= 1
+                if n < 0:
+                    raise _Malformed
+                if n > end - pos:
+                    raise _Malformed
+                o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                pos += 4 * n
+                if data[pos] == 0:
+                    pos += 1
+                else:
+                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                l1.append(o1)
         o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -470,44 +473,45 @@ def _read_v7(data, pos, end):
         if n > end - pos:
             raise _Malformed
         l1 = []
-        for _ in range(n):
-            o1 = _new(OffsetFetchRequestTopic)
-            o1._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
+        if n:
+            for _ in range(n):
+                o1 = _new(OffsetFetchRequestTopic)
+                o1._unknown_tags = None
+                n = data[pos]
+                if n < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    n, pos = _uvarint(data, pos)
+                    if n > 0x8000:
+                        raise _Malformed
+                n -= 1
+                if n < 0:
                     raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l1.append(o1)
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+                n = data[pos]
+                if n < 0x80:
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    n = (n & 0x7F) | (data[pos + 1] << 7)
+                    pos += 2
+                else:
+                    n, pos = _uvarint(data, pos)
+                n -= 1
+                if n < 0:
+                    raise _Malformed
+                if n > end - pos:
+                    raise _Malformed
+                o1.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                pos += 4 * n
+                if data[pos] == 0:
+                    pos += 1
+                else:
+                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                l1.append(o1)
         o.topics = l1
     o.require_stable, t = _U_oB(data, pos)
     pos += 2
@@ -569,86 +573,88 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchRequestGroup)
-        o1._unknown_tags = None
-        o1.member_id = None
-        o1.member_epoch = -1
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            o1.topics = None
-        else:
-            if n > end - pos:
-                raise _Malformed
-            l2 = []
-            for _ in range(n):
-                o2 = _new(OffsetFetchRequestTopics)
-                o2._unknown_tags = None
-                o2.topic_id = _ZERO_UUID
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
+    if n:
+        for _ in range(n):
+            o1 = _new(OffsetFetchRequestGroup)
+            o1._unknown_tags = None
+            o1.member_id = None
+            o1.member_epoch = -1
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
                     raise _Malformed
-                o2.name = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.group_id = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                o1.topics = None
+            else:
                 if n > end - pos:
                     raise _Malformed
-                o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                pos += 4 * n
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l2.append(o2)
-            o1.topics = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                l2 = []
+                if n:
+                    for _ in range(n):
+                        o2 = _new(OffsetFetchRequestTopics)
+                        o2._unknown_tags = None
+                        o2.topic_id = _ZERO_UUID
+                        n = data[pos]
+                        if n < 0x80:
+                            pos += 1
+                        elif data[pos + 1] < 0x80:
+                            n = (n & 0x7F) | (data[pos + 1] << 7)
+                            pos += 2
+                        else:
+                            n, pos = _uvarint(data, pos)
+                            if n > 0x8000:
+                                raise _Malformed
+                        n -= 1
+                        if n < 0:
+                            raise _Malformed
+                        o2.name = data[pos:pos + n].decode()
+                        pos += n
+                        n = data[pos]
+                        if n < 0x80:
+                            pos += 1
+                        elif data[pos + 1] < 0x80:
+                            n = (n & 0x7F) | (data[pos + 1] << 7)
+                            pos += 2
+                        else:
+                            n, pos = _uvarint(data, pos)
+                        n -= 1
+                        if n < 0:
+                            raise _Malformed
+                        if n > end - pos:
+                            raise _Malformed
+                        o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                        pos += 4 * n
+                        if data[pos] == 0:
+                            pos += 1
+                        else:
+                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                        l2.append(o2)
+                o1.topics = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.groups = l1
     o.require_stable, t = _U_oB(data, pos)
     pos += 2
@@ -720,100 +726,102 @@ def _read_v9(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchRequestGroup)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.member_id = None
-        else:
-            o1.member_id = data[pos:pos + n].decode()
-            pos += n
-        o1.member_epoch, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(OffsetFetchRequestGroup)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            o1.topics = None
-        else:
-            if n > end - pos:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-            l2 = []
-            for _ in range(n):
-                o2 = _new(OffsetFetchRequestTopics)
-                o2._unknown_tags = None
-                o2.topic_id = _ZERO_UUID
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
+            o1.group_id = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
                     raise _Malformed
-                o2.name = data[pos:pos + n].decode()
+            n -= 1
+            if n < 0:
+                o1.member_id = None
+            else:
+                o1.member_id = data[pos:pos + n].decode()
                 pos += n
-                n = data[pos]
-                if n < 0x80:
+            o1.member_epoch, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
                 else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                o1.topics = None
+            else:
                 if n > end - pos:
                     raise _Malformed
-                o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                pos += 4 * n
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l2.append(o2)
-            o1.topics = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                l2 = []
+                if n:
+                    for _ in range(n):
+                        o2 = _new(OffsetFetchRequestTopics)
+                        o2._unknown_tags = None
+                        o2.topic_id = _ZERO_UUID
+                        n = data[pos]
+                        if n < 0x80:
+                            pos += 1
+                        elif data[pos + 1] < 0x80:
+                            n = (n & 0x7F) | (data[pos + 1] << 7)
+                            pos += 2
+                        else:
+                            n, pos = _uvarint(data, pos)
+                            if n > 0x8000:
+                                raise _Malformed
+                        n -= 1
+                        if n < 0:
+                            raise _Malformed
+                        o2.name = data[pos:pos + n].decode()
+                        pos += n
+                        n = data[pos]
+                        if n < 0x80:
+                            pos += 1
+                        elif data[pos + 1] < 0x80:
+                            n = (n & 0x7F) | (data[pos + 1] << 7)
+                            pos += 2
+                        else:
+                            n, pos = _uvarint(data, pos)
+                        n -= 1
+                        if n < 0:
+                            raise _Malformed
+                        if n > end - pos:
+                            raise _Malformed
+                        o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                        pos += 4 * n
+                        if data[pos] == 0:
+                            pos += 1
+                        else:
+                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                        l2.append(o2)
+                o1.topics = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.groups = l1
     o.require_stable, t = _U_oB(data, pos)
     pos += 2
@@ -894,86 +902,88 @@ def _read_v10(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchRequestGroup)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.member_id = None
-        else:
-            o1.member_id = data[pos:pos + n].decode()
-            pos += n
-        o1.member_epoch, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    if n:
+        for _ in range(n):
+            o1 = _new(OffsetFetchRequestGroup)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            o1.topics = None
-        else:
-            if n > end - pos:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-            l2 = []
-            for _ in range(n):
-                o2 = _new(OffsetFetchRequestTopics)
-                o2._unknown_tags = None
-                o2.name = ''
-                o2.topic_id, n = _U_uB(data, pos)
-                pos += 17
-                o2.topic_id = _uuid(o2.topic_id)
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                n -= 1
-                if n < 0:
+            o1.group_id = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
                     raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                pos += 4 * n
-                if data[pos] == 0:
+            n -= 1
+            if n < 0:
+                o1.member_id = None
+            else:
+                o1.member_id = data[pos:pos + n].decode()
+                pos += n
+            o1.member_epoch, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
                 else:
-                    o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l2.append(o2)
-            o1.topics = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                o1.topics = None
+            else:
+                if n > end - pos:
+                    raise _Malformed
+                l2 = []
+                if n:
+                    for _ in range(n):
+                        o2 = _new(OffsetFetchRequestTopics)
+                        o2._unknown_tags = None
+                        o2.name = ''
+                        o2.topic_id, n = _U_uB(data, pos)
+                        pos += 17
+                        o2.topic_id = _uuid(o2.topic_id)
+                        if n >= 0x80:
+                            if data[pos] < 0x80:
+                                n = (n & 0x7F) | (data[pos] << 7)
+                                pos += 1
+                            else:
+                                n, pos = _uvarint(data, pos - 1)
+                        n -= 1
+                        if n < 0:
+                            raise _Malformed
+                        if n > end - pos:
+                            raise _Malformed
+                        o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                        pos += 4 * n
+                        if data[pos] == 0:
+                            pos += 1
+                        else:
+                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                        l2.append(o2)
+                o1.topics = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.groups = l1
     o.require_stable, t = _U_oB(data, pos)
     pos += 2

@@ -272,42 +272,44 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchResponseTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetFetchResponsePartition)
-            o2._unknown_tags = None
-            o2.committed_leader_epoch = -1
-            o2.partition_index, o2.committed_offset = _U_iq(data, pos)
-            pos += 12
+            o1 = _new(OffsetFetchResponseTopic)
+            o1._unknown_tags = None
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.metadata = None
-            else:
-                o2.metadata = data[pos:pos + n].decode()
-                pos += n
-            o2.error_code, = _U_h(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetFetchResponsePartition)
+                    o2._unknown_tags = None
+                    o2.committed_leader_epoch = -1
+                    o2.partition_index, o2.committed_offset = _U_iq(data, pos)
+                    pos += 12
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.metadata = None
+                    else:
+                        o2.metadata = data[pos:pos + n].decode()
+                        pos += n
+                    o2.error_code, = _U_h(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -351,42 +353,44 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchResponseTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetFetchResponsePartition)
-            o2._unknown_tags = None
-            o2.committed_leader_epoch = -1
-            o2.partition_index, o2.committed_offset = _U_iq(data, pos)
-            pos += 12
+            o1 = _new(OffsetFetchResponseTopic)
+            o1._unknown_tags = None
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.metadata = None
-            else:
-                o2.metadata = data[pos:pos + n].decode()
-                pos += n
-            o2.error_code, = _U_h(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetFetchResponsePartition)
+                    o2._unknown_tags = None
+                    o2.committed_leader_epoch = -1
+                    o2.partition_index, o2.committed_offset = _U_iq(data, pos)
+                    pos += 12
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.metadata = None
+                    else:
+                        o2.metadata = data[pos:pos + n].decode()
+                        pos += n
+                    o2.error_code, = _U_h(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     o.error_code, = _U_h(data, pos)
     pos += 2
@@ -434,42 +438,44 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchResponseTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetFetchResponsePartition)
-            o2._unknown_tags = None
-            o2.committed_leader_epoch = -1
-            o2.partition_index, o2.committed_offset = _U_iq(data, pos)
-            pos += 12
+            o1 = _new(OffsetFetchResponseTopic)
+            o1._unknown_tags = None
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.metadata = None
-            else:
-                o2.metadata = data[pos:pos + n].decode()
-                pos += n
-            o2.error_code, = _U_h(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetFetchResponsePartition)
+                    o2._unknown_tags = None
+                    o2.committed_leader_epoch = -1
+                    o2.partition_index, o2.committed_offset = _U_iq(data, pos)
+                    pos += 12
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.metadata = None
+                    else:
+                        o2.metadata = data[pos:pos + n].decode()
+                        pos += n
+                    o2.error_code, = _U_h(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     o.error_code, = _U_h(data, pos)
     pos += 2
@@ -518,41 +524,43 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchResponseTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetFetchResponsePartition)
-            o2._unknown_tags = None
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _U_iqi(data, pos)
-            pos += 16
+            o1 = _new(OffsetFetchResponseTopic)
+            o1._unknown_tags = None
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.metadata = None
-            else:
-                o2.metadata = data[pos:pos + n].decode()
-                pos += n
-            o2.error_code, = _U_h(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetFetchResponsePartition)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _U_iqi(data, pos)
+                    pos += 16
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.metadata = None
+                    else:
+                        o2.metadata = data[pos:pos + n].decode()
+                        pos += n
+                    o2.error_code, = _U_h(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     o.error_code, = _U_h(data, pos)
     pos += 2
@@ -606,69 +614,71 @@ def _read_v6(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchResponseTopic)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetFetchResponsePartition)
-            o2._unknown_tags = None
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
-            pos += 17
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
+            o1 = _new(OffsetFetchResponseTopic)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
             n -= 1
             if n < 0:
-                o2.metadata = None
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                o2.metadata = data[pos:pos + n].decode()
-                pos += n
-            o2.error_code, t = _U_hB(data, pos)
-            pos += 3
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetFetchResponsePartition)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.metadata = None
+                    else:
+                        o2.metadata = data[pos:pos + n].decode()
+                        pos += n
+                    o2.error_code, t = _U_hB(data, pos)
+                    pos += 3
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     o.error_code, t = _U_hB(data, pos)
     pos += 3
@@ -738,42 +748,10 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchResponseGroup)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetFetchResponseTopics)
-            o2._unknown_tags = None
-            o2.topic_id = _ZERO_UUID
+            o1 = _new(OffsetFetchResponseGroup)
+            o1._unknown_tags = None
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -787,7 +765,7 @@ def _read_v8(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.name = data[pos:pos + n].decode()
+            o1.group_id = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -802,45 +780,80 @@ def _read_v8(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(OffsetFetchResponsePartitions)
-                o3._unknown_tags = None
-                o3.partition_index, o3.committed_offset, o3.committed_leader_epoch, n = _U_iqiB(data, pos)
-                pos += 17
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetFetchResponseTopics)
+                    o2._unknown_tags = None
+                    o2.topic_id = _ZERO_UUID
+                    n = data[pos]
+                    if n < 0x80:
                         pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
                     else:
-                        n, pos = _uvarint(data, pos - 1)
+                        n, pos = _uvarint(data, pos)
                         if n > 0x8000:
                             raise _Malformed
-                n -= 1
-                if n < 0:
-                    o3.metadata = None
-                else:
-                    o3.metadata = data[pos:pos + n].decode()
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
                     pos += n
-                o3.error_code, t = _U_hB(data, pos)
-                pos += 3
-                if t:
-                    pos -= 1
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.partitions = l3
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topics = l2
-        o1.error_code, t = _U_hB(data, pos)
-        pos += 3
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(OffsetFetchResponsePartitions)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.committed_offset, o3.committed_leader_epoch, n = _U_iqiB(data, pos)
+                            pos += 17
+                            if n >= 0x80:
+                                if data[pos] < 0x80:
+                                    n = (n & 0x7F) | (data[pos] << 7)
+                                    pos += 1
+                                else:
+                                    n, pos = _uvarint(data, pos - 1)
+                                    if n > 0x8000:
+                                        raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                o3.metadata = None
+                            else:
+                                o3.metadata = data[pos:pos + n].decode()
+                                pos += n
+                            o3.error_code, t = _U_hB(data, pos)
+                            pos += 3
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.partitions = l3
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
+            o1.error_code, t = _U_hB(data, pos)
+            pos += 3
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.groups = l1
     if data[pos] == 0:
         pos += 1
@@ -921,95 +934,98 @@ def _read_v10(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(OffsetFetchResponseGroup)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(OffsetFetchResponseTopics)
-            o2._unknown_tags = None
-            o2.name = ''
-            o2.topic_id, n = _U_uB(data, pos)
-            pos += 17
-            o2.topic_id = _uuid(o2.topic_id)
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
+            o1 = _new(OffsetFetchResponseGroup)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.group_id = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
             n -= 1
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(OffsetFetchResponsePartitions)
-                o3._unknown_tags = None
-                o3.partition_index, o3.committed_offset, o3.committed_leader_epoch, n = _U_iqiB(data, pos)
-                pos += 17
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetFetchResponseTopics)
+                    o2._unknown_tags = None
+                    o2.name = ''
+                    o2.topic_id, n = _U_uB(data, pos)
+                    pos += 17
+                    o2.topic_id = _uuid(o2.topic_id)
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(OffsetFetchResponsePartitions)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.committed_offset, o3.committed_leader_epoch, n = _U_iqiB(data, pos)
+                            pos += 17
+                            if n >= 0x80:
+                                if data[pos] < 0x80:
+                                    n = (n & 0x7F) | (data[pos] << 7)
+                                    pos += 1
+                                else:
+                                    n, pos = _uvarint(data, pos - 1)
+                                    if n > 0x8000:
+                                        raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                o3.metadata = None
+                            else:
+                                o3.metadata = data[pos:pos + n].decode()
+                                pos += n
+                            o3.error_code, t = _U_hB(data, pos)
+                            pos += 3
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.partitions = l3
+                    if data[pos] == 0:
                         pos += 1
                     else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    o3.metadata = None
-                else:
-                    o3.metadata = data[pos:pos + n].decode()
-                    pos += n
-                o3.error_code, t = _U_hB(data, pos)
-                pos += 3
-                if t:
-                    pos -= 1
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.partitions = l3
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topics = l2
-        o1.error_code, t = _U_hB(data, pos)
-        pos += 3
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
+            o1.error_code, t = _U_hB(data, pos)
+            pos += 3
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.groups = l1
     if data[pos] == 0:
         pos += 1

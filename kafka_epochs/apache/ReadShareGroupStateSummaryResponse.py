@@ -156,55 +156,57 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ReadStateSummaryResult)
-        o1._unknown_tags = None
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionResult)
-            o2._unknown_tags = None
-            o2.partition, o2.error_code, n = _U_ihB(data, pos)
-            pos += 7
+            o1 = _new(ReadStateSummaryResult)
+            o1._unknown_tags = None
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
                 else:
                     n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
             n -= 1
             if n < 0:
-                o2.error_message = None
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionResult)
+                    o2._unknown_tags = None
+                    o2.partition, o2.error_code, n = _U_ihB(data, pos)
+                    pos += 7
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    o2.state_epoch, o2.start_offset, t = _U_iqB(data, pos)
+                    pos += 13
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
+                pos += 1
             else:
-                o2.error_message = data[pos:pos + n].decode()
-                pos += n
-            o2.state_epoch, o2.start_offset, t = _U_iqB(data, pos)
-            pos += 13
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.results = l1
     if data[pos] == 0:
         pos += 1

@@ -62,14 +62,15 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        v1 = data[pos:pos + n].decode()
-        pos += n
-        l1.append(v1)
+    if n:
+        for _ in range(n):
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            v1 = data[pos:pos + n].decode()
+            pos += n
+            l1.append(v1)
     o.mechanisms = l1
     return o, pos
 

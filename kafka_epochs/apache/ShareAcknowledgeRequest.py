@@ -225,29 +225,13 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(AcknowledgeTopic)
-        o1._unknown_tags = None
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(AcknowledgePartition)
-            o2._unknown_tags = None
-            o2.partition_index, n = _U_iB(data, pos)
-            pos += 5
+            o1 = _new(AcknowledgeTopic)
+            o1._unknown_tags = None
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -259,42 +243,61 @@ def _read_v0(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(AcknowledgementBatch)
-                o3._unknown_tags = None
-                o3.first_offset, o3.last_offset, n = _U_qqB(data, pos)
-                pos += 17
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(AcknowledgePartition)
+                    o2._unknown_tags = None
+                    o2.partition_index, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(AcknowledgementBatch)
+                            o3._unknown_tags = None
+                            o3.first_offset, o3.last_offset, n = _U_qqB(data, pos)
+                            pos += 17
+                            if n >= 0x80:
+                                if data[pos] < 0x80:
+                                    n = (n & 0x7F) | (data[pos] << 7)
+                                    pos += 1
+                                else:
+                                    n, pos = _uvarint(data, pos - 1)
+                            n -= 1
+                            if n < 0:
+                                raise _Malformed
+                            if n > end - pos:
+                                raise _Malformed
+                            o3.acknowledge_types = [*_UA_b[n](data, pos)] if n < _SMALL else list(_fixed_array('b', n)(data, pos))
+                            pos += 1 * n
+                            if data[pos] == 0:
+                                pos += 1
+                            else:
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.acknowledgement_batches = l3
+                    if data[pos] == 0:
                         pos += 1
                     else:
-                        n, pos = _uvarint(data, pos - 1)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                o3.acknowledge_types = [*_UA_b[n](data, pos)] if n < _SMALL else list(_fixed_array('b', n)(data, pos))
-                pos += 1 * n
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.acknowledgement_batches = l3
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

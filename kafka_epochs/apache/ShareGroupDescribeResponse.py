@@ -262,87 +262,26 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(DescribedGroup)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.error_message = None
-        else:
-            o1.error_message = data[pos:pos + n].decode()
-            pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_id = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.group_state = data[pos:pos + n].decode()
-        pos += n
-        o1.group_epoch, o1.assignment_epoch, n = _U_iiB(data, pos)
-        pos += 9
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.assignor_name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(Member)
-            o2._unknown_tags = None
+            o1 = _new(DescribedGroup)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.error_message = None
+            else:
+                o1.error_message = data[pos:pos + n].decode()
+                pos += n
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -356,7 +295,7 @@ def _read_v0(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.member_id = data[pos:pos + n].decode()
+            o1.group_id = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -370,12 +309,11 @@ def _read_v0(data, pos, end):
                     raise _Malformed
             n -= 1
             if n < 0:
-                o2.rack_id = None
-            else:
-                o2.rack_id = data[pos:pos + n].decode()
-                pos += n
-            o2.member_epoch, n = _U_iB(data, pos)
-            pos += 5
+                raise _Malformed
+            o1.group_state = data[pos:pos + n].decode()
+            pos += n
+            o1.group_epoch, o1.assignment_epoch, n = _U_iiB(data, pos)
+            pos += 9
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -387,22 +325,7 @@ def _read_v0(data, pos, end):
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.client_id = data[pos:pos + n].decode()
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o2.client_host = data[pos:pos + n].decode()
+            o1.assignor_name = data[pos:pos + n].decode()
             pos += n
             n = data[pos]
             if n < 0x80:
@@ -417,98 +340,179 @@ def _read_v0(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                v3 = data[pos:pos + n].decode()
-                pos += n
-                l3.append(v3)
-            o2.subscribed_topic_names = l3
-            o3 = _new(Assignment)
-            o3._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            l4 = []
-            for _ in range(n):
-                o4 = _new(TopicPartitions)
-                o4._unknown_tags = None
-                o4.topic_id, n = _U_uB(data, pos)
-                pos += 17
-                o4.topic_id = _uuid(o4.topic_id)
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(Member)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
                         pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
                     else:
-                        n, pos = _uvarint(data, pos - 1)
+                        n, pos = _uvarint(data, pos)
                         if n > 0x8000:
                             raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o4.topic_name = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                o4.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                pos += 4 * n
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o4._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l4.append(o4)
-            o3.topic_partitions = l4
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            o2.assignment = o3
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.members = l2
-        o1.authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.member_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.rack_id = None
+                    else:
+                        o2.rack_id = data[pos:pos + n].decode()
+                        pos += n
+                    o2.member_epoch, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_id = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.client_host = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            n = data[pos]
+                            if n < 0x80:
+                                pos += 1
+                            elif data[pos + 1] < 0x80:
+                                n = (n & 0x7F) | (data[pos + 1] << 7)
+                                pos += 2
+                            else:
+                                n, pos = _uvarint(data, pos)
+                                if n > 0x8000:
+                                    raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                raise _Malformed
+                            v3 = data[pos:pos + n].decode()
+                            pos += n
+                            l3.append(v3)
+                    o2.subscribed_topic_names = l3
+                    o3 = _new(Assignment)
+                    o3._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l4 = []
+                    if n:
+                        for _ in range(n):
+                            o4 = _new(TopicPartitions)
+                            o4._unknown_tags = None
+                            o4.topic_id, n = _U_uB(data, pos)
+                            pos += 17
+                            o4.topic_id = _uuid(o4.topic_id)
+                            if n >= 0x80:
+                                if data[pos] < 0x80:
+                                    n = (n & 0x7F) | (data[pos] << 7)
+                                    pos += 1
+                                else:
+                                    n, pos = _uvarint(data, pos - 1)
+                                    if n > 0x8000:
+                                        raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                raise _Malformed
+                            o4.topic_name = data[pos:pos + n].decode()
+                            pos += n
+                            n = data[pos]
+                            if n < 0x80:
+                                pos += 1
+                            elif data[pos + 1] < 0x80:
+                                n = (n & 0x7F) | (data[pos + 1] << 7)
+                                pos += 2
+                            else:
+                                n, pos = _uvarint(data, pos)
+                            n -= 1
+                            if n < 0:
+                                raise _Malformed
+                            if n > end - pos:
+                                raise _Malformed
+                            o4.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                            pos += 4 * n
+                            if data[pos] == 0:
+                                pos += 1
+                            else:
+                                o4._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l4.append(o4)
+                    o3.topic_partitions = l4
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    o2.assignment = o3
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.members = l2
+            o1.authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.groups = l1
     if data[pos] == 0:
         pos += 1

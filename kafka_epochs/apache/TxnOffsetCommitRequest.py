@@ -194,40 +194,42 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TxnOffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(TxnOffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.committed_leader_epoch = -1
-            o2.partition_index, o2.committed_offset = _U_iq(data, pos)
-            pos += 12
+            o1 = _new(TxnOffsetCommitRequestTopic)
+            o1._unknown_tags = None
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.committed_metadata = None
-            else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(TxnOffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.committed_leader_epoch = -1
+                    o2.partition_index, o2.committed_offset = _U_iq(data, pos)
+                    pos += 12
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -298,39 +300,41 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TxnOffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(TxnOffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _U_iqi(data, pos)
-            pos += 16
+            o1 = _new(TxnOffsetCommitRequestTopic)
+            o1._unknown_tags = None
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.committed_metadata = None
-            else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(TxnOffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _U_iqi(data, pos)
+                    pos += 16
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -452,68 +456,70 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TxnOffsetCommitRequestTopic)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(TxnOffsetCommitRequestPartition)
-            o2._unknown_tags = None
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
-            pos += 17
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
+            o1 = _new(TxnOffsetCommitRequestTopic)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
             n -= 1
             if n < 0:
-                o2.committed_metadata = None
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                o2.committed_metadata = data[pos:pos + n].decode()
-                pos += n
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(TxnOffsetCommitRequestPartition)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.committed_metadata = None
+                    else:
+                        o2.committed_metadata = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

@@ -139,31 +139,32 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FeatureUpdateKey)
-        o1._unknown_tags = None
-        o1.upgrade_type = 1
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(FeatureUpdateKey)
+            o1._unknown_tags = None
+            o1.upgrade_type = 1
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.feature = data[pos:pos + n].decode()
-        pos += n
-        o1.max_version_level, o1.allow_downgrade, t = _U_hoB(data, pos)
-        pos += 4
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.feature = data[pos:pos + n].decode()
+            pos += n
+            o1.max_version_level, o1.allow_downgrade, t = _U_hoB(data, pos)
+            pos += 4
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.feature_updates = l1
     if data[pos] == 0:
         pos += 1
@@ -214,31 +215,32 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(FeatureUpdateKey)
-        o1._unknown_tags = None
-        o1.allow_downgrade = False
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(FeatureUpdateKey)
+            o1._unknown_tags = None
+            o1.allow_downgrade = False
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.feature = data[pos:pos + n].decode()
-        pos += n
-        o1.max_version_level, o1.upgrade_type, t = _U_hbB(data, pos)
-        pos += 4
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.feature = data[pos:pos + n].decode()
+            pos += n
+            o1.max_version_level, o1.upgrade_type, t = _U_hbB(data, pos)
+            pos += 4
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.feature_updates = l1
     o.validate_only, t = _U_oB(data, pos)
     pos += 2

@@ -307,37 +307,38 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataPartitionState)
-        o1._unknown_tags = None
-        o1.offline_replicas = []
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
-        pos += 16
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        o1.zk_version, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(UpdateMetadataPartitionState)
+            o1._unknown_tags = None
+            o1.offline_replicas = []
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
+            pos += 16
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            o1.zk_version, = _U_i(data, pos)
+            pos += 4
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.ungrouped_partition_states = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -346,22 +347,23 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataBroker)
-        o1._unknown_tags = None
-        o1.endpoints = []
-        o1.rack = ''
-        o1.id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.v0_host = data[pos:pos + n].decode()
-        pos += n
-        o1.v0_port, = _U_i(data, pos)
-        pos += 4
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(UpdateMetadataBroker)
+            o1._unknown_tags = None
+            o1.endpoints = []
+            o1.rack = ''
+            o1.id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.v0_host = data[pos:pos + n].decode()
+            pos += n
+            o1.v0_port, = _U_i(data, pos)
+            pos += 4
+            l1.append(o1)
     o.live_brokers = l1
     return o, pos
 
@@ -420,37 +422,38 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataPartitionState)
-        o1._unknown_tags = None
-        o1.offline_replicas = []
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
-        pos += 16
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        o1.zk_version, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(UpdateMetadataPartitionState)
+            o1._unknown_tags = None
+            o1.offline_replicas = []
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
+            pos += 16
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            o1.zk_version, = _U_i(data, pos)
+            pos += 4
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.ungrouped_partition_states = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -459,38 +462,40 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataBroker)
-        o1._unknown_tags = None
-        o1.v0_host = ''
-        o1.v0_port = 0
-        o1.rack = ''
-        o1.id, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataEndpoint)
-            o2._unknown_tags = None
-            o2.listener = ''
-            o2.port, = _U_i(data, pos)
+            o1 = _new(UpdateMetadataBroker)
+            o1._unknown_tags = None
+            o1.v0_host = ''
+            o1.v0_port = 0
+            o1.rack = ''
+            o1.id, = _U_i(data, pos)
             pos += 4
-            n = _U_h(data, pos)[0]
-            pos += 2
+            n = _U_i(data, pos)[0]
+            pos += 4
             if n < 0:
                 raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            o2.security_protocol, = _U_h(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.endpoints = l2
-        l1.append(o1)
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataEndpoint)
+                    o2._unknown_tags = None
+                    o2.listener = ''
+                    o2.port, = _U_i(data, pos)
+                    pos += 4
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    o2.security_protocol, = _U_h(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.endpoints = l2
+            l1.append(o1)
     o.live_brokers = l1
     return o, pos
 
@@ -554,37 +559,38 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataPartitionState)
-        o1._unknown_tags = None
-        o1.offline_replicas = []
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
-        pos += 16
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        o1.zk_version, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(UpdateMetadataPartitionState)
+            o1._unknown_tags = None
+            o1.offline_replicas = []
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
+            pos += 16
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            o1.zk_version, = _U_i(data, pos)
+            pos += 4
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.ungrouped_partition_states = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -593,46 +599,48 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataBroker)
-        o1._unknown_tags = None
-        o1.v0_host = ''
-        o1.v0_port = 0
-        o1.id, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataEndpoint)
-            o2._unknown_tags = None
-            o2.listener = ''
-            o2.port, = _U_i(data, pos)
+            o1 = _new(UpdateMetadataBroker)
+            o1._unknown_tags = None
+            o1.v0_host = ''
+            o1.v0_port = 0
+            o1.id, = _U_i(data, pos)
             pos += 4
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataEndpoint)
+                    o2._unknown_tags = None
+                    o2.listener = ''
+                    o2.port, = _U_i(data, pos)
+                    pos += 4
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    o2.security_protocol, = _U_h(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.endpoints = l2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            o2.security_protocol, = _U_h(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.endpoints = l2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
-            pos += n
-        l1.append(o1)
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.live_brokers = l1
     return o, pos
 
@@ -704,37 +712,38 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataPartitionState)
-        o1._unknown_tags = None
-        o1.offline_replicas = []
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
-        pos += 16
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        o1.zk_version, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(UpdateMetadataPartitionState)
+            o1._unknown_tags = None
+            o1.offline_replicas = []
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
+            pos += 16
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            o1.zk_version, = _U_i(data, pos)
+            pos += 4
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.ungrouped_partition_states = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -743,51 +752,53 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataBroker)
-        o1._unknown_tags = None
-        o1.v0_host = ''
-        o1.v0_port = 0
-        o1.id, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataEndpoint)
-            o2._unknown_tags = None
-            o2.port, = _U_i(data, pos)
+            o1 = _new(UpdateMetadataBroker)
+            o1._unknown_tags = None
+            o1.v0_host = ''
+            o1.v0_port = 0
+            o1.id, = _U_i(data, pos)
             pos += 4
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataEndpoint)
+                    o2._unknown_tags = None
+                    o2.port, = _U_i(data, pos)
+                    pos += 4
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.listener = data[pos:pos + n].decode()
+                    pos += n
+                    o2.security_protocol, = _U_h(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.endpoints = l2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.listener = data[pos:pos + n].decode()
-            pos += n
-            o2.security_protocol, = _U_h(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.endpoints = l2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
-            pos += n
-        l1.append(o1)
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.live_brokers = l1
     return o, pos
 
@@ -863,44 +874,45 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataPartitionState)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
-        pos += 16
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        o1.zk_version, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        o1.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-        pos += 4 * n
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(UpdateMetadataPartitionState)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            o1.partition_index, o1.controller_epoch, o1.leader, o1.leader_epoch = _U_iiii(data, pos)
+            pos += 16
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            o1.zk_version, = _U_i(data, pos)
+            pos += 4
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            o1.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+            pos += 4 * n
+            l1.append(o1)
     o.ungrouped_partition_states = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -909,51 +921,53 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataBroker)
-        o1._unknown_tags = None
-        o1.v0_host = ''
-        o1.v0_port = 0
-        o1.id, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataEndpoint)
-            o2._unknown_tags = None
-            o2.port, = _U_i(data, pos)
+            o1 = _new(UpdateMetadataBroker)
+            o1._unknown_tags = None
+            o1.v0_host = ''
+            o1.v0_port = 0
+            o1.id, = _U_i(data, pos)
             pos += 4
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataEndpoint)
+                    o2._unknown_tags = None
+                    o2.port, = _U_i(data, pos)
+                    pos += 4
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.listener = data[pos:pos + n].decode()
+                    pos += n
+                    o2.security_protocol, = _U_h(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.endpoints = l2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.listener = data[pos:pos + n].decode()
-            pos += n
-            o2.security_protocol, = _U_h(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.endpoints = l2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
-            pos += n
-        l1.append(o1)
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.live_brokers = l1
     return o, pos
 
@@ -1032,58 +1046,60 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataTopicState)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataPartitionState)
-            o2._unknown_tags = None
-            o2.topic_name = ''
-            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch = _U_iiii(data, pos)
-            pos += 16
+            o1 = _new(UpdateMetadataTopicState)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            o2.zk_version, = _U_i(data, pos)
-            pos += 4
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partition_states = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataPartitionState)
+                    o2._unknown_tags = None
+                    o2.topic_name = ''
+                    o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch = _U_iiii(data, pos)
+                    pos += 16
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    o2.zk_version, = _U_i(data, pos)
+                    pos += 4
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partition_states = l2
+            l1.append(o1)
     o.topic_states = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -1092,51 +1108,53 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataBroker)
-        o1._unknown_tags = None
-        o1.v0_host = ''
-        o1.v0_port = 0
-        o1.id, = _U_i(data, pos)
-        pos += 4
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataEndpoint)
-            o2._unknown_tags = None
-            o2.port, = _U_i(data, pos)
+            o1 = _new(UpdateMetadataBroker)
+            o1._unknown_tags = None
+            o1.v0_host = ''
+            o1.v0_port = 0
+            o1.id, = _U_i(data, pos)
             pos += 4
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataEndpoint)
+                    o2._unknown_tags = None
+                    o2.port, = _U_i(data, pos)
+                    pos += 4
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.listener = data[pos:pos + n].decode()
+                    pos += n
+                    o2.security_protocol, = _U_h(data, pos)
+                    pos += 2
+                    l2.append(o2)
+            o1.endpoints = l2
             n = _U_h(data, pos)[0]
             pos += 2
             if n < 0:
-                raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.listener = data[pos:pos + n].decode()
-            pos += n
-            o2.security_protocol, = _U_h(data, pos)
-            pos += 2
-            l2.append(o2)
-        o1.endpoints = l2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
-                raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
-            pos += n
-        l1.append(o1)
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.live_brokers = l1
     return o, pos
 
@@ -1246,73 +1264,26 @@ def _read_v6(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataTopicState)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataPartitionState)
-            o2._unknown_tags = None
-            o2.topic_name = ''
-            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
-            pos += 17
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
+            o1 = _new(UpdateMetadataTopicState)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            o2.zk_version, n = _U_iB(data, pos)
-            pos += 5
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -1326,19 +1297,68 @@ def _read_v6(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataPartitionState)
+                    o2._unknown_tags = None
+                    o2.topic_name = ''
+                    o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    o2.zk_version, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partition_states = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partition_states = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topic_states = l1
     n = data[pos]
     if n < 0x80:
@@ -1354,29 +1374,13 @@ def _read_v6(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataBroker)
-        o1._unknown_tags = None
-        o1.v0_host = ''
-        o1.v0_port = 0
-        o1.id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataEndpoint)
-            o2._unknown_tags = None
-            o2.port, n = _U_iB(data, pos)
+            o1 = _new(UpdateMetadataBroker)
+            o1._unknown_tags = None
+            o1.v0_host = ''
+            o1.v0_port = 0
+            o1.id, n = _U_iB(data, pos)
             pos += 5
             if n >= 0x80:
                 if data[pos] < 0x80:
@@ -1384,13 +1388,53 @@ def _read_v6(data, pos, end):
                     pos += 1
                 else:
                     n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataEndpoint)
+                    o2._unknown_tags = None
+                    o2.port, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.listener = data[pos:pos + n].decode()
+                    pos += n
+                    o2.security_protocol, t = _U_hB(data, pos)
+                    pos += 3
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.endpoints = l2
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -1403,37 +1447,15 @@ def _read_v6(data, pos, end):
                     raise _Malformed
             n -= 1
             if n < 0:
-                raise _Malformed
-            o2.listener = data[pos:pos + n].decode()
-            pos += n
-            o2.security_protocol, t = _U_hB(data, pos)
-            pos += 3
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.endpoints = l2
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
-            pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.live_brokers = l1
     if data[pos] == 0:
         pos += 1
@@ -1567,73 +1589,10 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataTopicState)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataPartitionState)
-            o2._unknown_tags = None
-            o2.topic_name = ''
-            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
-            pos += 17
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            o2.zk_version, n = _U_iB(data, pos)
-            pos += 5
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
+            o1 = _new(UpdateMetadataTopicState)
+            o1._unknown_tags = None
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -1642,24 +1601,89 @@ def _read_v7(data, pos, end):
                 pos += 2
             else:
                 n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataPartitionState)
+                    o2._unknown_tags = None
+                    o2.topic_name = ''
+                    o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    o2.zk_version, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partition_states = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partition_states = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topic_states = l1
     n = data[pos]
     if n < 0x80:
@@ -1675,29 +1699,13 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataBroker)
-        o1._unknown_tags = None
-        o1.v0_host = ''
-        o1.v0_port = 0
-        o1.id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataEndpoint)
-            o2._unknown_tags = None
-            o2.port, n = _U_iB(data, pos)
+            o1 = _new(UpdateMetadataBroker)
+            o1._unknown_tags = None
+            o1.v0_host = ''
+            o1.v0_port = 0
+            o1.id, n = _U_iB(data, pos)
             pos += 5
             if n >= 0x80:
                 if data[pos] < 0x80:
@@ -1705,13 +1713,53 @@ def _read_v7(data, pos, end):
                     pos += 1
                 else:
                     n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataEndpoint)
+                    o2._unknown_tags = None
+                    o2.port, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.listener = data[pos:pos + n].decode()
+                    pos += n
+                    o2.security_protocol, t = _U_hB(data, pos)
+                    pos += 3
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.endpoints = l2
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -1724,37 +1772,15 @@ def _read_v7(data, pos, end):
                     raise _Malformed
             n -= 1
             if n < 0:
-                raise _Malformed
-            o2.listener = data[pos:pos + n].decode()
-            pos += n
-            o2.security_protocol, t = _U_hB(data, pos)
-            pos += 3
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.endpoints = l2
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
-            pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.live_brokers = l1
     if data[pos] == 0:
         pos += 1
@@ -1891,73 +1917,10 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataTopicState)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.topic_name = data[pos:pos + n].decode()
-        pos += n
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataPartitionState)
-            o2._unknown_tags = None
-            o2.topic_name = ''
-            o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
-            pos += 17
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            o2.zk_version, n = _U_iB(data, pos)
-            pos += 5
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
+            o1 = _new(UpdateMetadataTopicState)
+            o1._unknown_tags = None
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -1966,24 +1929,89 @@ def _read_v8(data, pos, end):
                 pos += 2
             else:
                 n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.topic_name = data[pos:pos + n].decode()
+            pos += n
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataPartitionState)
+                    o2._unknown_tags = None
+                    o2.topic_name = ''
+                    o2.partition_index, o2.controller_epoch, o2.leader, o2.leader_epoch, n = _U_iiiiB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    o2.zk_version, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partition_states = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partition_states = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topic_states = l1
     n = data[pos]
     if n < 0x80:
@@ -1999,29 +2027,13 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(UpdateMetadataBroker)
-        o1._unknown_tags = None
-        o1.v0_host = ''
-        o1.v0_port = 0
-        o1.id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(UpdateMetadataEndpoint)
-            o2._unknown_tags = None
-            o2.port, n = _U_iB(data, pos)
+            o1 = _new(UpdateMetadataBroker)
+            o1._unknown_tags = None
+            o1.v0_host = ''
+            o1.v0_port = 0
+            o1.id, n = _U_iB(data, pos)
             pos += 5
             if n >= 0x80:
                 if data[pos] < 0x80:
@@ -2029,13 +2041,53 @@ def _read_v8(data, pos, end):
                     pos += 1
                 else:
                     n, pos = _uvarint(data, pos - 1)
-                    if n > 0x8000:
-                        raise _Malformed
             n -= 1
             if n < 0:
                 raise _Malformed
-            o2.host = data[pos:pos + n].decode()
-            pos += n
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(UpdateMetadataEndpoint)
+                    o2._unknown_tags = None
+                    o2.port, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.host = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.listener = data[pos:pos + n].decode()
+                    pos += n
+                    o2.security_protocol, t = _U_hB(data, pos)
+                    pos += 3
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.endpoints = l2
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -2048,37 +2100,15 @@ def _read_v8(data, pos, end):
                     raise _Malformed
             n -= 1
             if n < 0:
-                raise _Malformed
-            o2.listener = data[pos:pos + n].decode()
-            pos += n
-            o2.security_protocol, t = _U_hB(data, pos)
-            pos += 3
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.endpoints = l2
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
-            pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.live_brokers = l1
     if data[pos] == 0:
         pos += 1

@@ -160,44 +160,47 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(WritableTxnMarkerResult)
-        o1._unknown_tags = None
-        o1.producer_id, = _U_q(data, pos)
-        pos += 8
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(WritableTxnMarkerTopicResult)
-            o2._unknown_tags = None
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                raise _Malformed
-            o2.name = data[pos:pos + n].decode()
-            pos += n
+            o1 = _new(WritableTxnMarkerResult)
+            o1._unknown_tags = None
+            o1.producer_id, = _U_q(data, pos)
+            pos += 8
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(WritableTxnMarkerPartitionResult)
-                o3._unknown_tags = None
-                o3.partition_index, o3.error_code = _U_ih(data, pos)
-                pos += 6
-                l3.append(o3)
-            o2.partitions = l3
-            l2.append(o2)
-        o1.topics = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(WritableTxnMarkerTopicResult)
+                    o2._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(WritableTxnMarkerPartitionResult)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.error_code = _U_ih(data, pos)
+                            pos += 6
+                            l3.append(o3)
+                    o2.partitions = l3
+                    l2.append(o2)
+            o1.topics = l2
+            l1.append(o1)
     o.markers = l1
     return o, pos
 
@@ -240,76 +243,79 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(WritableTxnMarkerResult)
-        o1._unknown_tags = None
-        o1.producer_id, n = _U_qB(data, pos)
-        pos += 9
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(WritableTxnMarkerTopicResult)
-            o2._unknown_tags = None
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-                if n > 0x8000:
-                    raise _Malformed
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            o2.name = data[pos:pos + n].decode()
-            pos += n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
+            o1 = _new(WritableTxnMarkerResult)
+            o1._unknown_tags = None
+            o1.producer_id, n = _U_qB(data, pos)
+            pos += 9
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
             n -= 1
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(WritableTxnMarkerPartitionResult)
-                o3._unknown_tags = None
-                o3.partition_index, o3.error_code, t = _U_ihB(data, pos)
-                pos += 7
-                if t:
-                    pos -= 1
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.partitions = l3
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(WritableTxnMarkerTopicResult)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(WritableTxnMarkerPartitionResult)
+                            o3._unknown_tags = None
+                            o3.partition_index, o3.error_code, t = _U_ihB(data, pos)
+                            pos += 7
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.partitions = l3
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.topics = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.markers = l1
     if data[pos] == 0:
         pos += 1

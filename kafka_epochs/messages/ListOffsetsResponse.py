@@ -195,42 +195,44 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartitionResponse)
-            o2._unknown_tags = None
-            o2.timestamp = -1
-            o2.offset = -1
-            o2.leader_epoch = -1
-            o2.partition_index, o2.error_code = _U_ih(data, pos)
-            pos += 6
+            o1 = _new(ListOffsetsTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.old_style_offsets = [*_UA_q[n](data, pos)] if n < _SMALL else list(_fixed_array('q', n)(data, pos))
-            pos += 8 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartitionResponse)
+                    o2._unknown_tags = None
+                    o2.timestamp = -1
+                    o2.offset = -1
+                    o2.leader_epoch = -1
+                    o2.partition_index, o2.error_code = _U_ih(data, pos)
+                    pos += 6
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.old_style_offsets = [*_UA_q[n](data, pos)] if n < _SMALL else list(_fixed_array('q', n)(data, pos))
+                    pos += 8 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -272,33 +274,35 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartitionResponse)
-            o2._unknown_tags = None
-            o2.old_style_offsets = []
-            o2.leader_epoch = -1
-            o2.partition_index, o2.error_code, o2.timestamp, o2.offset = _U_ihqq(data, pos)
-            pos += 22
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(ListOffsetsTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartitionResponse)
+                    o2._unknown_tags = None
+                    o2.old_style_offsets = []
+                    o2.leader_epoch = -1
+                    o2.partition_index, o2.error_code, o2.timestamp, o2.offset = _U_ihqq(data, pos)
+                    pos += 22
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -335,33 +339,35 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartitionResponse)
-            o2._unknown_tags = None
-            o2.old_style_offsets = []
-            o2.leader_epoch = -1
-            o2.partition_index, o2.error_code, o2.timestamp, o2.offset = _U_ihqq(data, pos)
-            pos += 22
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(ListOffsetsTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartitionResponse)
+                    o2._unknown_tags = None
+                    o2.old_style_offsets = []
+                    o2.leader_epoch = -1
+                    o2.partition_index, o2.error_code, o2.timestamp, o2.offset = _U_ihqq(data, pos)
+                    pos += 22
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -399,32 +405,34 @@ def _read_v4(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopicResponse)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(ListOffsetsPartitionResponse)
-            o2._unknown_tags = None
-            o2.old_style_offsets = []
-            o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch = _U_ihqqi(data, pos)
-            pos += 26
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            o1 = _new(ListOffsetsTopicResponse)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartitionResponse)
+                    o2._unknown_tags = None
+                    o2.old_style_offsets = []
+                    o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch = _U_ihqqi(data, pos)
+                    pos += 26
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -465,55 +473,57 @@ def _read_v6(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(ListOffsetsTopicResponse)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
+    if n:
+        for _ in range(n):
+            o1 = _new(ListOffsetsTopicResponse)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
                 raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.topic_id, n = _U_uB(data, pos)
-        pos += 17
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.topic_id, n = _U_uB(data, pos)
+            pos += 17
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartitionResponse)
+                    o2._unknown_tags = None
+                    o2.old_style_offsets = []
+                    o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch, t = _U_ihqqiB(data, pos)
+                    pos += 27
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
-        for _ in range(n):
-            o2 = _new(ListOffsetsPartitionResponse)
-            o2._unknown_tags = None
-            o2.old_style_offsets = []
-            o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch, t = _U_ihqqiB(data, pos)
-            pos += 27
-            if t:
-                pos -= 1
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

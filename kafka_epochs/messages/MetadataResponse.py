@@ -280,21 +280,22 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.rack = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        l1.append(o1)
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.rack = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
+            pos += n
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            l1.append(o1)
     o.brokers = l1
     n = _U_i(data, pos)[0]
     pos += 4
@@ -303,53 +304,55 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.is_internal = False
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.offline_replicas = []
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.is_internal = False
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.offline_replicas = []
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -406,29 +409,30 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     o.controller_id, = _U_i(data, pos)
     pos += 4
@@ -439,54 +443,56 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.offline_replicas = []
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.offline_replicas = []
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -552,29 +558,30 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -594,54 +601,56 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.offline_replicas = []
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.offline_replicas = []
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -716,29 +725,30 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -758,54 +768,56 @@ def _read_v3(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.offline_replicas = []
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.offline_replicas = []
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -881,29 +893,30 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -923,61 +936,63 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.leader_epoch = -1
-            o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
-            pos += 10
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.leader_epoch = -1
+                    o2.error_code, o2.partition_index, o2.leader_id = _U_hii(data, pos)
+                    pos += 10
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -1057,29 +1072,30 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -1099,60 +1115,62 @@ def _read_v7(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.topic_authorized_operations = -2147483648
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
-            pos += 14
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.topic_authorized_operations = -2147483648
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
+                    pos += 14
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            l1.append(o1)
     o.topics = l1
     return o, pos
 
@@ -1231,29 +1249,30 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, = _U_i(data, pos)
-        pos += 4
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            if n != -1:
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
                 raise _Malformed
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        l1.append(o1)
+            o1.port, = _U_i(data, pos)
+            pos += 4
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                if n != -1:
+                    raise _Malformed
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            l1.append(o1)
     o.brokers = l1
     n = _U_h(data, pos)[0]
     pos += 2
@@ -1273,61 +1292,63 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.error_code, = _U_h(data, pos)
-        pos += 2
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, = _U_o(data, pos)
-        pos += 1
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
-            pos += 14
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.error_code, = _U_h(data, pos)
+            pos += 2
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, = _U_o(data, pos)
+            pos += 1
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _U_hiii(data, pos)
+                    pos += 14
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, = _U_i(data, pos)
             pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = _U_i(data, pos)[0]
-            pos += 4
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, = _U_i(data, pos)
-        pos += 4
-        l1.append(o1)
+            l1.append(o1)
     o.topics = l1
     o.cluster_authorized_operations, = _U_i(data, pos)
     pos += 4
@@ -1411,45 +1432,46 @@ def _read_v9(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     n = data[pos]
     if n < 0x80:
@@ -1481,44 +1503,28 @@ def _read_v9(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.topic_id = _ZERO_UUID
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.is_internal, n = _U_oB(data, pos)
-        pos += 2
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-            pos += 15
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, n = _U_oB(data, pos)
+            pos += 2
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -1530,50 +1536,68 @@ def _read_v9(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     o.cluster_authorized_operations, t = _U_iB(data, pos)
     pos += 5
@@ -1676,45 +1700,46 @@ def _read_v10(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     n = data[pos]
     if n < 0x80:
@@ -1746,44 +1771,28 @@ def _read_v10(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
-        pos += 18
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-            pos += 15
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -1795,50 +1804,68 @@ def _read_v10(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     o.cluster_authorized_operations, t = _U_iB(data, pos)
     pos += 5
@@ -1942,45 +1969,46 @@ def _read_v11(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     n = data[pos]
     if n < 0x80:
@@ -2012,44 +2040,28 @@ def _read_v11(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
-        pos += 18
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-            pos += 15
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -2061,50 +2073,68 @@ def _read_v11(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1
@@ -2208,45 +2238,46 @@ def _read_v12(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseBroker)
-        o1._unknown_tags = None
-        o1.node_id, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.host = data[pos:pos + n].decode()
-        pos += n
-        o1.port, n = _U_iB(data, pos)
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.rack = None
-        else:
-            o1.rack = data[pos:pos + n].decode()
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseBroker)
+            o1._unknown_tags = None
+            o1.node_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
             pos += n
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.brokers = l1
     n = data[pos]
     if n < 0x80:
@@ -2278,45 +2309,29 @@ def _read_v12(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(MetadataResponseTopic)
-        o1._unknown_tags = None
-        o1.error_code, n = _U_hB(data, pos)
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-                if n > 0x8000:
-                    raise _Malformed
-        n -= 1
-        if n < 0:
-            o1.name = None
-        else:
-            o1.name = data[pos:pos + n].decode()
-            pos += n
-        o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
-        pos += 18
-        o1.topic_id = _uuid(o1.topic_id)
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(MetadataResponsePartition)
-            o2._unknown_tags = None
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-            pos += 15
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.name = None
+            else:
+                o1.name = data[pos:pos + n].decode()
+                pos += n
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
+            o1.topic_id = _uuid(o1.topic_id)
             if n >= 0x80:
                 if data[pos] < 0x80:
                     n = (n & 0x7F) | (data[pos] << 7)
@@ -2328,50 +2343,68 @@ def _read_v12(data, pos, end):
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            n = data[pos]
-            if n < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                n = (n & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
-                n, pos = _uvarint(data, pos)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-            pos += 4 * n
-            if data[pos] == 0:
-                pos += 1
-            else:
-                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-            l2.append(o2)
-        o1.partitions = l2
-        o1.topic_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
-        if t:
-            pos -= 1
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.topics = l1
     if data[pos] == 0:
         pos += 1

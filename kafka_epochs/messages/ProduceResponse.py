@@ -300,35 +300,37 @@ def _read_v0(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicProduceResponse)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionProduceResponse)
-            o2._unknown_tags = None
-            o2.log_append_time_ms = -1
-            o2.log_start_offset = -1
-            o2.record_errors = []
-            o2.error_message = None
-            o2._current_leader = None
-            o2.index, o2.error_code, o2.base_offset = _U_ihq(data, pos)
-            pos += 14
-            l2.append(o2)
-        o1.partition_responses = l2
-        l1.append(o1)
+            o1 = _new(TopicProduceResponse)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionProduceResponse)
+                    o2._unknown_tags = None
+                    o2.log_append_time_ms = -1
+                    o2.log_start_offset = -1
+                    o2.record_errors = []
+                    o2.error_message = None
+                    o2._current_leader = None
+                    o2.index, o2.error_code, o2.base_offset = _U_ihq(data, pos)
+                    pos += 14
+                    l2.append(o2)
+            o1.partition_responses = l2
+            l1.append(o1)
     o.responses = l1
     return o, pos
 
@@ -364,35 +366,37 @@ def _read_v1(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicProduceResponse)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionProduceResponse)
-            o2._unknown_tags = None
-            o2.log_append_time_ms = -1
-            o2.log_start_offset = -1
-            o2.record_errors = []
-            o2.error_message = None
-            o2._current_leader = None
-            o2.index, o2.error_code, o2.base_offset = _U_ihq(data, pos)
-            pos += 14
-            l2.append(o2)
-        o1.partition_responses = l2
-        l1.append(o1)
+            o1 = _new(TopicProduceResponse)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionProduceResponse)
+                    o2._unknown_tags = None
+                    o2.log_append_time_ms = -1
+                    o2.log_start_offset = -1
+                    o2.record_errors = []
+                    o2.error_message = None
+                    o2._current_leader = None
+                    o2.index, o2.error_code, o2.base_offset = _U_ihq(data, pos)
+                    pos += 14
+                    l2.append(o2)
+            o1.partition_responses = l2
+            l1.append(o1)
     o.responses = l1
     o.throttle_time_ms, = _U_i(data, pos)
     pos += 4
@@ -431,34 +435,36 @@ def _read_v2(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicProduceResponse)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionProduceResponse)
-            o2._unknown_tags = None
-            o2.log_start_offset = -1
-            o2.record_errors = []
-            o2.error_message = None
-            o2._current_leader = None
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms = _U_ihqq(data, pos)
-            pos += 22
-            l2.append(o2)
-        o1.partition_responses = l2
-        l1.append(o1)
+            o1 = _new(TopicProduceResponse)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionProduceResponse)
+                    o2._unknown_tags = None
+                    o2.log_start_offset = -1
+                    o2.record_errors = []
+                    o2.error_message = None
+                    o2._current_leader = None
+                    o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms = _U_ihqq(data, pos)
+                    pos += 22
+                    l2.append(o2)
+            o1.partition_responses = l2
+            l1.append(o1)
     o.responses = l1
     o.throttle_time_ms, = _U_i(data, pos)
     pos += 4
@@ -497,33 +503,35 @@ def _read_v5(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicProduceResponse)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionProduceResponse)
-            o2._unknown_tags = None
-            o2.record_errors = []
-            o2.error_message = None
-            o2._current_leader = None
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
-            l2.append(o2)
-        o1.partition_responses = l2
-        l1.append(o1)
+            o1 = _new(TopicProduceResponse)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = _U_i(data, pos)[0]
+            pos += 4
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionProduceResponse)
+                    o2._unknown_tags = None
+                    o2.record_errors = []
+                    o2.error_message = None
+                    o2._current_leader = None
+                    o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset = _U_ihqqq(data, pos)
+                    pos += 30
+                    l2.append(o2)
+            o1.partition_responses = l2
+            l1.append(o1)
     o.responses = l1
     o.throttle_time_ms, = _U_i(data, pos)
     pos += 4
@@ -562,63 +570,66 @@ def _read_v8(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicProduceResponse)
-        o1._unknown_tags = None
-        n = _U_h(data, pos)[0]
-        pos += 2
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = _U_i(data, pos)[0]
-        pos += 4
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionProduceResponse)
-            o2._unknown_tags = None
-            o2._current_leader = None
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset = _U_ihqqq(data, pos)
-            pos += 30
+            o1 = _new(TopicProduceResponse)
+            o1._unknown_tags = None
+            n = _U_h(data, pos)[0]
+            pos += 2
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
             n = _U_i(data, pos)[0]
             pos += 4
             if n < 0:
                 raise _Malformed
             if n > end - pos:
                 raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(BatchIndexAndErrorMessage)
-                o3._unknown_tags = None
-                o3.batch_index, = _U_i(data, pos)
-                pos += 4
-                n = _U_h(data, pos)[0]
-                pos += 2
-                if n < 0:
-                    if n != -1:
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionProduceResponse)
+                    o2._unknown_tags = None
+                    o2._current_leader = None
+                    o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset = _U_ihqqq(data, pos)
+                    pos += 30
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
                         raise _Malformed
-                    o3.batch_index_error_message = None
-                else:
-                    o3.batch_index_error_message = data[pos:pos + n].decode()
-                    pos += n
-                l3.append(o3)
-            o2.record_errors = l3
-            n = _U_h(data, pos)[0]
-            pos += 2
-            if n < 0:
-                if n != -1:
-                    raise _Malformed
-                o2.error_message = None
-            else:
-                o2.error_message = data[pos:pos + n].decode()
-                pos += n
-            l2.append(o2)
-        o1.partition_responses = l2
-        l1.append(o1)
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(BatchIndexAndErrorMessage)
+                            o3._unknown_tags = None
+                            o3.batch_index, = _U_i(data, pos)
+                            pos += 4
+                            n = _U_h(data, pos)[0]
+                            pos += 2
+                            if n < 0:
+                                if n != -1:
+                                    raise _Malformed
+                                o3.batch_index_error_message = None
+                            else:
+                                o3.batch_index_error_message = data[pos:pos + n].decode()
+                                pos += n
+                            l3.append(o3)
+                    o2.record_errors = l3
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        if n != -1:
+                            raise _Malformed
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    l2.append(o2)
+            o1.partition_responses = l2
+            l1.append(o1)
     o.responses = l1
     o.throttle_time_ms, = _U_i(data, pos)
     pos += 4
@@ -729,81 +740,10 @@ def _read_v9(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicProduceResponse)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionProduceResponse)
-            o2._unknown_tags = None
-            o2._current_leader = None
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n = _U_ihqqqB(data, pos)
-            pos += 31
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(BatchIndexAndErrorMessage)
-                o3._unknown_tags = None
-                o3.batch_index, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    o3.batch_index_error_message = None
-                else:
-                    o3.batch_index_error_message = data[pos:pos + n].decode()
-                    pos += n
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.record_errors = l3
+            o1 = _new(TopicProduceResponse)
+            o1._unknown_tags = None
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -816,21 +756,95 @@ def _read_v9(data, pos, end):
                     raise _Malformed
             n -= 1
             if n < 0:
-                o2.error_message = None
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                o2.error_message = data[pos:pos + n].decode()
-                pos += n
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionProduceResponse)
+                    o2._unknown_tags = None
+                    o2._current_leader = None
+                    o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+                    pos += 31
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(BatchIndexAndErrorMessage)
+                            o3._unknown_tags = None
+                            o3.batch_index, n = _U_iB(data, pos)
+                            pos += 5
+                            if n >= 0x80:
+                                if data[pos] < 0x80:
+                                    n = (n & 0x7F) | (data[pos] << 7)
+                                    pos += 1
+                                else:
+                                    n, pos = _uvarint(data, pos - 1)
+                                    if n > 0x8000:
+                                        raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                o3.batch_index_error_message = None
+                            else:
+                                o3.batch_index_error_message = data[pos:pos + n].decode()
+                                pos += n
+                            if data[pos] == 0:
+                                pos += 1
+                            else:
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.record_errors = l3
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = _read_tags_PartitionProduceResponse_v9(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partition_responses = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                pos = _read_tags_PartitionProduceResponse_v9(o2, data, pos, end)
-            l2.append(o2)
-        o1.partition_responses = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.responses = l1
     o.throttle_time_ms, t = _U_iB(data, pos)
     pos += 5
@@ -955,45 +969,46 @@ def _read_tags_ProduceResponse_v10(o, data, pos, end):
             if n > stop - pos:
                 raise _Malformed
             l1 = []
-            for _ in range(n):
-                o1 = _new(NodeEndpoint)
-                o1._unknown_tags = None
-                o1.node_id, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.host = data[pos:pos + n].decode()
-                pos += n
-                o1.port, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    o1.rack = None
-                else:
-                    o1.rack = data[pos:pos + n].decode()
+            if n:
+                for _ in range(n):
+                    o1 = _new(NodeEndpoint)
+                    o1._unknown_tags = None
+                    o1.node_id, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o1.host = data[pos:pos + n].decode()
                     pos += n
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
-                l1.append(o1)
+                    o1.port, n = _U_iB(data, pos)
+                    pos += 5
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o1.rack = None
+                    else:
+                        o1.rack = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o1._unknown_tags, pos = _read_unknown_tags(data, pos, stop)
+                    l1.append(o1)
             o.node_endpoints = l1
             if pos != stop:
                 raise _Malformed
@@ -1024,81 +1039,10 @@ def _read_v10(data, pos, end):
     if n > end - pos:
         raise _Malformed
     l1 = []
-    for _ in range(n):
-        o1 = _new(TopicProduceResponse)
-        o1._unknown_tags = None
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-            if n > 0x8000:
-                raise _Malformed
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        o1.name = data[pos:pos + n].decode()
-        pos += n
-        n = data[pos]
-        if n < 0x80:
-            pos += 1
-        elif data[pos + 1] < 0x80:
-            n = (n & 0x7F) | (data[pos + 1] << 7)
-            pos += 2
-        else:
-            n, pos = _uvarint(data, pos)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l2 = []
+    if n:
         for _ in range(n):
-            o2 = _new(PartitionProduceResponse)
-            o2._unknown_tags = None
-            o2._current_leader = None
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n = _U_ihqqqB(data, pos)
-            pos += 31
-            if n >= 0x80:
-                if data[pos] < 0x80:
-                    n = (n & 0x7F) | (data[pos] << 7)
-                    pos += 1
-                else:
-                    n, pos = _uvarint(data, pos - 1)
-            n -= 1
-            if n < 0:
-                raise _Malformed
-            if n > end - pos:
-                raise _Malformed
-            l3 = []
-            for _ in range(n):
-                o3 = _new(BatchIndexAndErrorMessage)
-                o3._unknown_tags = None
-                o3.batch_index, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    o3.batch_index_error_message = None
-                else:
-                    o3.batch_index_error_message = data[pos:pos + n].decode()
-                    pos += n
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l3.append(o3)
-            o2.record_errors = l3
+            o1 = _new(TopicProduceResponse)
+            o1._unknown_tags = None
             n = data[pos]
             if n < 0x80:
                 pos += 1
@@ -1111,21 +1055,95 @@ def _read_v10(data, pos, end):
                     raise _Malformed
             n -= 1
             if n < 0:
-                o2.error_message = None
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                o2.error_message = data[pos:pos + n].decode()
-                pos += n
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(PartitionProduceResponse)
+                    o2._unknown_tags = None
+                    o2._current_leader = None
+                    o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n = _U_ihqqqB(data, pos)
+                    pos += 31
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(BatchIndexAndErrorMessage)
+                            o3._unknown_tags = None
+                            o3.batch_index, n = _U_iB(data, pos)
+                            pos += 5
+                            if n >= 0x80:
+                                if data[pos] < 0x80:
+                                    n = (n & 0x7F) | (data[pos] << 7)
+                                    pos += 1
+                                else:
+                                    n, pos = _uvarint(data, pos - 1)
+                                    if n > 0x8000:
+                                        raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                o3.batch_index_error_message = None
+                            else:
+                                o3.batch_index_error_message = data[pos:pos + n].decode()
+                                pos += n
+                            if data[pos] == 0:
+                                pos += 1
+                            else:
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.record_errors = l3
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.error_message = None
+                    else:
+                        o2.error_message = data[pos:pos + n].decode()
+                        pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        pos = _read_tags_PartitionProduceResponse_v10(o2, data, pos, end)
+                    l2.append(o2)
+            o1.partition_responses = l2
             if data[pos] == 0:
                 pos += 1
             else:
-                pos = _read_tags_PartitionProduceResponse_v10(o2, data, pos, end)
-            l2.append(o2)
-        o1.partition_responses = l2
-        if data[pos] == 0:
-            pos += 1
-        else:
-            o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-        l1.append(o1)
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
     o.responses = l1
     o.throttle_time_ms, t = _U_iB(data, pos)
     pos += 5
