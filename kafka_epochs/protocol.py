@@ -338,11 +338,14 @@ class Protocol:
         except DecodeError as first:
             if api_key != API_VERSIONS or api_version == 0:
                 raise
+            # the error code is the v0 body's first field, right after the correlation id (an
+            # ApiVersions response header is always v0): read from the bytes, so that a body
+            # reader that keeps only some fields (a projection) falls back all the same
+            if len(data) < 10 or struct.unpack_from(">h", data, 8)[0] != UNSUPPORTED_VERSION:
+                raise
             try:
                 decoded = self._decode_response(data, api_key, 0, strict, prefer, body_reader)
             except DecodeError:
-                raise first from None
-            if getattr(decoded.body, "error_code", None) != UNSUPPORTED_VERSION:
                 raise first from None
             decoded.warnings.insert(0, f"ApiVersions v{api_version} answered in v0 (UNSUPPORTED_VERSION)")
             return decoded
