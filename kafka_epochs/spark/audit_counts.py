@@ -25,7 +25,7 @@ def unreadable_reasons(events: DataFrame, limit: int = 5) -> list[tuple[str, int
     rows = (
         events.where(F.col("kind") == UNREADABLE)
         .groupBy(F.coalesce("error", F.lit("?")).alias("error"))
-        .agg(F.count_distinct("capture", "seq").alias("n"))
+        .agg(F.count_distinct(F.struct("capture", "seq")).alias("n"))  # a frame without a capture name counts too
         .orderBy(F.desc("n"), "error")
         .limit(limit)
         .collect()

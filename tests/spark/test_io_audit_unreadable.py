@@ -18,6 +18,7 @@ from html_page import Page
 
 from kafka_epochs import Protocol
 from kafka_epochs.audit.events import EVENT_SCHEMA, UNREADABLE, EventExtractor
+from kafka_epochs.spark import audit
 
 from .test_io_cli import run
 
@@ -45,3 +46,14 @@ def test_the_audit_says_what_it_could_not_read_and_exits_1(spark: Any, tmp_path:
     # the story alone: every frame read, exit 0, nothing said
     code, _, err = run("audit", str(tmp_path / "story.pcap"), "--quiet")
     assert code == 0 and "did not decode" not in err
+
+
+def test_unreadable_frames_of_a_table_without_capture_names_are_counted_with_their_reason(spark: Any) -> None:
+    frames = spark.createDataFrame(
+        [(damaged_produce(1), "request", None, None), (damaged_produce(2), "request", None, None)],
+        "frame binary, direction string, request_api_key int, request_api_version int",
+    )
+    summary = audit(frames).unreadable()
+    assert summary is not None and summary.unreadable == 2
+    ((reason, count),) = summary.unreadable_reasons
+    assert count == 2 and "in ProduceRequest v12.topic_data" in reason
