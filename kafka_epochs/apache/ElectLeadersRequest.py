@@ -35,9 +35,9 @@ _P_BB = _S_BB.pack
 _S_b = _struct.Struct('>b')
 _U_b = _S_b.unpack_from
 _P_b = _S_b.pack
-_S_bB = _struct.Struct('>bB')
-_U_bB = _S_bB.unpack_from
-_P_bB = _S_bB.pack
+_S_bBiB = _struct.Struct('>bBiB')
+_U_bBiB = _S_bBiB.unpack_from
+_P_bBiB = _S_bBiB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -235,63 +235,69 @@ def _write_v1(o, out):
 def _read_v2(data, pos, end):
     o = _new(ElectLeadersRequest)
     o._unknown_tags = None
-    o.election_type, n = _U_bB(data, pos)
-    pos += 2
-    if n >= 0x80:
-        if data[pos] < 0x80:
-            n = (n & 0x7F) | (data[pos] << 7)
-            pos += 1
-        else:
-            n, pos = _uvarint(data, pos - 1)
-    n -= 1
-    if n < 0:
-        o.topic_partitions = None
+    o.election_type, n, x0, x_ = _U_bBiB(data, pos)
+    if n == 1:
+        o.topic_partitions = []
+        o.timeout_ms = x0
+        t = x_
+        pos += 7
     else:
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(TopicPartitions)
-                o1._unknown_tags = None
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
+        pos += 2
+        if n >= 0x80:
+            if data[pos] < 0x80:
+                n = (n & 0x7F) | (data[pos] << 7)
+                pos += 1
+            else:
+                n, pos = _uvarint(data, pos - 1)
+        n -= 1
+        if n < 0:
+            o.topic_partitions = None
+        else:
+            if n > end - pos:
+                raise _Malformed
+            l1 = []
+            if n:
+                for _ in range(n):
+                    o1 = _new(TopicPartitions)
+                    o1._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
                         raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.topic = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                pos += 4 * n
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.topic_partitions = l1
-    o.timeout_ms, t = _U_iB(data, pos)
-    pos += 5
+                    o1.topic = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l1.append(o1)
+            o.topic_partitions = l1
+        o.timeout_ms, t = _U_iB(data, pos)
+        pos += 5
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)

@@ -60,9 +60,9 @@ _P_ihqq = _S_ihqq.pack
 _S_ihqqq = _struct.Struct('>ihqqq')
 _U_ihqqq = _S_ihqqq.unpack_from
 _P_ihqqq = _S_ihqqq.pack
-_S_ihqqqB = _struct.Struct('>ihqqqB')
-_U_ihqqqB = _S_ihqqqB.unpack_from
-_P_ihqqqB = _S_ihqqqB.pack
+_S_ihqqqBiB = _struct.Struct('>ihqqqBiB')
+_U_ihqqqBiB = _S_ihqqqBiB.unpack_from
+_P_ihqqqBiB = _S_ihqqqBiB.pack
 _S_ii = _struct.Struct('>ii')
 _U_ii = _S_ii.unpack_from
 _P_ii = _S_ii.pack
@@ -1198,34 +1198,40 @@ def _read_v12(data, pos, end):
                     o2._diverging_epoch = None
                     o2._current_leader = None
                     o2._snapshot_id = None
-                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
-                    pos += 31
-                    if n >= 0x80:
-                        if data[pos] < 0x80:
-                            n = (n & 0x7F) | (data[pos] << 7)
-                            pos += 1
-                        else:
-                            n, pos = _uvarint(data, pos - 1)
-                    n -= 1
-                    if n < 0:
-                        o2.aborted_transactions = None
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n, x0, x_ = _U_ihqqqBiB(data, pos)
+                    if n == 1:
+                        o2.aborted_transactions = []
+                        o2.preferred_read_replica = x0
+                        n = x_
+                        pos += 36
                     else:
-                        if n > end - pos:
-                            raise _Malformed
-                        l3 = []
-                        if n:
-                            for _ in range(n):
-                                o3 = _new(AbortedTransaction)
-                                o3._unknown_tags = None
-                                o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
-                                pos += 17
-                                if t:
-                                    pos -= 1
-                                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                                l3.append(o3)
-                        o2.aborted_transactions = l3
-                    o2.preferred_read_replica, n = _U_iB(data, pos)
-                    pos += 5
+                        pos += 31
+                        if n >= 0x80:
+                            if data[pos] < 0x80:
+                                n = (n & 0x7F) | (data[pos] << 7)
+                                pos += 1
+                            else:
+                                n, pos = _uvarint(data, pos - 1)
+                        n -= 1
+                        if n < 0:
+                            o2.aborted_transactions = None
+                        else:
+                            if n > end - pos:
+                                raise _Malformed
+                            l3 = []
+                            if n:
+                                for _ in range(n):
+                                    o3 = _new(AbortedTransaction)
+                                    o3._unknown_tags = None
+                                    o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
+                                    pos += 17
+                                    if t:
+                                        pos -= 1
+                                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                                    l3.append(o3)
+                            o2.aborted_transactions = l3
+                        o2.preferred_read_replica, n = _U_iB(data, pos)
+                        pos += 5
                     if n >= 0x80:
                         if data[pos] < 0x80:
                             n = (n & 0x7F) | (data[pos] << 7)
@@ -1405,34 +1411,40 @@ def _read_v13(data, pos, end):
                     o2._diverging_epoch = None
                     o2._current_leader = None
                     o2._snapshot_id = None
-                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
-                    pos += 31
-                    if n >= 0x80:
-                        if data[pos] < 0x80:
-                            n = (n & 0x7F) | (data[pos] << 7)
-                            pos += 1
-                        else:
-                            n, pos = _uvarint(data, pos - 1)
-                    n -= 1
-                    if n < 0:
-                        o2.aborted_transactions = None
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n, x0, x_ = _U_ihqqqBiB(data, pos)
+                    if n == 1:
+                        o2.aborted_transactions = []
+                        o2.preferred_read_replica = x0
+                        n = x_
+                        pos += 36
                     else:
-                        if n > end - pos:
-                            raise _Malformed
-                        l3 = []
-                        if n:
-                            for _ in range(n):
-                                o3 = _new(AbortedTransaction)
-                                o3._unknown_tags = None
-                                o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
-                                pos += 17
-                                if t:
-                                    pos -= 1
-                                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                                l3.append(o3)
-                        o2.aborted_transactions = l3
-                    o2.preferred_read_replica, n = _U_iB(data, pos)
-                    pos += 5
+                        pos += 31
+                        if n >= 0x80:
+                            if data[pos] < 0x80:
+                                n = (n & 0x7F) | (data[pos] << 7)
+                                pos += 1
+                            else:
+                                n, pos = _uvarint(data, pos - 1)
+                        n -= 1
+                        if n < 0:
+                            o2.aborted_transactions = None
+                        else:
+                            if n > end - pos:
+                                raise _Malformed
+                            l3 = []
+                            if n:
+                                for _ in range(n):
+                                    o3 = _new(AbortedTransaction)
+                                    o3._unknown_tags = None
+                                    o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
+                                    pos += 17
+                                    if t:
+                                        pos -= 1
+                                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                                    l3.append(o3)
+                            o2.aborted_transactions = l3
+                        o2.preferred_read_replica, n = _U_iB(data, pos)
+                        pos += 5
                     if n >= 0x80:
                         if data[pos] < 0x80:
                             n = (n & 0x7F) | (data[pos] << 7)
@@ -1665,34 +1677,40 @@ def _read_v16(data, pos, end):
                     o2._diverging_epoch = None
                     o2._current_leader = None
                     o2._snapshot_id = None
-                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n = _U_ihqqqB(data, pos)
-                    pos += 31
-                    if n >= 0x80:
-                        if data[pos] < 0x80:
-                            n = (n & 0x7F) | (data[pos] << 7)
-                            pos += 1
-                        else:
-                            n, pos = _uvarint(data, pos - 1)
-                    n -= 1
-                    if n < 0:
-                        o2.aborted_transactions = None
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n, x0, x_ = _U_ihqqqBiB(data, pos)
+                    if n == 1:
+                        o2.aborted_transactions = []
+                        o2.preferred_read_replica = x0
+                        n = x_
+                        pos += 36
                     else:
-                        if n > end - pos:
-                            raise _Malformed
-                        l3 = []
-                        if n:
-                            for _ in range(n):
-                                o3 = _new(AbortedTransaction)
-                                o3._unknown_tags = None
-                                o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
-                                pos += 17
-                                if t:
-                                    pos -= 1
-                                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                                l3.append(o3)
-                        o2.aborted_transactions = l3
-                    o2.preferred_read_replica, n = _U_iB(data, pos)
-                    pos += 5
+                        pos += 31
+                        if n >= 0x80:
+                            if data[pos] < 0x80:
+                                n = (n & 0x7F) | (data[pos] << 7)
+                                pos += 1
+                            else:
+                                n, pos = _uvarint(data, pos - 1)
+                        n -= 1
+                        if n < 0:
+                            o2.aborted_transactions = None
+                        else:
+                            if n > end - pos:
+                                raise _Malformed
+                            l3 = []
+                            if n:
+                                for _ in range(n):
+                                    o3 = _new(AbortedTransaction)
+                                    o3._unknown_tags = None
+                                    o3.producer_id, o3.first_offset, t = _U_qqB(data, pos)
+                                    pos += 17
+                                    if t:
+                                        pos -= 1
+                                        o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                                    l3.append(o3)
+                            o2.aborted_transactions = l3
+                        o2.preferred_read_replica, n = _U_iB(data, pos)
+                        pos += 5
                     if n >= 0x80:
                         if data[pos] < 0x80:
                             n = (n & 0x7F) | (data[pos] << 7)

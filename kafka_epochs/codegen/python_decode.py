@@ -49,7 +49,13 @@ class Decode:
         # it in the same struct call, and only step back to it when the section is not empty.
         merge_tags = self.flexible and bool(runs) and runs[-1][0].type.is_fixed
         preloaded = False
-        for i, run in enumerate(runs):
+        i = 0
+        while i < len(runs):
+            run = runs[i]
+            if self.skippable_array(runs, i):
+                preloaded = self.over_empty_array(runs, i, var, depth, end, merge_tags)
+                i += 3
+                continue
             if run[0].type.is_fixed:
                 # Likewise the first byte of a compact length that follows the run.
                 following = runs[i + 1][0] if i + 1 < len(runs) else None
@@ -58,6 +64,7 @@ class Decode:
             else:
                 self.value(run[0], f"{var}.{gen.slot(run[0])}", depth, end, preloaded=preloaded)
                 preloaded = False
+            i += 1
         if not self.flexible:
             return
         if merge_tags:
@@ -69,6 +76,61 @@ class Decode:
                 src("pos += 1")
             with src.block("else:"):
                 self.tag_section(struct, var, end)
+
+    def skippable_array(self, runs: list[list[FieldSpec]], i: int) -> bool:
+        """Whether ``runs[i]`` is a fixed run followed by an array of structs and another fixed
+        run, in a flexible version: such an array is mostly empty (FetchResponse's aborted
+        transactions), so the two runs can be read in one ``struct`` call (see
+        :meth:`over_empty_array`)."""
+        if not self.flexible or i + 2 >= len(runs):
+            return False
+        first, middle, second = runs[i], runs[i + 1], runs[i + 2]
+        array = middle[0]
+        return (
+            first[0].type.is_fixed
+            and second[0].type.is_fixed
+            and array.type.kind is Kind.ARRAY
+            and array.type.element is not None
+            and array.type.element.kind is Kind.STRUCT
+            and not any(f.type.kind is Kind.UUID for f in second)
+        )
+
+    def over_empty_array(
+        self, runs: list[list[FieldSpec]], i: int, var: str, depth: int, end: str, merge_tags: bool
+    ) -> bool:
+        """Read ``runs[i]``, the array after it and the run after that, betting on an empty
+        array: one ``struct`` call reads the first run, the array's count and the second run;
+        when the count says empty (a compact 1), the second run's values are the ones read, else
+        the array and the second run are read as usual. Returns whether the first byte of what
+        follows is preloaded in ``n`` (as :meth:`fixed_run` leaves it)."""
+        src, gen = self.src, self.gen
+        first, array, second = runs[i], runs[i + 1][0], runs[i + 2]
+        last = i + 2 == len(runs) - 1
+        following = runs[i + 3][0] if not last else None
+        preloaded = following is not None and self.compact_length(following)
+        extra = "t" if merge_tags and last else "n" if preloaded else None
+        fmt1 = "".join(FIXED_FORMATS[f.type.kind] for f in first)
+        fmt2 = "".join(FIXED_FORMATS[f.type.kind] for f in second) + ("B" if extra else "")
+        size1 = sum(FIXED_SIZES[c] for c in split_fmt(fmt1)) + 1
+        size2 = sum(FIXED_SIZES[c] for c in split_fmt(fmt2))
+        held = [f"x{k}" for k in range(len(second))] + (["x_"] if extra else [])
+        targets = [f"{var}.{gen.attr(f)}" for f in first]
+        src(f"{', '.join([*targets, 'n', *held])} = _U_{gen.fixed(fmt1 + 'B' + fmt2)}(data, pos)")
+        for f, target in zip(first, targets, strict=True):
+            if f.type.kind is Kind.UUID:
+                src(f"{target} = {gen.rt('_uuid')}({target})")
+        with src.block("if n == 1:"):  # empty: the second run was read with the first
+            src(f"{var}.{gen.slot(array)} = []")
+            for f, value in zip(second, held, strict=False):
+                src(f"{var}.{gen.attr(f)} = {value}")
+            if extra:
+                src(f"{extra} = x_")
+            src(f"pos += {size1 + size2}")
+        with src.block("else:"):
+            src(f"pos += {size1}")
+            self.value(array, f"{var}.{gen.slot(array)}", depth, end, preloaded=True)
+            self.fixed_run(second, var, with_tag_count=extra == "t", with_length=extra == "n")
+        return preloaded
 
     def tag_section(self, struct: StructSpec, var: str, end: str) -> None:
         """Read a non-empty tagged-field section into ``var``."""
