@@ -57,9 +57,6 @@ _P_ii = _S_ii.pack
 _S_iiB = _struct.Struct('>iiB')
 _U_iiB = _S_iiB.unpack_from
 _P_iiB = _S_iiB.pack
-_S_iiBbiB = _struct.Struct('>iiBbiB')
-_U_iiBbiB = _S_iiBbiB.unpack_from
-_P_iiBbiB = _S_iiBbiB.pack
 _S_iq = _struct.Struct('>iq')
 _U_iq = _S_iq.unpack_from
 _P_iq = _S_iq.pack
@@ -613,40 +610,33 @@ def _read_v3(data, pos, end):
                     o2 = _new(PartitionData)
                     o2._unknown_tags = None
                     o2.new_isr = []
-                    o2.partition_index, o2.leader_epoch, n, x0, x1, x_ = _U_iiBbiB(data, pos)
-                    if n == 1:
-                        o2.new_isr_with_epochs = []
-                        o2.leader_recovery_state = x0
-                        o2.partition_epoch = x1
-                        t = x_
-                        pos += 15
-                    else:
-                        pos += 9
-                        if n >= 0x80:
-                            if data[pos] < 0x80:
-                                n = (n & 0x7F) | (data[pos] << 7)
-                                pos += 1
-                            else:
-                                n, pos = _uvarint(data, pos - 1)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        l3 = []
-                        if n:
-                            for _ in range(n):
-                                o3 = _new(BrokerState)
-                                o3._unknown_tags = None
-                                o3.broker_id, o3.broker_epoch, t = _U_iqB(data, pos)
-                                pos += 13
-                                if t:
-                                    pos -= 1
-                                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                                l3.append(o3)
-                        o2.new_isr_with_epochs = l3
-                        o2.leader_recovery_state, o2.partition_epoch, t = _U_biB(data, pos)
-                        pos += 6
+                    o2.partition_index, o2.leader_epoch, n = _U_iiB(data, pos)
+                    pos += 9
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(BrokerState)
+                            o3._unknown_tags = None
+                            o3.broker_id, o3.broker_epoch, t = _U_iqB(data, pos)
+                            pos += 13
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.new_isr_with_epochs = l3
+                    o2.leader_recovery_state, o2.partition_epoch, t = _U_biB(data, pos)
+                    pos += 6
                     if t:
                         pos -= 1
                         o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)

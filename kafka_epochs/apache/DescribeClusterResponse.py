@@ -44,9 +44,6 @@ _P_i = _S_i.pack
 _S_iB = _struct.Struct('>iB')
 _U_iB = _S_iB.unpack_from
 _P_iB = _S_iB.pack
-_S_iBiB = _struct.Struct('>iBiB')
-_U_iBiB = _S_iBiB.unpack_from
-_P_iBiB = _S_iBiB.pack
 _S_ih = _struct.Struct('>ih')
 _U_ih = _S_ih.unpack_from
 _P_ih = _S_ih.pack
@@ -183,70 +180,64 @@ def _read_v0(data, pos, end):
         raise _Malformed
     o.cluster_id = data[pos:pos + n].decode()
     pos += n
-    o.controller_id, n, x0, x_ = _U_iBiB(data, pos)
-    if n == 1:
-        o.brokers = []
-        o.cluster_authorized_operations = x0
-        t = x_
-        pos += 10
-    else:
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(DescribeClusterBroker)
-                o1._unknown_tags = None
-                o1.is_fenced = False
-                o1.broker_id, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.host = data[pos:pos + n].decode()
-                pos += n
-                o1.port, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    o1.rack = None
-                else:
-                    o1.rack = data[pos:pos + n].decode()
-                    pos += n
-                if data[pos] == 0:
+    o.controller_id, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeClusterBroker)
+            o1._unknown_tags = None
+            o1.is_fenced = False
+            o1.broker_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
                 else:
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.brokers = l1
-        o.cluster_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
+            pos += n
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.brokers = l1
+    o.cluster_authorized_operations, t = _U_iB(data, pos)
+    pos += 5
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
@@ -335,70 +326,64 @@ def _read_v1(data, pos, end):
         raise _Malformed
     o.cluster_id = data[pos:pos + n].decode()
     pos += n
-    o.controller_id, n, x0, x_ = _U_iBiB(data, pos)
-    if n == 1:
-        o.brokers = []
-        o.cluster_authorized_operations = x0
-        t = x_
-        pos += 10
-    else:
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(DescribeClusterBroker)
-                o1._unknown_tags = None
-                o1.is_fenced = False
-                o1.broker_id, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.host = data[pos:pos + n].decode()
-                pos += n
-                o1.port, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    o1.rack = None
-                else:
-                    o1.rack = data[pos:pos + n].decode()
-                    pos += n
-                if data[pos] == 0:
+    o.controller_id, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeClusterBroker)
+            o1._unknown_tags = None
+            o1.is_fenced = False
+            o1.broker_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
                 else:
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.brokers = l1
-        o.cluster_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
+            pos += n
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.brokers = l1
+    o.cluster_authorized_operations, t = _U_iB(data, pos)
+    pos += 5
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
@@ -486,70 +471,64 @@ def _read_v2(data, pos, end):
         raise _Malformed
     o.cluster_id = data[pos:pos + n].decode()
     pos += n
-    o.controller_id, n, x0, x_ = _U_iBiB(data, pos)
-    if n == 1:
-        o.brokers = []
-        o.cluster_authorized_operations = x0
-        t = x_
-        pos += 10
-    else:
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(DescribeClusterBroker)
-                o1._unknown_tags = None
-                o1.broker_id, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.host = data[pos:pos + n].decode()
-                pos += n
-                o1.port, n = _U_iB(data, pos)
-                pos += 5
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    o1.rack = None
+    o.controller_id, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribeClusterBroker)
+            o1._unknown_tags = None
+            o1.broker_id, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
                 else:
-                    o1.rack = data[pos:pos + n].decode()
-                    pos += n
-                o1.is_fenced, t = _U_oB(data, pos)
-                pos += 2
-                if t:
-                    pos -= 1
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.brokers = l1
-        o.cluster_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.host = data[pos:pos + n].decode()
+            pos += n
+            o1.port, n = _U_iB(data, pos)
+            pos += 5
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                o1.rack = None
+            else:
+                o1.rack = data[pos:pos + n].decode()
+                pos += n
+            o1.is_fenced, t = _U_oB(data, pos)
+            pos += 2
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.brokers = l1
+    o.cluster_authorized_operations, t = _U_iB(data, pos)
+    pos += 5
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)

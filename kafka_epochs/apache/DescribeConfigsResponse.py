@@ -29,9 +29,9 @@ _P_ooo = _S_ooo.pack
 _S_obo = _struct.Struct('>?b?')
 _U_obo = _S_obo.unpack_from
 _P_obo = _S_obo.pack
-_S_oboBbB = _struct.Struct('>?b?BbB')
-_U_oboBbB = _S_oboBbB.unpack_from
-_P_oboBbB = _S_oboBbB.pack
+_S_oboB = _struct.Struct('>?b?B')
+_U_oboB = _S_oboB.unpack_from
+_P_oboB = _S_oboB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
@@ -763,70 +763,64 @@ def _read_v4(data, pos, end):
                     else:
                         o2.value = data[pos:pos + n].decode()
                         pos += n
-                    o2.read_only, o2.config_source, o2.is_sensitive, n, x0, x_ = _U_oboBbB(data, pos)
-                    if n == 1:
-                        o2.synonyms = []
-                        o2.config_type = x0
-                        n = x_
-                        pos += 6
-                    else:
-                        pos += 4
-                        if n >= 0x80:
-                            if data[pos] < 0x80:
-                                n = (n & 0x7F) | (data[pos] << 7)
+                    o2.read_only, o2.config_source, o2.is_sensitive, n = _U_oboB(data, pos)
+                    pos += 4
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    l3 = []
+                    if n:
+                        for _ in range(n):
+                            o3 = _new(DescribeConfigsSynonym)
+                            o3._unknown_tags = None
+                            n = data[pos]
+                            if n < 0x80:
                                 pos += 1
-                            else:
-                                n, pos = _uvarint(data, pos - 1)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        l3 = []
-                        if n:
-                            for _ in range(n):
-                                o3 = _new(DescribeConfigsSynonym)
-                                o3._unknown_tags = None
-                                n = data[pos]
-                                if n < 0x80:
-                                    pos += 1
-                                elif data[pos + 1] < 0x80:
-                                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                                    pos += 2
-                                else:
-                                    n, pos = _uvarint(data, pos)
-                                    if n > 0x8000:
-                                        raise _Malformed
-                                n -= 1
-                                if n < 0:
-                                    raise _Malformed
-                                o3.name = data[pos:pos + n].decode()
-                                pos += n
-                                n = data[pos]
-                                if n < 0x80:
-                                    pos += 1
-                                elif data[pos + 1] < 0x80:
-                                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                                    pos += 2
-                                else:
-                                    n, pos = _uvarint(data, pos)
-                                    if n > 0x8000:
-                                        raise _Malformed
-                                n -= 1
-                                if n < 0:
-                                    o3.value = None
-                                else:
-                                    o3.value = data[pos:pos + n].decode()
-                                    pos += n
-                                o3.source, t = _U_bB(data, pos)
+                            elif data[pos + 1] < 0x80:
+                                n = (n & 0x7F) | (data[pos + 1] << 7)
                                 pos += 2
-                                if t:
-                                    pos -= 1
-                                    o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                                l3.append(o3)
-                        o2.synonyms = l3
-                        o2.config_type, n = _U_bB(data, pos)
-                        pos += 2
+                            else:
+                                n, pos = _uvarint(data, pos)
+                                if n > 0x8000:
+                                    raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                raise _Malformed
+                            o3.name = data[pos:pos + n].decode()
+                            pos += n
+                            n = data[pos]
+                            if n < 0x80:
+                                pos += 1
+                            elif data[pos + 1] < 0x80:
+                                n = (n & 0x7F) | (data[pos + 1] << 7)
+                                pos += 2
+                            else:
+                                n, pos = _uvarint(data, pos)
+                                if n > 0x8000:
+                                    raise _Malformed
+                            n -= 1
+                            if n < 0:
+                                o3.value = None
+                            else:
+                                o3.value = data[pos:pos + n].decode()
+                                pos += n
+                            o3.source, t = _U_bB(data, pos)
+                            pos += 2
+                            if t:
+                                pos -= 1
+                                o3._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                            l3.append(o3)
+                    o2.synonyms = l3
+                    o2.config_type, n = _U_bB(data, pos)
+                    pos += 2
                     if n >= 0x80:
                         if data[pos] < 0x80:
                             n = (n & 0x7F) | (data[pos] << 7)

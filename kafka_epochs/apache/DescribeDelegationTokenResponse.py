@@ -29,9 +29,9 @@ _P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
-_S_hBiB = _struct.Struct('>hBiB')
-_U_hBiB = _S_hBiB.unpack_from
-_P_hBiB = _S_hBiB.pack
+_S_hB = _struct.Struct('>hB')
+_U_hB = _S_hB.unpack_from
+_P_hB = _S_hB.pack
 _S_i = _struct.Struct('>i')
 _U_i = _S_i.unpack_from
 _P_i = _S_i.pack
@@ -286,152 +286,146 @@ def _write_v0(o, out):
 def _read_v2(data, pos, end):
     o = _new(DescribeDelegationTokenResponse)
     o._unknown_tags = None
-    o.error_code, n, x0, x_ = _U_hBiB(data, pos)
-    if n == 1:
-        o.tokens = []
-        o.throttle_time_ms = x0
-        t = x_
-        pos += 8
-    else:
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    o.error_code, n = _U_hB(data, pos)
+    pos += 3
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribedDelegationToken)
+            o1._unknown_tags = None
+            o1.token_requester_principal_type = ''
+            o1.token_requester_principal_name = ''
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(DescribedDelegationToken)
-                o1._unknown_tags = None
-                o1.token_requester_principal_type = ''
-                o1.token_requester_principal_name = ''
-                n = data[pos]
-                if n < 0x80:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.principal_type = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.principal_name = data[pos:pos + n].decode()
+            pos += n
+            o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp, n = _U_qqqB(data, pos)
+            pos += 25
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
                 else:
-                    n, pos = _uvarint(data, pos)
+                    n, pos = _uvarint(data, pos - 1)
                     if n > 0x8000:
                         raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.principal_type = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.principal_name = data[pos:pos + n].decode()
-                pos += n
-                o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp, n = _U_qqqB(data, pos)
-                pos += 25
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.token_id = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.hmac = data[pos:pos + n]
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribedDelegationTokenRenewer)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
                         pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
                     else:
-                        n, pos = _uvarint(data, pos - 1)
+                        n, pos = _uvarint(data, pos)
                         if n > 0x8000:
                             raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.token_id = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.hmac = data[pos:pos + n]
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                l2 = []
-                if n:
-                    for _ in range(n):
-                        o2 = _new(DescribedDelegationTokenRenewer)
-                        o2._unknown_tags = None
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                            if n > 0x8000:
-                                raise _Malformed
-                        n -= 1
-                        if n < 0:
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal_type = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
                             raise _Malformed
-                        o2.principal_type = data[pos:pos + n].decode()
-                        pos += n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                            if n > 0x8000:
-                                raise _Malformed
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        o2.principal_name = data[pos:pos + n].decode()
-                        pos += n
-                        if data[pos] == 0:
-                            pos += 1
-                        else:
-                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                        l2.append(o2)
-                o1.renewers = l2
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.tokens = l1
-        o.throttle_time_ms, t = _U_iB(data, pos)
-        pos += 5
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal_name = data[pos:pos + n].decode()
+                    pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.renewers = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.tokens = l1
+    o.throttle_time_ms, t = _U_iB(data, pos)
+    pos += 5
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
@@ -495,180 +489,174 @@ def _write_v2(o, out):
 def _read_v3(data, pos, end):
     o = _new(DescribeDelegationTokenResponse)
     o._unknown_tags = None
-    o.error_code, n, x0, x_ = _U_hBiB(data, pos)
-    if n == 1:
-        o.tokens = []
-        o.throttle_time_ms = x0
-        t = x_
-        pos += 8
-    else:
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    o.error_code, n = _U_hB(data, pos)
+    pos += 3
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(DescribedDelegationToken)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(DescribedDelegationToken)
-                o1._unknown_tags = None
-                n = data[pos]
-                if n < 0x80:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.principal_type = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.principal_name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.token_requester_principal_type = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.token_requester_principal_name = data[pos:pos + n].decode()
+            pos += n
+            o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp, n = _U_qqqB(data, pos)
+            pos += 25
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
                     pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
                 else:
-                    n, pos = _uvarint(data, pos)
+                    n, pos = _uvarint(data, pos - 1)
                     if n > 0x8000:
                         raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.principal_type = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.principal_name = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.token_requester_principal_type = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.token_requester_principal_name = data[pos:pos + n].decode()
-                pos += n
-                o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp, n = _U_qqqB(data, pos)
-                pos += 25
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.token_id = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.hmac = data[pos:pos + n]
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribedDelegationTokenRenewer)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
                         pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
                     else:
-                        n, pos = _uvarint(data, pos - 1)
+                        n, pos = _uvarint(data, pos)
                         if n > 0x8000:
                             raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.token_id = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.hmac = data[pos:pos + n]
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                l2 = []
-                if n:
-                    for _ in range(n):
-                        o2 = _new(DescribedDelegationTokenRenewer)
-                        o2._unknown_tags = None
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                            if n > 0x8000:
-                                raise _Malformed
-                        n -= 1
-                        if n < 0:
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal_type = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
                             raise _Malformed
-                        o2.principal_type = data[pos:pos + n].decode()
-                        pos += n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                            if n > 0x8000:
-                                raise _Malformed
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        o2.principal_name = data[pos:pos + n].decode()
-                        pos += n
-                        if data[pos] == 0:
-                            pos += 1
-                        else:
-                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                        l2.append(o2)
-                o1.renewers = l2
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.tokens = l1
-        o.throttle_time_ms, t = _U_iB(data, pos)
-        pos += 5
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.principal_name = data[pos:pos + n].decode()
+                    pos += n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.renewers = l2
+            if data[pos] == 0:
+                pos += 1
+            else:
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.tokens = l1
+    o.throttle_time_ms, t = _U_iB(data, pos)
+    pos += 5
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)

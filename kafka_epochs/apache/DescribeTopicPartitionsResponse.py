@@ -32,9 +32,9 @@ _new = object.__new__
 _S_uo = _struct.Struct('>16s?')
 _U_uo = _S_uo.unpack_from
 _P_uo = _S_uo.pack
-_S_uoBiB = _struct.Struct('>16s?BiB')
-_U_uoBiB = _S_uoBiB.unpack_from
-_P_uoBiB = _S_uoBiB.pack
+_S_uoB = _struct.Struct('>16s?B')
+_U_uoB = _S_uoB.unpack_from
+_P_uoB = _S_uoB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
@@ -255,116 +255,110 @@ def _read_v0(data, pos, end):
             else:
                 o1.name = data[pos:pos + n].decode()
                 pos += n
-            o1.topic_id, o1.is_internal, n, x0, x_ = _U_uoBiB(data, pos)
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
             o1.topic_id = _uuid(o1.topic_id)
-            if n == 1:
-                o1.partitions = []
-                o1.topic_authorized_operations = x0
-                t = x_
-                pos += 23
-            else:
-                pos += 18
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(DescribeTopicPartitionsResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        o2.eligible_leader_replicas = None
+                    else:
+                        if n > end - pos:
+                            raise _Malformed
+                        o2.eligible_leader_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                        pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        o2.last_known_elr = None
+                    else:
+                        if n > end - pos:
+                            raise _Malformed
+                        o2.last_known_elr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                        pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
                         pos += 1
                     else:
-                        n, pos = _uvarint(data, pos - 1)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                l2 = []
-                if n:
-                    for _ in range(n):
-                        o2 = _new(DescribeTopicPartitionsResponsePartition)
-                        o2._unknown_tags = None
-                        o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-                        pos += 15
-                        if n >= 0x80:
-                            if data[pos] < 0x80:
-                                n = (n & 0x7F) | (data[pos] << 7)
-                                pos += 1
-                            else:
-                                n, pos = _uvarint(data, pos - 1)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            o2.eligible_leader_replicas = None
-                        else:
-                            if n > end - pos:
-                                raise _Malformed
-                            o2.eligible_leader_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                            pos += 4 * n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            o2.last_known_elr = None
-                        else:
-                            if n > end - pos:
-                                raise _Malformed
-                            o2.last_known_elr = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                            pos += 4 * n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        if data[pos] == 0:
-                            pos += 1
-                        else:
-                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                        l2.append(o2)
-                o1.partitions = l2
-                o1.topic_authorized_operations, t = _U_iB(data, pos)
-                pos += 5
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
             if t:
                 pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)

@@ -38,6 +38,9 @@ _P_b = _S_b.pack
 _S_bBiB = _struct.Struct('>bBiB')
 _U_bBiB = _S_bBiB.unpack_from
 _P_bBiB = _S_bBiB.pack
+_S_bii = _struct.Struct('>bii')
+_U_bii = _S_bii.unpack_from
+_P_bii = _S_bii.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
@@ -175,40 +178,45 @@ def _write_v0(o, out):
 def _read_v1(data, pos, end):
     o = _new(ElectLeadersRequest)
     o._unknown_tags = None
-    o.election_type, = _U_b(data, pos)
-    pos += 1
-    n = _U_i(data, pos)[0]
-    pos += 4
-    if n < 0:
-        if n != -1:
-            raise _Malformed
-        o.topic_partitions = None
+    o.election_type, n, x0 = _U_bii(data, pos)
+    if -2 < n < 1:
+        o.topic_partitions = None if n else []
+        o.timeout_ms = x0
+        pos += 9
     else:
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(TopicPartitions)
-                o1._unknown_tags = None
-                n = _U_h(data, pos)[0]
-                pos += 2
-                if n < 0:
-                    raise _Malformed
-                o1.topic = data[pos:pos + n].decode()
-                pos += n
-                n = _U_i(data, pos)[0]
-                pos += 4
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                pos += 4 * n
-                l1.append(o1)
-        o.topic_partitions = l1
-    o.timeout_ms, = _U_i(data, pos)
-    pos += 4
+        pos += 1
+        n = _U_i(data, pos)[0]
+        pos += 4
+        if n < 0:
+            if n != -1:
+                raise _Malformed
+            o.topic_partitions = None
+        else:
+            if n > end - pos:
+                raise _Malformed
+            l1 = []
+            if n:
+                for _ in range(n):
+                    o1 = _new(TopicPartitions)
+                    o1._unknown_tags = None
+                    n = _U_h(data, pos)[0]
+                    pos += 2
+                    if n < 0:
+                        raise _Malformed
+                    o1.topic = data[pos:pos + n].decode()
+                    pos += n
+                    n = _U_i(data, pos)[0]
+                    pos += 4
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o1.partitions = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    l1.append(o1)
+            o.topic_partitions = l1
+        o.timeout_ms, = _U_i(data, pos)
+        pos += 4
     return o, pos
 
 
@@ -236,8 +244,8 @@ def _read_v2(data, pos, end):
     o = _new(ElectLeadersRequest)
     o._unknown_tags = None
     o.election_type, n, x0, x_ = _U_bBiB(data, pos)
-    if n == 1:
-        o.topic_partitions = []
+    if n < 2:
+        o.topic_partitions = [] if n else None
         o.timeout_ms = x0
         t = x_
         pos += 7

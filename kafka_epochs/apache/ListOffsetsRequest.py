@@ -41,9 +41,6 @@ _P_ib = _S_ib.pack
 _S_ibB = _struct.Struct('>ibB')
 _U_ibB = _S_ibB.unpack_from
 _P_ibB = _S_ibB.pack
-_S_ibBiB = _struct.Struct('>ibBiB')
-_U_ibBiB = _S_ibBiB.unpack_from
-_P_ibBiB = _S_ibBiB.pack
 _S_iiq = _struct.Struct('>iiq')
 _U_iiq = _S_iiq.unpack_from
 _P_iiq = _S_iiq.pack
@@ -525,79 +522,73 @@ def _write_v6(o, out):
 def _read_v10(data, pos, end):
     o = _new(ListOffsetsRequest)
     o._unknown_tags = None
-    o.replica_id, o.isolation_level, n, x0, x_ = _U_ibBiB(data, pos)
-    if n == 1:
-        o.topics = []
-        o.timeout_ms = x0
-        t = x_
-        pos += 11
-    else:
-        pos += 6
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    o.replica_id, o.isolation_level, n = _U_ibB(data, pos)
+    pos += 6
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(ListOffsetsTopic)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(ListOffsetsPartition)
+                    o2._unknown_tags = None
+                    o2.max_num_offsets = 1
+                    o2.partition_index, o2.current_leader_epoch, o2.timestamp, t = _U_iiqB(data, pos)
+                    pos += 17
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(ListOffsetsTopic)
-                o1._unknown_tags = None
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.name = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                l2 = []
-                if n:
-                    for _ in range(n):
-                        o2 = _new(ListOffsetsPartition)
-                        o2._unknown_tags = None
-                        o2.max_num_offsets = 1
-                        o2.partition_index, o2.current_leader_epoch, o2.timestamp, t = _U_iiqB(data, pos)
-                        pos += 17
-                        if t:
-                            pos -= 1
-                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                        l2.append(o2)
-                o1.partitions = l2
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.topics = l1
-        o.timeout_ms, t = _U_iB(data, pos)
-        pos += 5
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.topics = l1
+    o.timeout_ms, t = _U_iB(data, pos)
+    pos += 5
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)

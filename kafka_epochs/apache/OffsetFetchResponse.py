@@ -46,9 +46,6 @@ _P_i = _S_i.pack
 _S_iB = _struct.Struct('>iB')
 _U_iB = _S_iB.unpack_from
 _P_iB = _S_iB.pack
-_S_iBhB = _struct.Struct('>iBhB')
-_U_iBhB = _S_iBhB.unpack_from
-_P_iBhB = _S_iBhB.pack
 _S_iq = _struct.Struct('>iq')
 _U_iq = _S_iq.unpack_from
 _P_iq = _S_iq.pack
@@ -603,94 +600,88 @@ def _read_v6(data, pos, end):
     o = _new(OffsetFetchResponse)
     o._unknown_tags = None
     o.groups = []
-    o.throttle_time_ms, n, x0, x_ = _U_iBhB(data, pos)
-    if n == 1:
-        o.topics = []
-        o.error_code = x0
-        t = x_
-        pos += 8
-    else:
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    o.throttle_time_ms, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(OffsetFetchResponseTopic)
+            o1._unknown_tags = None
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
+                    raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            n = data[pos]
+            if n < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                n, pos = _uvarint(data, pos)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(OffsetFetchResponsePartition)
+                    o2._unknown_tags = None
+                    o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
+                    pos += 17
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                            if n > 0x8000:
+                                raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        o2.metadata = None
+                    else:
+                        o2.metadata = data[pos:pos + n].decode()
+                        pos += n
+                    o2.error_code, t = _U_hB(data, pos)
+                    pos += 3
+                    if t:
+                        pos -= 1
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            if data[pos] == 0:
                 pos += 1
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(OffsetFetchResponseTopic)
-                o1._unknown_tags = None
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.name = data[pos:pos + n].decode()
-                pos += n
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                l2 = []
-                if n:
-                    for _ in range(n):
-                        o2 = _new(OffsetFetchResponsePartition)
-                        o2._unknown_tags = None
-                        o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n = _U_iqiB(data, pos)
-                        pos += 17
-                        if n >= 0x80:
-                            if data[pos] < 0x80:
-                                n = (n & 0x7F) | (data[pos] << 7)
-                                pos += 1
-                            else:
-                                n, pos = _uvarint(data, pos - 1)
-                                if n > 0x8000:
-                                    raise _Malformed
-                        n -= 1
-                        if n < 0:
-                            o2.metadata = None
-                        else:
-                            o2.metadata = data[pos:pos + n].decode()
-                            pos += n
-                        o2.error_code, t = _U_hB(data, pos)
-                        pos += 3
-                        if t:
-                            pos -= 1
-                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                        l2.append(o2)
-                o1.partitions = l2
-                if data[pos] == 0:
-                    pos += 1
-                else:
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.topics = l1
-        o.error_code, t = _U_hB(data, pos)
-        pos += 3
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.topics = l1
+    o.error_code, t = _U_hB(data, pos)
+    pos += 3
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)

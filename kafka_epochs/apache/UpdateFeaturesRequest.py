@@ -50,9 +50,6 @@ _P_i = _S_i.pack
 _S_iB = _struct.Struct('>iB')
 _U_iB = _S_iB.unpack_from
 _P_iB = _S_iB.pack
-_S_iBoB = _struct.Struct('>iB?B')
-_U_iBoB = _S_iBoB.unpack_from
-_P_iBoB = _S_iBoB.pack
 
 
 class FeatureUpdateKey(_Struct):
@@ -204,55 +201,49 @@ def _write_v0(o, out):
 def _read_v1(data, pos, end):
     o = _new(UpdateFeaturesRequest)
     o._unknown_tags = None
-    o.timeout_ms, n, x0, x_ = _U_iBoB(data, pos)
-    if n == 1:
-        o.feature_updates = []
-        o.validate_only = x0
-        t = x_
-        pos += 7
-    else:
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
+    o.timeout_ms, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(FeatureUpdateKey)
+            o1._unknown_tags = None
+            o1.allow_downgrade = False
+            n = data[pos]
+            if n < 0x80:
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                n = (n & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
             else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(FeatureUpdateKey)
-                o1._unknown_tags = None
-                o1.allow_downgrade = False
-                n = data[pos]
-                if n < 0x80:
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    n = (n & 0x7F) | (data[pos + 1] << 7)
-                    pos += 2
-                else:
-                    n, pos = _uvarint(data, pos)
-                    if n > 0x8000:
-                        raise _Malformed
-                n -= 1
-                if n < 0:
+                n, pos = _uvarint(data, pos)
+                if n > 0x8000:
                     raise _Malformed
-                o1.feature = data[pos:pos + n].decode()
-                pos += n
-                o1.max_version_level, o1.upgrade_type, t = _U_hbB(data, pos)
-                pos += 4
-                if t:
-                    pos -= 1
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.feature_updates = l1
-        o.validate_only, t = _U_oB(data, pos)
-        pos += 2
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.feature = data[pos:pos + n].decode()
+            pos += n
+            o1.max_version_level, o1.upgrade_type, t = _U_hbB(data, pos)
+            pos += 4
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.feature_updates = l1
+    o.validate_only, t = _U_oB(data, pos)
+    pos += 2
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)

@@ -48,12 +48,9 @@ _P_ibB = _S_ibB.pack
 _S_qho = _struct.Struct('>qh?')
 _U_qho = _S_qho.unpack_from
 _P_qho = _S_qho.pack
-_S_qhoBiB = _struct.Struct('>qh?BiB')
-_U_qhoBiB = _S_qhoBiB.unpack_from
-_P_qhoBiB = _S_qhoBiB.pack
-_S_qhoBibB = _struct.Struct('>qh?BibB')
-_U_qhoBibB = _S_qhoBibB.unpack_from
-_P_qhoBibB = _S_qhoBibB.pack
+_S_qhoB = _struct.Struct('>qh?B')
+_U_qhoB = _S_qhoB.unpack_from
+_P_qhoB = _S_qhoB.pack
 _PA_i = _fixed_array_packers('i')
 _UA_i = _fixed_array_unpackers('i')
 
@@ -247,68 +244,62 @@ def _read_v1(data, pos, end):
             o1 = _new(WritableTxnMarker)
             o1._unknown_tags = None
             o1.transaction_version = 0
-            o1.producer_id, o1.producer_epoch, o1.transaction_result, n, x0, x_ = _U_qhoBiB(data, pos)
-            if n == 1:
-                o1.topics = []
-                o1.coordinator_epoch = x0
-                t = x_
-                pos += 17
-            else:
-                pos += 12
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            o1.producer_id, o1.producer_epoch, o1.transaction_result, n = _U_qhoB(data, pos)
+            pos += 12
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(WritableTxnMarkerTopic)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
                         pos += 1
                     else:
-                        n, pos = _uvarint(data, pos - 1)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                l2 = []
-                if n:
-                    for _ in range(n):
-                        o2 = _new(WritableTxnMarkerTopic)
-                        o2._unknown_tags = None
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                            if n > 0x8000:
-                                raise _Malformed
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        o2.name = data[pos:pos + n].decode()
-                        pos += n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        if data[pos] == 0:
-                            pos += 1
-                        else:
-                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                        l2.append(o2)
-                o1.topics = l2
-                o1.coordinator_epoch, t = _U_iB(data, pos)
-                pos += 5
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
+            o1.coordinator_epoch, t = _U_iB(data, pos)
+            pos += 5
             if t:
                 pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
@@ -375,69 +366,62 @@ def _read_v2(data, pos, end):
         for _ in range(n):
             o1 = _new(WritableTxnMarker)
             o1._unknown_tags = None
-            o1.producer_id, o1.producer_epoch, o1.transaction_result, n, x0, x1, x_ = _U_qhoBibB(data, pos)
-            if n == 1:
-                o1.topics = []
-                o1.coordinator_epoch = x0
-                o1.transaction_version = x1
-                t = x_
-                pos += 18
-            else:
-                pos += 12
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            o1.producer_id, o1.producer_epoch, o1.transaction_result, n = _U_qhoB(data, pos)
+            pos += 12
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(WritableTxnMarkerTopic)
+                    o2._unknown_tags = None
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                        if n > 0x8000:
+                            raise _Malformed
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    o2.name = data[pos:pos + n].decode()
+                    pos += n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
                         pos += 1
                     else:
-                        n, pos = _uvarint(data, pos - 1)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                l2 = []
-                if n:
-                    for _ in range(n):
-                        o2 = _new(WritableTxnMarkerTopic)
-                        o2._unknown_tags = None
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                            if n > 0x8000:
-                                raise _Malformed
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        o2.name = data[pos:pos + n].decode()
-                        pos += n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.partition_indexes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        if data[pos] == 0:
-                            pos += 1
-                        else:
-                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                        l2.append(o2)
-                o1.topics = l2
-                o1.coordinator_epoch, o1.transaction_version, t = _U_ibB(data, pos)
-                pos += 6
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.topics = l2
+            o1.coordinator_epoch, o1.transaction_version, t = _U_ibB(data, pos)
+            pos += 6
             if t:
                 pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)

@@ -78,11 +78,12 @@ class Decode:
                 self.tag_section(struct, var, end)
 
     def skippable_array(self, runs: list[list[FieldSpec]], i: int) -> bool:
-        """Whether ``runs[i]`` is a fixed run followed by an array of structs and another fixed
-        run, in a flexible version: such an array is mostly empty (FetchResponse's aborted
+        """Whether ``runs[i]`` is a fixed run followed by a nullable array of structs and another
+        fixed run: such an array is optional, mostly null or empty (FetchResponse's aborted
         transactions), so the two runs can be read in one ``struct`` call (see
-        :meth:`over_empty_array`)."""
-        if not self.flexible or i + 2 >= len(runs):
+        :meth:`over_empty_array`). Other arrays there (a Metadata topic's partitions) are
+        rarely empty: betting on them would only lengthen each read."""
+        if i + 2 >= len(runs):
             return False
         first, middle, second = runs[i], runs[i + 1], runs[i + 2]
         array = middle[0]
@@ -90,6 +91,7 @@ class Decode:
             first[0].type.is_fixed
             and second[0].type.is_fixed
             and array.type.kind is Kind.ARRAY
+            and array.nullable_in(self.v)
             and array.type.element is not None
             and array.type.element.kind is Kind.STRUCT
             and not any(f.type.kind is Kind.UUID for f in second)
@@ -98,9 +100,9 @@ class Decode:
     def over_empty_array(
         self, runs: list[list[FieldSpec]], i: int, var: str, depth: int, end: str, merge_tags: bool
     ) -> bool:
-        """Read ``runs[i]``, the array after it and the run after that, betting on an empty
-        array: one ``struct`` call reads the first run, the array's count and the second run;
-        when the count says empty (a compact 1), the second run's values are the ones read, else
+        """Read ``runs[i]``, the array after it and the run after that, betting on a null or
+        empty array: one ``struct`` call reads the first run, the array's count and the second
+        run; when the count says null or empty, the second run's values are the ones read, else
         the array and the second run are read as usual. Returns whether the first byte of what
         follows is preloaded in ``n`` (as :meth:`fixed_run` leaves it)."""
         src, gen = self.src, self.gen
@@ -109,26 +111,33 @@ class Decode:
         following = runs[i + 3][0] if not last else None
         preloaded = following is not None and self.compact_length(following)
         extra = "t" if merge_tags and last else "n" if preloaded else None
+        # null, empty: a compact count is the length plus one (0: null); a classic one is -1 for null
+        count, bet, value = (
+            ("B", "n < 2", "[] if n else None") if self.flexible else ("i", "-2 < n < 1", "None if n else []")
+        )
         fmt1 = "".join(FIXED_FORMATS[f.type.kind] for f in first)
         fmt2 = "".join(FIXED_FORMATS[f.type.kind] for f in second) + ("B" if extra else "")
-        size1 = sum(FIXED_SIZES[c] for c in split_fmt(fmt1)) + 1
+        size1 = sum(FIXED_SIZES[c] for c in split_fmt(fmt1))
         size2 = sum(FIXED_SIZES[c] for c in split_fmt(fmt2))
         held = [f"x{k}" for k in range(len(second))] + (["x_"] if extra else [])
         targets = [f"{var}.{gen.attr(f)}" for f in first]
-        src(f"{', '.join([*targets, 'n', *held])} = _U_{gen.fixed(fmt1 + 'B' + fmt2)}(data, pos)")
+        src(f"{', '.join([*targets, 'n', *held])} = _U_{gen.fixed(fmt1 + count + fmt2)}(data, pos)")
         for f, target in zip(first, targets, strict=True):
             if f.type.kind is Kind.UUID:
                 src(f"{target} = {gen.rt('_uuid')}({target})")
-        with src.block("if n == 1:"):  # empty: the second run was read with the first
-            src(f"{var}.{gen.slot(array)} = []")
+        with src.block(f"if {bet}:"):  # null or empty: the second run was read with the first
+            src(f"{var}.{gen.slot(array)} = {value}")
             for f, value in zip(second, held, strict=False):
                 src(f"{var}.{gen.attr(f)} = {value}")
             if extra:
                 src(f"{extra} = x_")
-            src(f"pos += {size1 + size2}")
+            src(f"pos += {size1 + FIXED_SIZES[count] + size2}")
         with src.block("else:"):
-            src(f"pos += {size1}")
-            self.value(array, f"{var}.{gen.slot(array)}", depth, end, preloaded=True)
+            if self.flexible:  # the count's first byte stays in n, as a preloaded length
+                src(f"pos += {size1 + 1}")
+            else:  # the classic count is read again with the array
+                src(f"pos += {size1}")
+            self.value(array, f"{var}.{gen.slot(array)}", depth, end, preloaded=self.flexible)
             self.fixed_run(second, var, with_tag_count=extra == "t", with_length=extra == "n")
         return preloaded
 

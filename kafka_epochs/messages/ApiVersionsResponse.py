@@ -31,9 +31,9 @@ _P_BB = _S_BB.pack
 _S_h = _struct.Struct('>h')
 _U_h = _S_h.unpack_from
 _P_h = _S_h.pack
-_S_hBiB = _struct.Struct('>hBiB')
-_U_hBiB = _S_hBiB.unpack_from
-_P_hBiB = _S_hBiB.pack
+_S_hB = _struct.Struct('>hB')
+_U_hB = _S_hB.unpack_from
+_P_hB = _S_hB.pack
 _S_hh = _struct.Struct('>hh')
 _U_hh = _S_hh.unpack_from
 _P_hh = _S_hh.pack
@@ -416,39 +416,33 @@ def _read_v3(data, pos, end):
     o.finalized_features_epoch = -1
     o.finalized_features = []
     o.zk_migration_ready = False
-    o.error_code, n, x0, x_ = _U_hBiB(data, pos)
-    if n == 1:
-        o.api_keys = []
-        o.throttle_time_ms = x0
-        t = x_
-        pos += 8
-    else:
-        pos += 3
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(ApiVersion)
-                o1._unknown_tags = None
-                o1.api_key, o1.min_version, o1.max_version, t = _U_hhhB(data, pos)
-                pos += 7
-                if t:
-                    pos -= 1
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.api_keys = l1
-        o.throttle_time_ms, t = _U_iB(data, pos)
-        pos += 5
+    o.error_code, n = _U_hB(data, pos)
+    pos += 3
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(ApiVersion)
+            o1._unknown_tags = None
+            o1.api_key, o1.min_version, o1.max_version, t = _U_hhhB(data, pos)
+            pos += 7
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.api_keys = l1
+    o.throttle_time_ms, t = _U_iB(data, pos)
+    pos += 5
     if t:
         pos -= 1
         pos = _read_tags_ApiVersionsResponse_v3(o, data, pos, end)

@@ -63,6 +63,9 @@ _P_ihqqq = _S_ihqqq.pack
 _S_ihqqqBiB = _struct.Struct('>ihqqqBiB')
 _U_ihqqqBiB = _S_ihqqqBiB.unpack_from
 _P_ihqqqBiB = _S_ihqqqBiB.pack
+_S_ihqqqii = _struct.Struct('>ihqqqii')
+_U_ihqqqii = _S_ihqqqii.unpack_from
+_P_ihqqqii = _S_ihqqqii.pack
 _S_ii = _struct.Struct('>ii')
 _U_ii = _S_ii.unpack_from
 _P_ii = _S_ii.pack
@@ -1013,28 +1016,33 @@ def _read_v11(data, pos, end):
                     o2._diverging_epoch = None
                     o2._current_leader = None
                     o2._snapshot_id = None
-                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _U_ihqqq(data, pos)
-                    pos += 30
-                    n = _U_i(data, pos)[0]
-                    pos += 4
-                    if n < 0:
-                        if n != -1:
-                            raise _Malformed
-                        o2.aborted_transactions = None
+                    o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n, x0 = _U_ihqqqii(data, pos)
+                    if -2 < n < 1:
+                        o2.aborted_transactions = None if n else []
+                        o2.preferred_read_replica = x0
+                        pos += 38
                     else:
-                        if n > end - pos:
-                            raise _Malformed
-                        l3 = []
-                        if n:
-                            for _ in range(n):
-                                o3 = _new(AbortedTransaction)
-                                o3._unknown_tags = None
-                                o3.producer_id, o3.first_offset = _U_qq(data, pos)
-                                pos += 16
-                                l3.append(o3)
-                        o2.aborted_transactions = l3
-                    o2.preferred_read_replica, = _U_i(data, pos)
-                    pos += 4
+                        pos += 30
+                        n = _U_i(data, pos)[0]
+                        pos += 4
+                        if n < 0:
+                            if n != -1:
+                                raise _Malformed
+                            o2.aborted_transactions = None
+                        else:
+                            if n > end - pos:
+                                raise _Malformed
+                            l3 = []
+                            if n:
+                                for _ in range(n):
+                                    o3 = _new(AbortedTransaction)
+                                    o3._unknown_tags = None
+                                    o3.producer_id, o3.first_offset = _U_qq(data, pos)
+                                    pos += 16
+                                    l3.append(o3)
+                            o2.aborted_transactions = l3
+                        o2.preferred_read_replica, = _U_i(data, pos)
+                        pos += 4
                     n = _U_i(data, pos)[0]
                     pos += 4
                     if n < 0:
@@ -1227,8 +1235,8 @@ def _read_v12(data, pos, end):
                     o2._current_leader = None
                     o2._snapshot_id = None
                     o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n, x0, x_ = _U_ihqqqBiB(data, pos)
-                    if n == 1:
-                        o2.aborted_transactions = []
+                    if n < 2:
+                        o2.aborted_transactions = [] if n else None
                         o2.preferred_read_replica = x0
                         n = x_
                         pos += 36
@@ -1440,8 +1448,8 @@ def _read_v13(data, pos, end):
                     o2._current_leader = None
                     o2._snapshot_id = None
                     o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n, x0, x_ = _U_ihqqqBiB(data, pos)
-                    if n == 1:
-                        o2.aborted_transactions = []
+                    if n < 2:
+                        o2.aborted_transactions = [] if n else None
                         o2.preferred_read_replica = x0
                         n = x_
                         pos += 36
@@ -1706,8 +1714,8 @@ def _read_v16(data, pos, end):
                     o2._current_leader = None
                     o2._snapshot_id = None
                     o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n, x0, x_ = _U_ihqqqBiB(data, pos)
-                    if n == 1:
-                        o2.aborted_transactions = []
+                    if n < 2:
+                        o2.aborted_transactions = [] if n else None
                         o2.preferred_read_replica = x0
                         n = x_
                         pos += 36

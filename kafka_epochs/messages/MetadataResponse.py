@@ -33,15 +33,15 @@ _new = object.__new__
 _S_uo = _struct.Struct('>16s?')
 _U_uo = _S_uo.unpack_from
 _P_uo = _S_uo.pack
-_S_uoBiB = _struct.Struct('>16s?BiB')
-_U_uoBiB = _S_uoBiB.unpack_from
-_P_uoBiB = _S_uoBiB.pack
+_S_uoB = _struct.Struct('>16s?B')
+_U_uoB = _S_uoB.unpack_from
+_P_uoB = _S_uoB.pack
 _S_o = _struct.Struct('>?')
 _U_o = _S_o.unpack_from
 _P_o = _S_o.pack
-_S_oBiB = _struct.Struct('>?BiB')
-_U_oBiB = _S_oBiB.unpack_from
-_P_oBiB = _S_oBiB.pack
+_S_oB = _struct.Struct('>?B')
+_U_oB = _S_oB.unpack_from
+_P_oB = _S_oB.pack
 _S_BB = _struct.Struct('>BB')
 _U_BB = _S_BB.unpack_from
 _P_BB = _S_BB.pack
@@ -66,9 +66,6 @@ _P_i = _S_i.pack
 _S_iB = _struct.Struct('>iB')
 _U_iB = _S_iB.unpack_from
 _P_iB = _S_iB.pack
-_S_iBiB = _struct.Struct('>iBiB')
-_U_iBiB = _S_iBiB.unpack_from
-_P_iBiB = _S_iBiB.pack
 _ZERO_UUID = _UUID(int=0x0)
 _PA_i = _fixed_array_packers('i')
 _UA_i = _fixed_array_unpackers('i')
@@ -1492,54 +1489,60 @@ def _read_v9(data, pos, end):
     else:
         o.cluster_id = data[pos:pos + n].decode()
         pos += n
-    o.controller_id, n, x0, x_ = _U_iBiB(data, pos)
-    if n == 1:
-        o.topics = []
-        o.cluster_authorized_operations = x0
-        t = x_
-        pos += 10
-    else:
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(MetadataResponseTopic)
-                o1._unknown_tags = None
-                o1.topic_id = _ZERO_UUID
-                o1.error_code, n = _U_hB(data, pos)
-                pos += 3
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.name = data[pos:pos + n].decode()
-                pos += n
-                o1.is_internal, n, x0, x_ = _U_oBiB(data, pos)
-                if n == 1:
-                    o1.partitions = []
-                    o1.topic_authorized_operations = x0
-                    t = x_
-                    pos += 7
+    o.controller_id, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.topic_id = _ZERO_UUID
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
                 else:
-                    pos += 2
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.is_internal, n = _U_oB(data, pos)
+            pos += 2
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
                     if n >= 0x80:
                         if data[pos] < 0x80:
                             n = (n & 0x7F) | (data[pos] << 7)
@@ -1551,71 +1554,53 @@ def _read_v9(data, pos, end):
                         raise _Malformed
                     if n > end - pos:
                         raise _Malformed
-                    l2 = []
-                    if n:
-                        for _ in range(n):
-                            o2 = _new(MetadataResponsePartition)
-                            o2._unknown_tags = None
-                            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-                            pos += 15
-                            if n >= 0x80:
-                                if data[pos] < 0x80:
-                                    n = (n & 0x7F) | (data[pos] << 7)
-                                    pos += 1
-                                else:
-                                    n, pos = _uvarint(data, pos - 1)
-                            n -= 1
-                            if n < 0:
-                                raise _Malformed
-                            if n > end - pos:
-                                raise _Malformed
-                            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                            pos += 4 * n
-                            n = data[pos]
-                            if n < 0x80:
-                                pos += 1
-                            elif data[pos + 1] < 0x80:
-                                n = (n & 0x7F) | (data[pos + 1] << 7)
-                                pos += 2
-                            else:
-                                n, pos = _uvarint(data, pos)
-                            n -= 1
-                            if n < 0:
-                                raise _Malformed
-                            if n > end - pos:
-                                raise _Malformed
-                            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                            pos += 4 * n
-                            n = data[pos]
-                            if n < 0x80:
-                                pos += 1
-                            elif data[pos + 1] < 0x80:
-                                n = (n & 0x7F) | (data[pos + 1] << 7)
-                                pos += 2
-                            else:
-                                n, pos = _uvarint(data, pos)
-                            n -= 1
-                            if n < 0:
-                                raise _Malformed
-                            if n > end - pos:
-                                raise _Malformed
-                            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                            pos += 4 * n
-                            if data[pos] == 0:
-                                pos += 1
-                            else:
-                                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                            l2.append(o2)
-                    o1.partitions = l2
-                    o1.topic_authorized_operations, t = _U_iB(data, pos)
-                    pos += 5
-                if t:
-                    pos -= 1
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.topics = l1
-        o.cluster_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.topics = l1
+    o.cluster_authorized_operations, t = _U_iB(data, pos)
+    pos += 5
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
@@ -1772,54 +1757,60 @@ def _read_v10(data, pos, end):
     else:
         o.cluster_id = data[pos:pos + n].decode()
         pos += n
-    o.controller_id, n, x0, x_ = _U_iBiB(data, pos)
-    if n == 1:
-        o.topics = []
-        o.cluster_authorized_operations = x0
-        t = x_
-        pos += 10
-    else:
-        pos += 5
-        if n >= 0x80:
-            if data[pos] < 0x80:
-                n = (n & 0x7F) | (data[pos] << 7)
-                pos += 1
-            else:
-                n, pos = _uvarint(data, pos - 1)
-        n -= 1
-        if n < 0:
-            raise _Malformed
-        if n > end - pos:
-            raise _Malformed
-        l1 = []
-        if n:
-            for _ in range(n):
-                o1 = _new(MetadataResponseTopic)
-                o1._unknown_tags = None
-                o1.error_code, n = _U_hB(data, pos)
-                pos += 3
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
-                        pos += 1
-                    else:
-                        n, pos = _uvarint(data, pos - 1)
-                        if n > 0x8000:
-                            raise _Malformed
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                o1.name = data[pos:pos + n].decode()
-                pos += n
-                o1.topic_id, o1.is_internal, n, x0, x_ = _U_uoBiB(data, pos)
-                o1.topic_id = _uuid(o1.topic_id)
-                if n == 1:
-                    o1.partitions = []
-                    o1.topic_authorized_operations = x0
-                    t = x_
-                    pos += 23
+    o.controller_id, n = _U_iB(data, pos)
+    pos += 5
+    if n >= 0x80:
+        if data[pos] < 0x80:
+            n = (n & 0x7F) | (data[pos] << 7)
+            pos += 1
+        else:
+            n, pos = _uvarint(data, pos - 1)
+    n -= 1
+    if n < 0:
+        raise _Malformed
+    if n > end - pos:
+        raise _Malformed
+    l1 = []
+    if n:
+        for _ in range(n):
+            o1 = _new(MetadataResponseTopic)
+            o1._unknown_tags = None
+            o1.error_code, n = _U_hB(data, pos)
+            pos += 3
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
                 else:
-                    pos += 18
+                    n, pos = _uvarint(data, pos - 1)
+                    if n > 0x8000:
+                        raise _Malformed
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            o1.name = data[pos:pos + n].decode()
+            pos += n
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
+            o1.topic_id = _uuid(o1.topic_id)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
                     if n >= 0x80:
                         if data[pos] < 0x80:
                             n = (n & 0x7F) | (data[pos] << 7)
@@ -1831,71 +1822,53 @@ def _read_v10(data, pos, end):
                         raise _Malformed
                     if n > end - pos:
                         raise _Malformed
-                    l2 = []
-                    if n:
-                        for _ in range(n):
-                            o2 = _new(MetadataResponsePartition)
-                            o2._unknown_tags = None
-                            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-                            pos += 15
-                            if n >= 0x80:
-                                if data[pos] < 0x80:
-                                    n = (n & 0x7F) | (data[pos] << 7)
-                                    pos += 1
-                                else:
-                                    n, pos = _uvarint(data, pos - 1)
-                            n -= 1
-                            if n < 0:
-                                raise _Malformed
-                            if n > end - pos:
-                                raise _Malformed
-                            o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                            pos += 4 * n
-                            n = data[pos]
-                            if n < 0x80:
-                                pos += 1
-                            elif data[pos + 1] < 0x80:
-                                n = (n & 0x7F) | (data[pos + 1] << 7)
-                                pos += 2
-                            else:
-                                n, pos = _uvarint(data, pos)
-                            n -= 1
-                            if n < 0:
-                                raise _Malformed
-                            if n > end - pos:
-                                raise _Malformed
-                            o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                            pos += 4 * n
-                            n = data[pos]
-                            if n < 0x80:
-                                pos += 1
-                            elif data[pos + 1] < 0x80:
-                                n = (n & 0x7F) | (data[pos + 1] << 7)
-                                pos += 2
-                            else:
-                                n, pos = _uvarint(data, pos)
-                            n -= 1
-                            if n < 0:
-                                raise _Malformed
-                            if n > end - pos:
-                                raise _Malformed
-                            o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                            pos += 4 * n
-                            if data[pos] == 0:
-                                pos += 1
-                            else:
-                                o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                            l2.append(o2)
-                    o1.partitions = l2
-                    o1.topic_authorized_operations, t = _U_iB(data, pos)
-                    pos += 5
-                if t:
-                    pos -= 1
-                    o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                l1.append(o1)
-        o.topics = l1
-        o.cluster_authorized_operations, t = _U_iB(data, pos)
-        pos += 5
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
+                        pos += 1
+                    else:
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
+            if t:
+                pos -= 1
+                o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+            l1.append(o1)
+    o.topics = l1
+    o.cluster_authorized_operations, t = _U_iB(data, pos)
+    pos += 5
     if t:
         pos -= 1
         o._unknown_tags, pos = _read_unknown_tags(data, pos, end)
@@ -2086,84 +2059,78 @@ def _read_v11(data, pos, end):
                 raise _Malformed
             o1.name = data[pos:pos + n].decode()
             pos += n
-            o1.topic_id, o1.is_internal, n, x0, x_ = _U_uoBiB(data, pos)
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
             o1.topic_id = _uuid(o1.topic_id)
-            if n == 1:
-                o1.partitions = []
-                o1.topic_authorized_operations = x0
-                t = x_
-                pos += 23
-            else:
-                pos += 18
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
                         pos += 1
                     else:
-                        n, pos = _uvarint(data, pos - 1)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                l2 = []
-                if n:
-                    for _ in range(n):
-                        o2 = _new(MetadataResponsePartition)
-                        o2._unknown_tags = None
-                        o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-                        pos += 15
-                        if n >= 0x80:
-                            if data[pos] < 0x80:
-                                n = (n & 0x7F) | (data[pos] << 7)
-                                pos += 1
-                            else:
-                                n, pos = _uvarint(data, pos - 1)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        if data[pos] == 0:
-                            pos += 1
-                        else:
-                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                        l2.append(o2)
-                o1.partitions = l2
-                o1.topic_authorized_operations, t = _U_iB(data, pos)
-                pos += 5
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
             if t:
                 pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
@@ -2362,84 +2329,78 @@ def _read_v12(data, pos, end):
             else:
                 o1.name = data[pos:pos + n].decode()
                 pos += n
-            o1.topic_id, o1.is_internal, n, x0, x_ = _U_uoBiB(data, pos)
+            o1.topic_id, o1.is_internal, n = _U_uoB(data, pos)
+            pos += 18
             o1.topic_id = _uuid(o1.topic_id)
-            if n == 1:
-                o1.partitions = []
-                o1.topic_authorized_operations = x0
-                t = x_
-                pos += 23
-            else:
-                pos += 18
-                if n >= 0x80:
-                    if data[pos] < 0x80:
-                        n = (n & 0x7F) | (data[pos] << 7)
+            if n >= 0x80:
+                if data[pos] < 0x80:
+                    n = (n & 0x7F) | (data[pos] << 7)
+                    pos += 1
+                else:
+                    n, pos = _uvarint(data, pos - 1)
+            n -= 1
+            if n < 0:
+                raise _Malformed
+            if n > end - pos:
+                raise _Malformed
+            l2 = []
+            if n:
+                for _ in range(n):
+                    o2 = _new(MetadataResponsePartition)
+                    o2._unknown_tags = None
+                    o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
+                    pos += 15
+                    if n >= 0x80:
+                        if data[pos] < 0x80:
+                            n = (n & 0x7F) | (data[pos] << 7)
+                            pos += 1
+                        else:
+                            n, pos = _uvarint(data, pos - 1)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    n = data[pos]
+                    if n < 0x80:
+                        pos += 1
+                    elif data[pos + 1] < 0x80:
+                        n = (n & 0x7F) | (data[pos + 1] << 7)
+                        pos += 2
+                    else:
+                        n, pos = _uvarint(data, pos)
+                    n -= 1
+                    if n < 0:
+                        raise _Malformed
+                    if n > end - pos:
+                        raise _Malformed
+                    o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
+                    pos += 4 * n
+                    if data[pos] == 0:
                         pos += 1
                     else:
-                        n, pos = _uvarint(data, pos - 1)
-                n -= 1
-                if n < 0:
-                    raise _Malformed
-                if n > end - pos:
-                    raise _Malformed
-                l2 = []
-                if n:
-                    for _ in range(n):
-                        o2 = _new(MetadataResponsePartition)
-                        o2._unknown_tags = None
-                        o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n = _U_hiiiB(data, pos)
-                        pos += 15
-                        if n >= 0x80:
-                            if data[pos] < 0x80:
-                                n = (n & 0x7F) | (data[pos] << 7)
-                                pos += 1
-                            else:
-                                n, pos = _uvarint(data, pos - 1)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.replica_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.isr_nodes = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        n = data[pos]
-                        if n < 0x80:
-                            pos += 1
-                        elif data[pos + 1] < 0x80:
-                            n = (n & 0x7F) | (data[pos + 1] << 7)
-                            pos += 2
-                        else:
-                            n, pos = _uvarint(data, pos)
-                        n -= 1
-                        if n < 0:
-                            raise _Malformed
-                        if n > end - pos:
-                            raise _Malformed
-                        o2.offline_replicas = [*_UA_i[n](data, pos)] if n < _SMALL else list(_fixed_array('i', n)(data, pos))
-                        pos += 4 * n
-                        if data[pos] == 0:
-                            pos += 1
-                        else:
-                            o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
-                        l2.append(o2)
-                o1.partitions = l2
-                o1.topic_authorized_operations, t = _U_iB(data, pos)
-                pos += 5
+                        o2._unknown_tags, pos = _read_unknown_tags(data, pos, end)
+                    l2.append(o2)
+            o1.partitions = l2
+            o1.topic_authorized_operations, t = _U_iB(data, pos)
+            pos += 5
             if t:
                 pos -= 1
                 o1._unknown_tags, pos = _read_unknown_tags(data, pos, end)
