@@ -19,20 +19,14 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from kafka_epochs.audit.clusters import ClusterAssigner, ClusterInfo, Node
-from kafka_epochs.audit.events import (
-    ANSWER,
-    CLUSTER_INFO,
-    ERROR_RESPONSE,
-    LEADER_EPOCH,
-    REQUEST_EPOCH,
-    STOP_REPLICA_EPOCH,
-)
+from kafka_epochs.audit.events import ANSWER, CLUSTER_INFO, ERROR_RESPONSE, LEADER_EPOCH
+from kafka_epochs.audit.judging import CHECKS
 from kafka_epochs.audit.timeline import Timeline
 
 __all__ = ["JUDGED_KINDS", "SUMMARY_READS", "SUMMARY_SCHEMA", "Placement", "PlacementSummary"]
 
 #: The events the judging reads: the checks, and the answers and epoch errors that pair with them.
-JUDGED_KINDS = (REQUEST_EPOCH, STOP_REPLICA_EPOCH, ANSWER, ERROR_RESPONSE)
+JUDGED_KINDS = (*CHECKS, ANSWER, ERROR_RESPONSE)
 
 _WHO = [("capture", pa.string()), ("broker", pa.string()), ("topic_id", pa.string()), ("topic", pa.string())]
 #: A summary row: either a connection's (``sighting`` false: the topic id and name it was seen

@@ -71,6 +71,7 @@ from kafka_epochs.audit.events import (
 )
 from kafka_epochs.audit.incidents import TIMELINE_COLUMNS
 from kafka_epochs.audit.judging import (
+    CHECKS,
     VERDICT_FIELDS,
     LeaderEpochs,
     PartitionKey,
@@ -445,7 +446,7 @@ def _judged(
     exchange = [F.col(c) for c in ("capture", "client", "broker", "correlation_id")]
     # a check without a correlation id pairs with nothing: no need to keep those together
     unpaired = F.when(F.col("correlation_id").isNull(), F.col("seq"))
-    checks = events.where(F.col("kind").isin(REQUEST_EPOCH, STOP_REPLICA_EPOCH))
+    checks = events.where(F.col("kind").isin(*CHECKS))
     if incidents_only:  # a check of a partition with no epoch seen has no verdict: no incident either
         checks = _of_partitions(checks, epochs)
     # (an answer without a correlation id answers nothing: it need not travel)
