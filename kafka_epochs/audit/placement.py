@@ -11,10 +11,11 @@ the driver merges the tasks' rows (:class:`Placement`) into cluster names and a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
@@ -242,3 +243,47 @@ class Placement:
                 )
         judged = sum(r["judged"] or 0 for r in rows)
         return cls(clusters, names, assigner.split_ids(), timeline.rows(), judged)
+
+    def place(self, events: pa.Table) -> pa.Table:
+        """``events`` with each one's ``cluster`` (appended; null for a connection the summaries
+        did not have) and its topic named: its own name, else (an empty name is no name) the one
+        its topic id has in its cluster, else none."""
+        nodes, which = row_keys(events, ("capture", "broker"))
+        clusters = self.clusters
+        cluster = pa.array([clusters.get(node) for node in nodes], pa.string()).take(which)
+        topic = events.column("topic")
+        own = pc.if_else(pc.equal(topic, ""), pa.scalar(None, pa.string()), topic)
+        topic_ids = events.column("topic_id")
+        unnamed = np.flatnonzero(pc.and_(pc.is_null(own), pc.is_valid(topic_ids)).to_numpy(zero_copy_only=False))
+        if unnamed.size and self.names:  # (a row at a time, for those rows only)
+            named, ids, places = own.to_pylist(), topic_ids.to_pylist(), cluster.to_pylist()
+            for i in unnamed.tolist():
+                named[i] = self.names.get((places[i], ids[i]))
+            own = pa.array(named, pa.string())
+        at = events.schema.get_field_index("topic")
+        placed = events.set_column(at, events.schema.field(at), own)
+        return placed.append_column("cluster", cluster)
+
+
+def row_keys(table: pa.Table, columns: Sequence[str]) -> tuple[list[tuple[Any, ...]], pa.Array]:
+    """The distinct combinations of ``columns``' values in ``table`` (a null is a value) and each
+    row's index into them: what a lookup by several columns needs, with one Python step per
+    distinct combination rather than per row."""
+    combined = np.zeros(table.num_rows, np.int64)
+    values: list[list[Any]] = []
+    for name in columns:
+        column = table.column(name)
+        encoded = (column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column).dictionary_encode()
+        distinct = [*encoded.dictionary.to_pylist(), None]  # the last for nulls
+        codes = pc.fill_null(encoded.indices, len(distinct) - 1).to_numpy(zero_copy_only=False)
+        combined = combined * len(distinct) + codes
+        values.append(distinct)
+    found, which = np.unique(combined, return_inverse=True)
+    keys = []
+    for code in found.tolist():
+        key = []
+        for distinct in reversed(values):
+            code, at = divmod(code, len(distinct))
+            key.append(distinct[at])
+        keys.append(tuple(reversed(key)))
+    return keys, pa.array(which.reshape(-1), pa.int64())

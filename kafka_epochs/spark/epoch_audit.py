@@ -33,11 +33,13 @@ This is the audit's Spark engine; the domain is :mod:`kafka_epochs.audit`, share
 in-process engine (:mod:`kafka_epochs.audit.local`), which gives the same rows. Events are
 extracted in ``mapInArrow`` tasks (:func:`kafka_epochs.audit.events.audit_events`: frames are
 decoded again, only those that can matter, because the rules read decoded objects), each task
-summing up on the way what placing them needs (:mod:`kafka_epochs.audit.placement`); clusters and
-the timeline are worked out on the driver from those few rows; each (cluster, topic, partition) is then
-judged by :func:`kafka_epochs.audit.judging.judge_exchanges`, the verdict rule of the
-``kafka_epochs.epochs`` functions, in tasks that each hold whole exchanges and every partition's
-leader epochs (the timeline: one row per epoch seen).
+summing up on the way what placing them needs (:mod:`kafka_epochs.audit.placement`) and packing
+its events by exchange (:mod:`kafka_epochs.audit.shares`: Arrow IPC values, a few per task, where
+rows would cost Spark a conversion per value); clusters and the timeline are worked out on the
+driver from the summaries; the checks are then judged by
+:func:`kafka_epochs.audit.judging.judge_exchanges`, the verdict rule of the
+``kafka_epochs.epochs`` functions, in tasks that each unpack some shares (whole exchanges), place
+their events and hold every partition's leader epochs (the timeline: one row per epoch seen).
 
 A frame that could carry an epoch and does not decode is an ``unreadable`` event (``error`` says
 why): it contributes no verdict, and the audit's summary, report and exit status count it, so an
@@ -47,20 +49,19 @@ all-clear never rests on frames it could not read.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_epochs.audit.clusters import CLUSTER_KEYS, Node
+from kafka_epochs.audit.clusters import CLUSTER_KEYS
 from kafka_epochs.audit.events import (
-    ANSWER,
-    CLUSTER_INFO,
     DISAGREES,
     ERROR_RESPONSE,
     EVENT_SCHEMA,
@@ -80,14 +81,15 @@ from kafka_epochs.audit.judging import (
     incidents,
     judge_exchanges,
 )
-from kafka_epochs.audit.placement import SUMMARY_READS, SUMMARY_SCHEMA, Placement, PlacementSummary
+from kafka_epochs.audit.placement import JUDGED_KINDS, SUMMARY_SCHEMA, Placement, PlacementSummary, row_keys
+from kafka_epochs.audit.shares import SHARES, ShareWriter, unpack
 from kafka_epochs.epochs import EqualEpochPolicy, Errors
 from kafka_epochs.protocol_refs import ProtocolLike, protocol_ref
 from kafka_epochs.report.model import Summary
 from kafka_epochs.spark.audit_counts import frame_counts, unreadable_reasons
 from kafka_epochs.spark.driver_tables import driver_table
 from kafka_epochs.spark.shipping import ship_package
-from kafka_epochs.spark.spark_types import spark_schema, spark_type
+from kafka_epochs.spark.spark_types import spark_schema
 
 # -- Spark: the tables ---------------------------------------------------------------------------
 
@@ -100,8 +102,8 @@ class AuditResult:
     stop_replica_fenced: DataFrame
     #: requests and StopReplicas whose verdict the broker's own answer contradicts
     disagreements: DataFrame
-    #: every extracted event, with its cluster (the extracted events are cached; the clusters
-    #: and topic names are joined on as read)
+    #: every extracted event, with its cluster (unpacked from the cached shares and placed as
+    #: read: cache it to read it often)
     events: DataFrame
     #: builds :attr:`judged` (the query alone costs the driver a fifth of a second: only the
     #: report asks for it)
@@ -186,22 +188,10 @@ def audit(
     ref = protocol_ref(protocol)
 
     def extract(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        # the events, then what placing them needs summed up (while the task has them)
-        summary = PlacementSummary()
-        for batch in batches:
-            events = audit_events(batch, ref)
-            summary.add(events)
-            yield events.append_column("summary", pa.nulls(events.num_rows, _SUMMARY))
-        table = summary.table()
-        rows = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(SUMMARY_SCHEMA))
-        yield pa.RecordBatch.from_arrays(
-            [*(pa.nulls(len(rows), f.type) for f in EVENT_SCHEMA), rows], schema=_SUMMARIZED
-        )
+        return _prepare(audit_events(batch, ref) for batch in batches)
 
-    raw = _normalized(frames).mapInArrow(extract, spark_schema(_SUMMARIZED)).cache()
-    is_event = F.col("kind").isNotNull()  # summary rows have no kind
-    summaries = raw.where(~is_event).select("summary.*")
-    return _audit(raw, raw.where(is_event).drop("summary"), summaries, equal_epoch, cluster_key)
+    prepared = _normalized(frames).mapInArrow(extract, spark_schema(_PREPARED)).cache()  # a few rows a task
+    return _audit(prepared, equal_epoch, cluster_key)
 
 
 def extract_events(frames: DataFrame, *, protocol: ProtocolLike = None) -> DataFrame:
@@ -226,21 +216,22 @@ def audit_of_events(
 ) -> AuditResult:
     """The audit of events :func:`extract_events` gave (from one read or several)."""
     _check_cluster_key(cluster_key)
-    raw = raw.cache()  # what everything below reads
     ship_package(raw.sparkSession)
-    # what the summing up reads; a list column crosses to Python as text (see _judged)
-    read = [c for c in SUMMARY_READS if c != "members"]
-    members = F.when(F.col("kind") == CLUSTER_INFO, F.to_json("members")).alias("members")
+    # Spark hands list columns to Python slowly (some 10 us a row, null or not): they cross as JSON text
+    lists = ("members", "warnings")
+    columns = [F.to_json(name).alias(name) if name in lists else F.col(name) for name in EVENT_SCHEMA.names]
 
-    def summarize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        summary = PlacementSummary()
-        for batch in batches:
-            listed = [None if m is None else json.loads(m) for m in batch.column("members").to_pylist()]
-            summary.add(batch.set_column(batch.schema.get_field_index("members"), "members", pa.array(listed, _LIST)))
-        yield from summary.table().to_batches()
+    def listed(batch: pa.RecordBatch) -> pa.RecordBatch:
+        for name in lists:
+            parsed = [None if v is None else json.loads(v) for v in batch.column(name).to_pylist()]
+            batch = batch.set_column(batch.schema.get_field_index(name), name, pa.array(parsed, _LIST))
+        return batch
 
-    summaries = raw.select(*read, members).mapInArrow(summarize, spark_schema(SUMMARY_SCHEMA))
-    return _audit(raw, raw, summaries, equal_epoch, cluster_key)
+    def prepare(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return _prepare(listed(batch) for batch in batches)
+
+    prepared = raw.select(*columns).mapInArrow(prepare, spark_schema(_PREPARED)).cache()
+    return _audit(prepared, equal_epoch, cluster_key)
 
 
 def _check_cluster_key(cluster_key: str) -> None:
@@ -248,20 +239,23 @@ def _check_cluster_key(cluster_key: str) -> None:
         raise ValueError(f"cluster_key must be one of {', '.join(CLUSTER_KEYS)}, not {cluster_key!r}")
 
 
-def _audit(
-    cached: DataFrame, raw: DataFrame, summaries: DataFrame, equal_epoch: EqualEpochPolicy, cluster_key: str
-) -> AuditResult:
-    """The audit of the (cached) events ``raw``, placed by their ``summaries``
-    (:class:`~kafka_epochs.audit.placement.PlacementSummary` rows)."""
+def _audit(prepared: DataFrame, equal_epoch: EqualEpochPolicy, cluster_key: str) -> AuditResult:
+    """The audit of the events in ``prepared`` (cached :data:`_PREPARED` rows: the tasks'
+    :class:`~kafka_epochs.audit.placement.PlacementSummary` rows, placing them, and their
+    :class:`~kafka_epochs.audit.shares.ShareWriter` shares)."""
+    summaries = prepared.where(F.col("summary").isNotNull()).select("summary.*")
     placement = Placement.of(summaries.toArrow().to_pylist(), cluster_key)  # (filling the cache)
-    events, seen = _with_places(raw, placement.clusters, placement.names), placement.timeline
-    timeline = _timeline_table(raw.sparkSession, seen)
+    seen = placement.timeline
+    shares = prepared.where(F.col("packed").isNotNull()).select("share", "packed")
+    events = _unpacked(shares, placement)
+    timeline = _timeline_table(prepared.sparkSession, seen)
     epochs = epoch_index(seen)
-    tasks = _judging_tasks(events, placement.judged_events)
+    shares = prepared.where(F.col("packed").isNotNull()).select("share", "packed")
+    tasks = _judging_tasks(prepared.sparkSession, placement.judged_events)
     # the incident tables read the checks that are incidents (a fraction of them) and the epoch
     # errors, both from the judging tasks (cached); every verdict (the report's markers) is judged
     # again only if asked for
-    judged = _judged(events, epochs, equal_epoch, incidents_only=True, tasks=tasks).cache()
+    judged = _judged(shares, placement, epochs, equal_epoch, incidents_only=True, tasks=tasks).cache()
     disagrees = F.col("agreement") == DISAGREES
     stale = (F.col("verdict") != Errors.NONE.name) & ~disagrees
     table_of = (
@@ -271,9 +265,13 @@ def _audit(
         .when((F.col("kind") == STOP_REPLICA_EPOCH) & stale, "stop_replica_fenced")
     )
     found = judged.withColumn("table", table_of)
-    # how many rows each table has (this judges, filling the cache): a small table is sorted in
-    # one task, without the sampling job and shuffle of a distributed sort
-    sizes: dict[str, int] = {r["table"]: r["count"] for r in found.groupBy("table").count().collect()}
+    # no table has more rows than there are events to judge: under the bound, each is sorted in
+    # one task, without the sampling job and shuffle of a distributed sort; over it, how many
+    # rows each has decides (a query that judges, filling the cache)
+    if placement.judged_events <= _SORTED_IN_ONE_TASK:
+        sizes = dict.fromkeys(_INCIDENT_TABLES, placement.judged_events)
+    else:
+        sizes = {r["table"]: r["count"] for r in found.groupBy("table").count().collect()}
     rows = {name: found.where(F.col("table") == name) for name in _INCIDENT_TABLES}
     incidents = {
         "stale_requests": _report(rows["stale_requests"], "requested_epoch"),
@@ -290,44 +288,62 @@ def _audit(
         timeline=_ordered(timeline, ("cluster", "topic", "partition", "first_seen", "leader_epoch"), len(seen)),
         **tables,
         events=events,
-        judging=partial(_judged, events, epochs, equal_epoch, incidents_only=False, tasks=tasks),
-        cached=[judged, cached],
+        judging=partial(_judged, shares, placement, epochs, equal_epoch, incidents_only=False, tasks=tasks),
+        cached=[judged, prepared],
         unordered=incidents,
         split_clusters=placement.split_ids,
     )
 
 
-#: The extraction's output when the audit runs it: the events, then the task's summary rows
-#: (their event columns null, ``kind`` too; an event's ``summary`` is null).
-_SUMMARY = pa.struct(list(SUMMARY_SCHEMA))
-_SUMMARIZED = pa.schema([*EVENT_SCHEMA, pa.field("summary", _SUMMARY)])
+#: What an extraction task hands on: summary rows (``summary``) and its events packed by
+#: exchange (``share``, ``packed``), one row apiece.
+_PREPARED = pa.schema(
+    [
+        pa.field("summary", pa.struct(list(SUMMARY_SCHEMA))),
+        pa.field("share", pa.int32()),
+        pa.field("packed", pa.binary()),
+    ]
+)
 _LIST = pa.list_(pa.string())
 
 
-def _with_places(raw: DataFrame, clusters: dict[Node, str], known: dict[tuple[str | None, str], str]) -> DataFrame:
-    """``raw`` with each event's cluster, and the topic names its topic id has (two broadcast joins)."""
-    spark = raw.sparkSession
-    nodes = driver_table(
-        spark,
-        [(capture, broker, name) for (capture, broker), name in clusters.items()],
-        _strings("node_capture", "node_broker", "cluster"),
-    )
-    on_node = raw["capture"].eqNullSafe(nodes["node_capture"]) & raw["broker"].eqNullSafe(nodes["node_broker"])
-    placed = raw.join(F.broadcast(nodes), on_node, "left").drop("node_capture", "node_broker")
-    # an empty name is no name: the one its topic id has in its cluster, else none
-    own = F.when(F.col("topic") != "", F.col("topic"))
-    if known:
-        names = driver_table(
-            spark,
-            [(cluster, topic_id, name) for (cluster, topic_id), name in known.items()],
-            _strings("name_cluster", "name_topic_id", "known_name"),
-        )
-        on_id = placed["cluster"].eqNullSafe(names["name_cluster"]) & (placed["topic_id"] == names["name_topic_id"])
-        placed = placed.join(F.broadcast(names), on_id, "left")
-        own = F.coalesce(own, F.col("known_name"))
-    placed = placed.select(*(own.alias(n) if n == "topic" else F.col(n) for n in EVENT_SCHEMA.names), "cluster")
+def _prepare(events: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """A task's ``events`` as :data:`_PREPARED` rows: packed by exchange (as the task holds
+    enough of them, and at its end), and what placing them needs, summed up, at its end."""
+    summary, shares = PlacementSummary(), ShareWriter()
+    for batch in events:
+        summary.add(batch)
+        packed = shares.add(batch)
+        if packed:
+            yield _prepared(None, packed)
+    yield _prepared(summary, shares.packed())
+
+
+def _prepared(summary: PlacementSummary | None, packed: list[tuple[int, bytes]]) -> pa.RecordBatch:
+    """Shares and (at a task's end) its summary rows as :data:`_PREPARED` rows."""
+    summaries = pa.array([], _PREPARED.field("summary").type)
+    if summary is not None:
+        table = summary.table()
+        summaries = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(SUMMARY_SCHEMA))
+    share = pa.array([None] * len(summaries) + [share for share, _ in packed], pa.int32())
+    blobs = pa.array([None] * len(summaries) + [blob for _, blob in packed], pa.binary())
+    summary_column = pa.concat_arrays([summaries, pa.nulls(len(packed), summaries.type)])
+    return pa.RecordBatch.from_arrays([summary_column, share, blobs], schema=_PREPARED)
+
+
+def _unpacked(shares: DataFrame, placement: Placement) -> DataFrame:
+    """The events packed in ``shares``, placed (with their ``cluster``, topics named) and with
+    their ``time``."""
+
+    def unpacked(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for blob in batch.column("packed").to_pylist():
+                yield from placement.place(unpack([blob])).to_batches()
+
+    schema = pa.schema([*EVENT_SCHEMA, pa.field("cluster", pa.string())])
+    events = shares.mapInArrow(unpacked, spark_schema(schema))
     # integral division: as a double, a nanosecond time since 1970 has lost its microseconds
-    return placed.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))
+    return events.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))
 
 
 def _strings(*names: str) -> list[tuple[str, pa.DataType]]:
@@ -403,29 +419,26 @@ def _ordered(table: DataFrame, order: Sequence[str], rows: int) -> DataFrame:
     return table.coalesce(1).sortWithinPartitions(*order)
 
 
-#: A judging task holds its share of those events at once (an exchange's may be in any of its
-#: batches): at most about this many (some 200 MB in Python), however large the capture.
+#: A judging task holds its shares of the events at once (an exchange's may be in any of its
+#: batches): about this many at most (some 200 MB in Python), while there are shares enough.
 _EVENTS_PER_TASK = 500_000
 
 
-def _judging_tasks(events: DataFrame, judged_events: int) -> int | None:
-    """How many tasks judge ``judged_events`` events: None (Spark's adaptive choice, from the
-    shuffle's size) while that keeps each task's share small enough to hold, else enough tasks
-    for :data:`_EVENTS_PER_TASK` each."""
-    spark = events.sparkSession
-    shuffle = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
-    if judged_events <= _EVENTS_PER_TASK * shuffle:
-        return None
-    return -(-judged_events // _EVENTS_PER_TASK)
+def _judging_tasks(spark: SparkSession, judged_events: int) -> int:
+    """How many tasks judge ``judged_events`` events: two per core (a share's size varies), or
+    enough for :data:`_EVENTS_PER_TASK` each; at most one per share."""
+    cores = spark.sparkContext.defaultParallelism
+    return min(SHARES, max(2 * cores, -(-judged_events // _EVENTS_PER_TASK)))
 
 
 def _judged(
-    events: DataFrame,
+    shares: DataFrame,
+    placement: Placement,
     epochs: dict[PartitionKey, LeaderEpochs],
     equal_epoch: EqualEpochPolicy,
     *,
     incidents_only: bool,
-    tasks: int | None = None,
+    tasks: int,
 ) -> DataFrame:
     """Every check (a request or StopReplica naming an epoch) judged, with ``leader_epoch``,
     ``verdict``, ``broker_error`` and ``agreement``: the rule of
@@ -434,34 +447,22 @@ def _judged(
     the answers (``error_response`` rows, their verdict columns null).
 
     A verdict needs its partition's epochs seen before it (``epochs``) and the broker's answer,
-    which is on the same connection with the same correlation id: the checks, answers and epoch
-    errors are spread over tasks by exchange, each task judging the exchanges it holds whole.
-    One shuffle of the events that matter, no join, no Python call per row group.
+    which is on the same connection with the same correlation id: the events the judging reads
+    come packed in ``shares`` (:mod:`kafka_epochs.audit.shares`: an exchange's events are in one
+    share), ``tasks`` tasks each unpack the shares they are given, place the events
+    (:meth:`~kafka_epochs.audit.placement.Placement.place`: clusters, topic names) and judge the
+    exchanges they hold whole. One shuffle of a few values per extraction task, no join.
     """
-    # Spark hands list columns to Python slowly (some 10 us a row, null or not): the warnings
-    # cross as JSON text and are parsed back in the JVM; what only sightings and cluster answers
-    # have stays behind (every column costs per row, null or not)
-    crossing = [f for f in EVENT_SCHEMA if f.name not in (*_SIGHTINGS_ONLY, "warnings")]
-    columns = [*(F.col(f.name) for f in crossing), F.col("cluster"), F.to_json("warnings").alias("warnings")]
-    exchange = [F.col(c) for c in ("capture", "client", "broker", "correlation_id")]
-    # a check without a correlation id pairs with nothing: no need to keep those together
-    unpaired = F.when(F.col("correlation_id").isNull(), F.col("seq"))
-    checks = events.where(F.col("kind").isin(*CHECKS))
-    if incidents_only:  # a check of a partition with no epoch seen has no verdict: no incident either
-        checks = _of_partitions(checks, epochs)
-    # (an answer without a correlation id answers nothing: it need not travel)
-    answered = (F.col("kind") == ANSWER) & F.col("correlation_id").isNotNull()
-    wanted = checks.unionByName(events.where(answered | (F.col("kind") == ERROR_RESPONSE))).select(*columns)
-    spread = (
-        wanted.repartition(*exchange, unpaired) if tasks is None else wanted.repartition(tasks, *exchange, unpaired)
-    )
-    text = [*crossing, pa.field("cluster", pa.string()), pa.field("warnings", pa.string())]
-    ship_package(events.sparkSession)
+    spread = shares.repartition(tasks, "share")
+    ship_package(shares.sparkSession)
 
     def judge(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        held = list(batches)  # the task's whole share: an exchange's events may be in any of its batches
-        if held:
-            table = pa.Table.from_batches(held)
+        packed = [blob for batch in batches for blob in batch.column("packed").to_pylist()]
+        if packed:
+            table = unpack(packed).combine_chunks()  # (a chunk a share: filters are faster over one)
+            table = placement.place(table.filter(pc.is_in(table.column("kind"), _JUDGED_KINDS)))
+            if incidents_only:  # a check of a partition with no epoch seen has no verdict: no incident either
+                table = table.filter(_judgeable(table, epochs))
             judged = judge_exchanges(table, epochs, equal_epoch)
             if incidents_only:
                 yield from incidents(judged).to_batches()
@@ -469,26 +470,21 @@ def _judged(
             else:
                 yield from judged.to_batches()
 
-    judged = spread.mapInArrow(judge, spark_schema(pa.schema([*text, *VERDICT_FIELDS])))
-    judged = judged.withColumn("warnings", F.from_json("warnings", "array<string>"))
-    absent = {f.name: F.lit(None).cast(spark_type(f.type)) for f in EVENT_SCHEMA if f.name in _SIGHTINGS_ONLY}
-    return judged.withColumns({**absent, "time": F.expr("timestamp_micros(time_ns div 1000)")})
+    placed = [*EVENT_SCHEMA, pa.field("cluster", pa.string())]
+    judged = spread.mapInArrow(judge, spark_schema(pa.schema([*placed, *VERDICT_FIELDS])))
+    return judged.withColumn("time", F.expr("timestamp_micros(time_ns div 1000)"))
 
 
-#: Event columns only leader-epoch sightings and cluster answers fill (null in what is judged).
-_SIGHTINGS_ONLY = ("leader", "request_type", "cluster_id", "members")
+def _judgeable(table: pa.Table, epochs: dict[PartitionKey, LeaderEpochs]) -> pa.Array:
+    """Which events of ``table`` (placed) are not checks of a partition with no epoch seen."""
+    places, which = row_keys(table, ("cluster", "topic", "partition"))
+    known = pa.array([place in epochs for place in places], pa.bool_()).take(which)
+    return pc.or_(pc.invert(pc.is_in(table.column("kind"), _CHECKS)), known)
 
 
-def _of_partitions(events: DataFrame, epochs: dict[PartitionKey, LeaderEpochs]) -> DataFrame:
-    """The ``events`` of the partitions ``epochs`` has (a broadcast semi-join: null equals null)."""
-    schema = pa.schema([*_strings("known_cluster", "known_topic"), ("known_partition", pa.int32())])
-    known = driver_table(events.sparkSession, epochs, schema)
-    on = (
-        events["cluster"].eqNullSafe(known["known_cluster"])
-        & events["topic"].eqNullSafe(known["known_topic"])
-        & events["partition"].eqNullSafe(known["known_partition"])
-    )
-    return events.join(F.broadcast(known), on, "left_semi")
+#: The events the judging reads, and those it judges.
+_JUDGED_KINDS = pa.array(JUDGED_KINDS)
+_CHECKS = pa.array(CHECKS)
 
 
 #: What every verdict table says of the frame it is about, in this order.

@@ -14,7 +14,7 @@ from kafka_epochs.audit.events import EVENT_SCHEMA
 from kafka_epochs.audit.incidents import TIMELINE_COLUMNS
 from kafka_epochs.audit.judging import IncrementalAudit
 from kafka_epochs.audit.local import timeline
-from kafka_epochs.audit.placement import JUDGED_KINDS, SUMMARY_SCHEMA, Placement, PlacementSummary
+from kafka_epochs.audit.placement import JUDGED_KINDS, SUMMARY_SCHEMA, Placement, PlacementSummary, row_keys
 
 
 def _cuts(rng: random.Random, items: list[Any], pieces: int) -> list[list[Any]]:
@@ -64,8 +64,35 @@ def test_summaries_place_events_as_judging_all_at_once_does(seed: int, cluster_k
             assert placed.names.get((after["cluster"], before["topic_id"])) == after["topic"]
     assert [{c: row[c] for c in TIMELINE_COLUMNS} for row in placed.timeline] == timeline(events)
     assert placed.judged_events == sum(e["kind"] in JUDGED_KINDS for e in events)
+    # and each event, placed by a task (in any batch of it), has the cluster and topic name they give
+    rows = pa.Table.from_pylist(unnamed, schema=EVENT_SCHEMA)
+    for batch in _cuts(rng, list(range(rows.num_rows)), 3):
+        out = placed.place(rows.take(pa.array(batch, pa.int64())))
+        assert out.column("cluster").to_pylist() == [events[i]["cluster"] for i in batch]
+        assert out.column("topic").to_pylist() == [events[i]["topic"] for i in batch]
+        assert out.drop_columns(["topic", "cluster"]) == rows.take(pa.array(batch, pa.int64())).drop_columns(["topic"])
 
 
 def test_nothing_summed_up_is_an_empty_table_of_the_schema() -> None:
     assert PlacementSummary().table() == SUMMARY_SCHEMA.empty_table()
     assert Placement.of([], "auto").timeline == []
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_row_keys_give_every_row_its_combination_of_values(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.randrange(0, 60)
+    strings = [None, "", "a", "b", "a\0b"]
+    rows = [(rng.choice(strings), rng.choice(strings), rng.choice([None, -1, 0, 1, 2**31 - 1])) for _ in range(n)]
+    table = pa.table(
+        {
+            "x": pa.array([r[0] for r in rows], pa.string()),
+            "y": pa.array([r[1] for r in rows], pa.string()),
+            "z": pa.array([r[2] for r in rows], pa.int32()),
+        }
+    )
+    chunked = pa.concat_tables([table.slice(0, n // 2), table.slice(n // 2)])  # dictionaries per chunk must not matter
+    for source in (table, chunked):
+        keys, which = row_keys(source, ("x", "y", "z"))
+        assert len(set(keys)) == len(keys)
+        assert [keys[i] for i in which.to_pylist()] == rows

@@ -203,13 +203,16 @@ def test_a_large_share_is_judged_by_more_tasks_with_the_same_verdicts(
 ) -> None:
     from kafka_epochs.spark import epoch_audit
 
-    shuffle = int(story.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    assert epoch_audit._judging_tasks(story, epoch_audit._EVENTS_PER_TASK * shuffle) is None  # Spark chooses
-    assert epoch_audit._judging_tasks(story, epoch_audit._EVENTS_PER_TASK * shuffle + 1) == shuffle + 1
+    spark = story.sparkSession
+    least = 2 * spark.sparkContext.defaultParallelism  # two tasks a core, however few the events
+    per_task = epoch_audit._EVENTS_PER_TASK
+    assert epoch_audit._judging_tasks(spark, 0) == least
+    assert epoch_audit._judging_tasks(spark, per_task * (least + 5) + 1) == least + 6
+    assert epoch_audit._judging_tasks(spark, per_task * 10_000) == epoch_audit.SHARES  # a share is not split
     monkeypatch.setattr(epoch_audit, "_EVENTS_PER_TASK", 3)  # the story's few events: a task per 3
     spread = audit(story)
     try:
-        assert spread.cached[0].rdd.getNumPartitions() > shuffle  # the incidents, as the tasks gave them
+        assert spread.cached[0].rdd.getNumPartitions() > least  # the incidents, as the tasks gave them
         for name, table in spread.tables().items():
             assert table.collect() == result.tables()[name].collect(), name
     finally:
