@@ -251,7 +251,7 @@ def summary_of(result: AuditResult, incidents: DataFrame) -> Summary:
         counts=counts,
         disagreements=result.disagreements.count(),
         unreadable=row["unreadable"],
-        unreadable_reasons=unreadable_reasons(events),
+        unreadable_reasons=unreadable_reasons(events) if row["unreadable"] else [],
         split_ids=result.split_clusters,
     )
 

@@ -217,3 +217,22 @@ def test_a_large_share_is_judged_by_more_tasks_with_the_same_verdicts(
             assert table.collect() == result.tables()[name].collect(), name
     finally:
         spread.unpersist()
+
+
+def test_no_frames_garbage_frames_and_no_events_give_empty_tables(story: Any) -> None:
+    from kafka_epochs.spark.epoch_audit import audit_of_events, extract_events
+
+    garbage = story.limit(6).withColumn("frame", story["frame"].substr(1, 3))  # frames cut to 3 bytes
+    for frames in (story.limit(0), garbage):
+        found = audit(frames)
+        try:
+            assert {name: table.count() for name, table in found.tables().items()} == dict.fromkeys(found.tables(), 0)
+            assert found.judged.count() == 0
+        finally:
+            found.unpersist()
+    found = audit_of_events(extract_events(story.limit(0)))
+    try:
+        assert [table.count() for table in found.tables().values()] == [0] * 5
+        assert found.events.count() == 0
+    finally:
+        found.unpersist()
