@@ -9,6 +9,7 @@ LeaderAndIsr requests (the stray-partition view needs all of them, in order).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,15 +63,18 @@ def write_audit_report(
 def report_data(
     result: AuditResult, *, max_partitions: int = 20, max_incidents: int = 50, max_markers: int = 500
 ) -> ReportData:
-    # every table below is read several times: the verdicts (which the incident tables are
-    # built from) and the incidents are computed once, then dropped
+    # every table below is read several times: the events (unpacked from their shares when
+    # read), the verdicts (which the incident tables are built from) and the incidents are
+    # computed once, then dropped
+    events = result.events.persist()
     judged = result.judged.persist()
     incidents = incident_rows(result).persist()
     try:
-        return _collect(result, judged, incidents, max_partitions, max_incidents, max_markers)
+        return _collect(replace(result, events=events), judged, incidents, max_partitions, max_incidents, max_markers)
     finally:
         incidents.unpersist()
         judged.unpersist()
+        events.unpersist()
 
 
 def _collect(
