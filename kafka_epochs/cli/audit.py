@@ -18,12 +18,10 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafka_epochs.audit.findings import Findings
 from kafka_epochs.cli.options import (
     add_spark_options,
     arrow_installed,
@@ -32,6 +30,9 @@ from kafka_epochs.cli.options import (
     spark_installed,
     table_paths,
 )
+
+if TYPE_CHECKING:  # (the findings' model is loaded by an audit, not by every command's parser)
+    from kafka_epochs.audit.findings import Findings
 
 __all__ = ["add_audit_command", "run_audit"]
 
@@ -284,6 +285,8 @@ def _follow(args: argparse.Namespace) -> int:
         return 2
     if not spark_installed():
         return 2
+    import tempfile
+
     from kafka_epochs.epochs import EqualEpochPolicy
     from kafka_epochs.spark.follow import Follow
     from kafka_epochs.spark.job import session
