@@ -11,6 +11,7 @@ the driver merges the tasks' rows (:class:`Placement`) into cluster names and a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -265,25 +266,36 @@ class Placement:
         return placed.append_column("cluster", cluster)
 
 
+#: Combinations of values up to this many are numbered in an int64 (the fast way to tell them apart).
+_NUMBERED = 2**62
+
+
 def row_keys(table: pa.Table, columns: Sequence[str]) -> tuple[list[tuple[Any, ...]], pa.Array]:
     """The distinct combinations of ``columns``' values in ``table`` (a null is a value) and each
     row's index into them: what a lookup by several columns needs, with one Python step per
     distinct combination rather than per row."""
-    combined = np.zeros(table.num_rows, np.int64)
+    codes: list[np.ndarray] = []
     values: list[list[Any]] = []
     for name in columns:
         column = table.column(name)
         encoded = (column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column).dictionary_encode()
         distinct = [*encoded.dictionary.to_pylist(), None]  # the last for nulls
-        codes = pc.fill_null(encoded.indices, len(distinct) - 1).to_numpy(zero_copy_only=False)
-        combined = combined * len(distinct) + codes
+        codes.append(pc.fill_null(encoded.indices, len(distinct) - 1).to_numpy(zero_copy_only=False).astype(np.int64))
         values.append(distinct)
-    found, which = np.unique(combined, return_inverse=True)
-    keys = []
-    for code in found.tolist():
-        key = []
-        for distinct in reversed(values):
-            code, at = divmod(code, len(distinct))
-            key.append(distinct[at])
-        keys.append(tuple(reversed(key)))
+    if math.prod(len(v) for v in values) < _NUMBERED:  # one number per combination: a flat unique
+        combined = np.zeros(table.num_rows, np.int64)
+        for column_codes, distinct in zip(codes, values, strict=True):
+            combined = combined * len(distinct) + column_codes
+        found, which = np.unique(combined, return_inverse=True)
+        rows = []
+        for code in found.tolist():
+            at = []
+            for distinct in reversed(values):
+                code, index = divmod(code, len(distinct))
+                at.append(index)
+            rows.append(at[::-1])
+    else:  # too many combinations to number: unique rows of the codes
+        stacked, which = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+        rows = stacked.tolist()
+    keys = [tuple(distinct[i] for distinct, i in zip(values, row, strict=True)) for row in rows]
     return keys, pa.array(which.reshape(-1), pa.int64())

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 from incremental_events import random_captures, store_of
 
+from kafka_epochs.audit import placement
 from kafka_epochs.audit.clusters import CLUSTER_KEYS
 from kafka_epochs.audit.events import EVENT_SCHEMA
 from kafka_epochs.audit.incidents import TIMELINE_COLUMNS
@@ -78,8 +79,13 @@ def test_nothing_summed_up_is_an_empty_table_of_the_schema() -> None:
     assert Placement.of([], "auto").timeline == []
 
 
+@pytest.mark.parametrize("numbered", [True, False])  # combinations numbered in an int64, or too many for that
 @pytest.mark.parametrize("seed", range(20))
-def test_row_keys_give_every_row_its_combination_of_values(seed: int) -> None:
+def test_row_keys_give_every_row_its_combination_of_values(
+    seed: int, numbered: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not numbered:
+        monkeypatch.setattr(placement, "_NUMBERED", 1)
     rng = random.Random(seed)
     n = rng.randrange(0, 60)
     strings = [None, "", "a", "b", "a\0b"]
