@@ -250,7 +250,6 @@ def _audit(prepared: DataFrame, equal_epoch: EqualEpochPolicy, cluster_key: str)
     events = _unpacked(shares, placement)
     timeline = _timeline_table(prepared.sparkSession, seen)
     epochs = epoch_index(seen)
-    shares = prepared.where(F.col("packed").isNotNull()).select("share", "packed")
     tasks = _judging_tasks(prepared.sparkSession, placement.judged_events)
     # the incident tables read the checks that are incidents (a fraction of them) and the epoch
     # errors, both from the judging tasks (cached); every verdict (the report's markers) is judged
