@@ -25,7 +25,7 @@ from kafka_epochs.audit.events import ANSWER, CLUSTER_INFO, ERROR_RESPONSE, LEAD
 from kafka_epochs.audit.judging import CHECKS
 from kafka_epochs.audit.timeline import Timeline
 
-__all__ = ["JUDGED_KINDS", "SUMMARY_READS", "SUMMARY_SCHEMA", "Placement", "PlacementSummary"]
+__all__ = ["JUDGED_KINDS", "SUMMARY_SCHEMA", "Placement", "PlacementSummary", "row_keys"]
 
 #: The events the judging reads: the checks, and the answers and epoch errors that pair with them.
 JUDGED_KINDS = (*CHECKS, ANSWER, ERROR_RESPONSE)
@@ -56,8 +56,6 @@ SUMMARY_SCHEMA = pa.schema(
 )
 _WHO_NAMES = [name for name, _ in _WHO]
 _SIGHTING_KEY = [*_WHO_NAMES, "partition", "epoch", "api"]
-#: The event columns :meth:`PlacementSummary.add` reads.
-SUMMARY_READS = (*_SIGHTING_KEY, "kind", "time_ns", "seq", "leader", "cluster_id", "members")
 
 
 class PlacementSummary:
