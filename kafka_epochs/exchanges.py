@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Iterator
+import typing
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kafka_epochs.capture import (
@@ -30,6 +31,8 @@ from kafka_epochs.capture import (
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_CONNECTIONS
 from kafka_epochs.framing import DEFAULT_MAX_FRAME, Connection, RequestEvent, ResponseEvent, SaslToken, StreamLost
 from kafka_epochs.protocol import BodyReader, Protocol
+
+Item_co = typing.TypeVar("Item_co", covariant=True)
 
 
 class Kind(enum.StrEnum):
@@ -93,6 +96,20 @@ class DecodeSummary:
         if name:
             self.per_api[name] = self.per_api.get(name, 0) + 1
 
+    def count_pair(self, request_message: type) -> None:
+        """:meth:`count` of a pair whose two frames decoded whole, told by its request's class."""
+        self.exchanges += 1
+        self.pairs += 1
+        self.requests += 1
+        self.responses += 1
+        name = _api_of(request_message)
+        self.per_api[name] = self.per_api.get(name, 0) + 1
+
+
+@functools.cache
+def _api_of(message: type) -> str:
+    return message.__name__.removesuffix("Request").removesuffix("Response")
+
 
 def decode_capture(
     source: CaptureSource,
@@ -110,10 +127,83 @@ def decode_capture(
     What a connection leaves unfinished (requests never answered, a frame a stream ended inside
     of) is yielded when the connection ends, as problems; ``max_connections`` bounds the
     connections followed at once (see :class:`~kafka_epochs.capture.CaptureStreams`)."""
+
+    def open_connection(flow: Flow) -> ConnectionExchanges:
+        return ConnectionExchanges(flow, Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader))
+
+    return follow_connections(source, open_connection, ports=ports, summary=summary, max_connections=max_connections)
+
+
+class ConnectionConsumer(typing.Protocol[Item_co]):
+    """What :func:`follow_connections` asks of the consumer of one connection's streams."""
+
+    def client(self, data: bytes, timestamp_ns: int) -> Iterable[Item_co]:
+        """Bytes the client sent; what they complete."""
+        ...
+
+    def broker(self, data: bytes, timestamp_ns: int) -> Iterable[Item_co]:
+        """Bytes the broker sent; what they complete."""
+        ...
+
+    def restart(self, direction: Direction) -> None:
+        """The next bytes of ``direction`` start a frame (the capture followed frame sizes across a loss)."""
+        ...
+
+    def leftovers(self, end: StreamEnd | None) -> Iterable[Item_co]:
+        """The connection is over (``end``: its last stream's end; None: the capture's): what it left unfinished."""
+        ...
+
+
+class ConnectionExchanges:
+    """One connection's exchanges, from a framing :class:`~kafka_epochs.framing.Connection`."""
+
+    __slots__ = ("connection", "flow")
+
+    def __init__(self, flow: Flow, connection: Connection) -> None:
+        self.flow = flow
+        self.connection = connection
+
+    def client(self, data: bytes, timestamp_ns: int) -> list[Exchange]:
+        flow = self.flow
+        out = []
+        for event in self.connection.feed(Direction.CLIENT_TO_BROKER, data, timestamp_ns):
+            if type(event) is RequestEvent:
+                if not event.expects_response:
+                    when = event.timestamp_ns
+                    out.append(Exchange(Kind.REQUEST, when or 0, flow, request=event, request_time_ns=when))
+            elif type(event) is StreamLost:
+                out.append(Exchange(Kind.STREAM_LOST, 0, flow, problem=f"client stream: {event.reason}"))
+            # a SaslToken is reported with the broker's answer
+        return out
+
+    def broker(self, data: bytes, timestamp_ns: int) -> list[Exchange]:
+        flow = self.flow
+        return [
+            broker_exchange(flow, reply, timestamp_ns) for reply in self.connection.broker_bytes(data, timestamp_ns)
+        ]
+
+    def restart(self, direction: Direction) -> None:
+        self.connection.restart(direction)
+
+    def leftovers(self, end: StreamEnd | None) -> Iterator[Exchange]:
+        return _leftovers(self.flow, self.connection, end)
+
+
+def follow_connections(
+    source: CaptureSource,
+    open_connection: Callable[[Flow], ConnectionConsumer[Item_co]],
+    *,
+    ports: set[int] | None = None,
+    summary: DecodeSummary | None = None,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+) -> Iterator[Item_co | Exchange]:
+    """What each connection's consumer (made by ``open_connection`` at the connection's first
+    bytes) makes of its streams, in the capture's order, with an exchange for each gap and each
+    packet that could not be read (:func:`decode_capture` is this with :class:`ConnectionExchanges`)."""
     streams = CaptureStreams(source, ports=ports, max_connections=max_connections)
     if summary is not None:
         summary.capture = streams.stats
-    connections: dict[Flow, Connection] = {}
+    connections: dict[Flow, ConnectionConsumer[Item_co]] = {}
     live: dict[Flow, int] = {}  # the directions of each connection not yet ended, as bits of _BIT
     to_broker = Direction.CLIENT_TO_BROKER
     for event in streams:
@@ -121,20 +211,11 @@ def decode_capture(
             flow = event.flow
             conn = connections.get(flow)
             if conn is None:
-                conn = connections[flow] = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader)
+                conn = connections[flow] = open_connection(flow)
             if event.direction is to_broker:
-                for out in conn.feed(to_broker, event.data, event.timestamp_ns):
-                    if type(out) is RequestEvent:
-                        if not out.expects_response:
-                            yield Exchange(
-                                Kind.REQUEST, out.timestamp_ns or 0, flow, request=out, request_time_ns=out.timestamp_ns
-                            )
-                    elif type(out) is StreamLost:
-                        yield Exchange(Kind.STREAM_LOST, 0, flow, problem=f"client stream: {out.reason}")
-                    # a SaslToken is reported with the broker's answer
+                yield from conn.client(event.data, event.timestamp_ns)
             else:
-                for reply in conn.broker_bytes(event.data, event.timestamp_ns):
-                    yield _broker_event(flow, reply, event.timestamp_ns)
+                yield from conn.broker(event.data, event.timestamp_ns)
         elif isinstance(event, (Gap, Resync)):
             conn = connections.get(event.flow)
             if conn is not None:  # the capture follows frame sizes: the next bytes start a frame
@@ -162,9 +243,9 @@ def decode_capture(
                     del live[event.flow]
                     conn = connections.pop(event.flow, None)
                     if conn is not None:
-                        yield from _leftovers(event.flow, conn, event)
-    for flow, conn in connections.items():  # (the capture's end ends every stream: none is left here)
-        yield from _leftovers(flow, conn, None)
+                        yield from conn.leftovers(event)
+    for conn in connections.values():  # (the capture's end ends every stream: none is left here)
+        yield from conn.leftovers(None)
 
 
 _BIT = {Direction.CLIENT_TO_BROKER: 1, Direction.BROKER_TO_CLIENT: 2}
@@ -213,7 +294,8 @@ def _leftovers(flow: Flow, conn: Connection, end: StreamEnd | None) -> Iterator[
             )
 
 
-def _broker_event(flow: Flow, event: ResponseEvent | SaslToken | StreamLost, timestamp_ns: int) -> Exchange:
+def broker_exchange(flow: Flow, event: ResponseEvent | SaslToken | StreamLost, timestamp_ns: int) -> Exchange:
+    """The exchange a broker frame completes (a pair, most of the time)."""
     if isinstance(event, SaslToken):
         asked = event.request
         if asked is None:

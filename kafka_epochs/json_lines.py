@@ -20,6 +20,7 @@ from typing import Any
 
 from kafka_epochs.capture import Flow
 from kafka_epochs.exchanges import Exchange, Kind, api_name
+from kafka_epochs.framing import RequestEvent, ResponseEvent
 from kafka_epochs.projection.bodies import ProjectedBody
 from kafka_epochs.rendering import SASL_AUTHENTICATE, any_error_code, error_codes, has_error_codes
 from kafka_epochs.wire.json_text import json_renderer
@@ -53,6 +54,15 @@ class LineWriter:
         if kind is Kind.SASL_TOKEN:
             return None
         req, resp = exchange.request, exchange.response
+        if (
+            kind is Kind.PAIR
+            and req is not None
+            and resp is not None
+            and req.error is None
+            and resp.error is None
+            and exchange.problem is None
+        ):
+            return self.pair(exchange.flow, req, resp, capture)
         if req is not None and req.api_key == SASL_AUTHENTICATE and not self.secrets:
             return None  # its auth bytes are hidden by the reference
         first = req if req is not None else resp
@@ -72,30 +82,69 @@ class LineWriter:
         if resp is not None and start is not None and resp.timestamp_ns is not None:
             latency = float.__repr__(round((resp.timestamp_ns - start) / 1e6, 3))
             parts.append(f', "response_time": {self._time(resp.timestamp_ns)}, "latency_ms": {latency}')
-        for label, event in (("request", req), ("response", resp)):
-            if event is None:
-                continue
-            decoded = event.decoded
-            if decoded is not None:
-                parts.append(f', "{label}_header": {self._render(decoded.header, decoded.header_version)}')
-                body = decoded.body
-                if body is None:
-                    pass  # headers only: the body was not read
-                elif type(body) is ProjectedBody:
-                    if body.columns:  # else only what pairing needs was read: nothing asked for
-                        parts.append(f', "{label}": {_LISTS.encode(body.to_dict())}')
-                    if body.note:
-                        parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
-                else:
-                    parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
-                parts.append(f', "{label}_profile": {_ESCAPE(decoded.profile)}')
-            if event.error is not None:
-                parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
-            if event.warnings:
-                parts.append(f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}')
-        body = resp.decoded.body if resp is not None and resp.decoded is not None else None
+        if req is not None:
+            self._event(parts, "request", req)
+        if resp is not None:
+            self._event(parts, "response", resp)
+            if resp.decoded is not None:
+                self._errors(parts, resp.decoded.body)
+        if exchange.problem:
+            parts.append(f', "problem": {_ESCAPE(exchange.problem)}')
+        parts.append("}")
+        return "".join(parts)
+
+    def pair(self, flow: Flow | None, req: RequestEvent, resp: ResponseEvent, capture: str | None = None) -> str | None:
+        """:meth:`line` of a pair whose two frames decoded without error (nearly every exchange
+        of a capture), from its two events: no :class:`Exchange` is needed."""
+        if req.api_key == SASL_AUTHENTICATE and not self.secrets:
+            return None  # its auth bytes are hidden by the reference
+        client, broker = _NO_FLOW if flow is None else (self._endpoints.get(flow) or self._endpoint(flow))
+        start, end = req.timestamp_ns, resp.timestamp_ns
+        parts = [
+            "{" if capture is None else f'{{"capture": {_ESCAPE(capture)}, ',
+            f'"kind": "pair", "time": {self._time((end or 0) if start is None else start)}, ',
+            f'"client": {client}, "broker": {broker}, "correlation_id": ',
+            "null" if req.correlation_id is None else str(req.correlation_id),
+            f', "api": {self._pair_api(req, resp)}, "api_key": ',
+            "null" if req.api_key is None else str(req.api_key),
+            ', "api_version": ',
+            "null" if req.api_version is None else str(req.api_version),
+        ]
+        if start is not None and end is not None:
+            latency = float.__repr__(round((end - start) / 1e6, 3))
+            parts.append(f', "response_time": {self._time(end)}, "latency_ms": {latency}')
+        self._event(parts, "request", req)
+        self._event(parts, "response", resp)
+        if resp.decoded is not None:
+            self._errors(parts, resp.decoded.body)
+        parts.append("}")
+        return "".join(parts)
+
+    def _event(self, parts: list[str], label: str, event: RequestEvent | ResponseEvent) -> None:
+        """A request's or response's keys: header, body (whole, projected or none), profile, error, warnings."""
+        decoded = event.decoded
+        if decoded is not None:
+            parts.append(f', "{label}_header": {self._render(decoded.header, decoded.header_version)}')
+            body = decoded.body
+            if body is None:
+                pass  # headers only: the body was not read
+            elif type(body) is ProjectedBody:
+                if body.columns:  # else only what pairing needs was read: nothing asked for
+                    parts.append(f', "{label}": {_LISTS.encode(body.to_dict())}')
+                if body.note:
+                    parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
+            else:
+                parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
+            parts.append(f', "{label}_profile": {_ESCAPE(decoded.profile)}')
+        if event.error is not None:
+            parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
+        if event.warnings:
+            parts.append(f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}')
+
+    def _errors(self, parts: list[str], body: Any) -> None:
+        """The ``errors`` key of a response body: its non-zero error codes (none said when the body was not read)."""
         if body is None:
-            pass  # no response, or its body was not read: no error codes to speak of
+            pass  # its body was not read: no error codes to speak of
         elif type(body) is ProjectedBody:
             # the error codes among the fields asked for: none asked, none said
             if any(path.endswith("error_code") for path in body.columns):
@@ -107,10 +156,6 @@ class LineWriter:
                 check = self._error_checks[type(body)] = self._error_check(type(body))
             found = error_codes(body) if check is not None and check(body) else []
             parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
-        if exchange.problem:
-            parts.append(f', "problem": {_ESCAPE(exchange.problem)}')
-        parts.append("}")
-        return "".join(parts)
 
     @staticmethod
     def _error_check(message: type) -> Callable[[Any], bool] | None:
@@ -127,15 +172,22 @@ class LineWriter:
     def _api(self, exchange: Exchange, req: Any, resp: Any) -> str:
         for event in (req, resp):
             if event is not None and event.decoded is not None:
-                message = event.decoded.message
-                name = self._names.get(message)
-                if name is None:
-                    name = self._names[message] = _ESCAPE(
-                        message.__name__.removesuffix("Request").removesuffix("Response")
-                    )
-                return name
+                return self._message_name(event.decoded.message)
         named = api_name(exchange)  # a frame that did not decode: its api key's name
         return "null" if named is None else _ESCAPE(named)
+
+    def _pair_api(self, req: RequestEvent, resp: ResponseEvent) -> str:
+        for event in (req, resp):
+            if event.decoded is not None:
+                return self._message_name(event.decoded.message)
+        return self._api(Exchange(Kind.PAIR, 0, request=req, response=resp), req, resp)
+
+    def _message_name(self, message: type) -> str:
+        """The api's name as JSON text ("Metadata"), from the request's or response's class."""
+        name = self._names.get(message)
+        if name is None:
+            name = self._names[message] = _ESCAPE(message.__name__.removesuffix("Request").removesuffix("Response"))
+        return name
 
     def _endpoint(self, flow: Flow) -> tuple[str, str]:
         texts = tuple(

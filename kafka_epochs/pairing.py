@@ -95,6 +95,12 @@ class FrameBuffer:
         while (frame := self.next_frame()) is not None:
             yield frame
 
+    def put_back(self, frame: bytes) -> None:
+        """Undo the :meth:`next_frame` that returned ``frame`` (nothing fed since): a reader that
+        hands its stream to another gives the frame it did not take with it."""
+        self._start -= len(frame)
+        self.offset -= len(frame)
+
     def peek(self) -> bytes:
         """The buffered bytes not yet framed (for resynchronising after a gap)."""
         return bytes(self._buffer[self._start :])
@@ -281,6 +287,13 @@ class Pairer(Generic[Req, Resp]):
     def start_mid_stream(self) -> None:
         """The first bytes fed may start inside a frame (a capture that began late)."""
         self._searching = dict.fromkeys(Direction, True)
+
+    @property
+    def plain(self) -> bool:
+        """Whether only requests and responses can come next: no SASL tokens being exchanged or
+        announced, and both directions in step with their frames."""
+        sasl = self.sasl
+        return not (sasl.active or sasl.unanswered or sasl.asked or self._tokens or any(self._searching.values()))
 
     def unanswered(self) -> list[Req]:
         """Requests still waiting for a response (e.g. at the end of a capture)."""

@@ -276,7 +276,8 @@ def run_decode(args: argparse.Namespace) -> int:
     print_one = Printer(args, selected, summary, printed, live)
     several = len(inputs) > 1
     try:
-        for capture, exchange in _exchanges(inputs, protocol, args, summary, printed, progress):
+        exchanges = _exchanges(inputs, protocol, args, summary, printed, progress, print_one.fused)
+        for capture, exchange in exchanges:
             print_one(exchange, capture if several else None)
     finally:
         if progress is not None:
@@ -294,18 +295,36 @@ def _exchanges(
     summary: Any,
     printed: Printed,
     progress: Progress | None,
+    writer: Any,
 ) -> Iterator[tuple[str, Any]]:
+    """(capture name, exchange) for each exchange of the inputs; with a ``writer``, most
+    exchanges come as their lines, already written and counted (:mod:`kafka_epochs.fused_lines`)."""
     from kafka_epochs.capture import CaptureFormatError
+    from kafka_epochs.fused_lines import decode_lines
     from kafka_epochs.traffic import decode_capture
 
     ports = set(args.port) if args.port else None
     read_before = 0
+    several = len(inputs) > 1
     for path in inputs:
         name = "<stdin>" if str(path) == STDIN else str(path)
         summary.capture = None  # decode_capture sets this input's own
         with _open(path) as stream:
             try:
-                exchanges = decode_capture(stream, protocol, ports=ports, summary=summary, body_reader=args.body_reader)
+                if writer is not None:
+                    exchanges = decode_lines(
+                        stream,
+                        protocol,
+                        writer,
+                        capture=name if several else None,
+                        ports=ports,
+                        summary=summary,
+                        body_reader=args.body_reader,
+                    )
+                else:
+                    exchanges = decode_capture(
+                        stream, protocol, ports=ports, summary=summary, body_reader=args.body_reader
+                    )
                 for exchange in exchanges:
                     if progress is not None:
                         progress.update(read_before + stream.count)

@@ -56,7 +56,20 @@ class Printer:
 
             self.capture_records = RecordBudget(args.max_capture_records, "capture")
 
+    @property
+    def fused(self) -> Any:
+        """The writer that may write lines as the capture is read (:mod:`kafka_epochs.fused_lines`):
+        when every exchange is printed as :class:`~kafka_epochs.json_lines.LineWriter` writes it."""
+        return None if self.filtering else self.writer
+
     def __call__(self, exchange: Any, capture: str | None) -> None:
+        if type(exchange) is str:  # a line already written and counted (see ``fused``)
+            self.printed.exchanges += 1
+            lines = self.lines
+            lines.append(exchange)
+            if self.live or len(lines) >= self.BATCH:
+                self.flush()
+            return
         self.summary.count(exchange)
         if self.filtering and not self.selected.matches_flow(exchange):
             return  # decided before anything is rendered

@@ -1,0 +1,214 @@
+"""Captured traffic straight to JSON lines: the layers between a connection's bytes and its lines
+fused, for what nearly every connection is.
+
+:func:`~kafka_epochs.exchanges.decode_capture` goes through layers, each with its objects (a
+pairer cutting frames, events, exchanges, a printer asking what each exchange is); on captures
+of real clients those layers cost more than the decoding itself (``benchmarks/floor_headers_only.py``).
+A :class:`LineConnection` follows one connection with none of them: it cuts frames, decodes each
+with the same plug-in as :class:`~kafka_epochs.framing.Connection` (so its requests and responses
+are the same events), holds requests by correlation id and writes each answer's line at once with
+:meth:`~kafka_epochs.json_lines.LineWriter.pair`.
+
+It takes only what it can take exactly. At the first thing it does not (a SASL handshake v0,
+after which raw tokens travel; a Produce with ``acks=0``; a response to no request it holds; a
+frame too short for a header or too large to trust; a connection that ends with requests
+unanswered or a frame cut off) it hands the connection over to a
+:class:`~kafka_epochs.framing.Connection` in the state the layered path would have reached (the
+same buffers, the same requests pending, the frame it stopped at not yet taken), and takes it
+back once that state is one it can follow again (:attr:`~kafka_epochs.pairing.Pairer.plain`: the
+SASL tokens exchanged, say). A pair whose frames did not decode whole, or whose line only the
+reference renders (SaslAuthenticate's hidden bytes), comes out as an
+:class:`~kafka_epochs.exchanges.Exchange`, as from the layered path. A test holds the lines of
+both paths equal, character for character and in order, over real clients' captures.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+
+from kafka_epochs.capture import CaptureSource, Direction, Flow, StreamEnd
+from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_CONNECTIONS
+from kafka_epochs.exchanges import ConnectionExchanges, DecodeSummary, Exchange, Kind, follow_connections
+from kafka_epochs.framing import (
+    DEFAULT_MAX_FRAME,
+    DEFAULT_MAX_PENDING,
+    Connection,
+    FrameBuffer,
+    FrameTooLarge,
+    RequestEvent,
+)
+from kafka_epochs.json_lines import LineWriter
+from kafka_epochs.pairing import PRODUCE, SASL_HANDSHAKE, FrameHead
+from kafka_epochs.protocol import BodyReader, Protocol
+
+__all__ = ["LineConnection", "decode_lines"]
+
+_REQUEST_HEAD = struct.Struct(">ihhi")  # size, api key, api version, correlation id
+_INT32 = struct.Struct(">i")
+_CLIENT = Direction.CLIENT_TO_BROKER
+_BROKER = Direction.BROKER_TO_CLIENT
+#: A frame's taker: (frame, stream offset, time, where its line goes) -> whether it took it.
+_Take = Callable[[bytes, int, int, list[str | Exchange]], bool]
+
+
+def decode_lines(
+    source: CaptureSource,
+    protocol: Protocol,
+    writer: LineWriter,
+    *,
+    capture: str | None = None,
+    ports: set[int] | None = None,
+    max_frame_size: int = DEFAULT_MAX_FRAME,
+    summary: DecodeSummary,
+    body_reader: BodyReader | None = None,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+) -> Iterator[str | Exchange]:
+    """What :func:`~kafka_epochs.exchanges.decode_capture` yields, in its order, with each pair
+    whose frames decoded whole already written by ``writer`` as its line (with ``capture`` as the
+    line's first key when given) and counted in ``summary``; the rest come as exchanges, which
+    the caller counts and renders as it would any."""
+
+    def open_connection(flow: Flow) -> LineConnection:
+        connection = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader)
+        return LineConnection(flow, connection, writer, summary, capture)
+
+    return follow_connections(source, open_connection, ports=ports, summary=summary, max_connections=max_connections)
+
+
+class LineConnection:
+    """One connection's lines (see the module docstring); a consumer for
+    :func:`~kafka_epochs.exchanges.follow_connections`.
+
+    ``connection`` is the layered path it hands over to: until then only its decoding plug-in,
+    its buffers and its dict of pending requests are used, as that path would use them."""
+
+    __slots__ = ("_broker", "_client", "capture", "connection", "flow", "layered", "summary", "writer")
+
+    def __init__(
+        self, flow: Flow, connection: Connection, writer: LineWriter, summary: DecodeSummary, capture: str | None
+    ) -> None:
+        self.flow = flow
+        self.connection = connection
+        self.writer = writer
+        self.summary = summary
+        self.capture = capture
+        self.layered: ConnectionExchanges | None = None  # set when handed over
+        self._client = connection.buffers[_CLIENT]
+        self._broker = connection.buffers[_BROKER]
+
+    # -- the consumer --------------------------------------------------------------------------
+
+    def client(self, data: bytes, timestamp_ns: int) -> list[str | Exchange]:
+        if self.layered is not None:
+            return self._layered(self.layered.client(data, timestamp_ns))
+        return self._frames(self._client, data, timestamp_ns, self._request)
+
+    def broker(self, data: bytes, timestamp_ns: int) -> list[str | Exchange]:
+        if self.layered is not None:
+            return self._layered(self.layered.broker(data, timestamp_ns))
+        return self._frames(self._broker, data, timestamp_ns, self._response)
+
+    def _layered(self, exchanges: list[Exchange]) -> list[str | Exchange]:
+        """What the layered path made; once its connection is plain again (a SASL v0 token
+        exchange over), the connection comes back to this one."""
+        if self.connection.plain:
+            self.layered = None
+        return exchanges  # type: ignore[return-value]
+
+    def restart(self, direction: Direction) -> None:
+        self.connection.restart(direction)  # (the layered path's own: drops the partial frame)
+
+    def leftovers(self, end: StreamEnd | None) -> Iterator[Exchange]:
+        if self.layered is None:
+            if not (self.connection.pending or self._client.buffered or self._broker.buffered):
+                return iter(())
+            self.layered = ConnectionExchanges(self.flow, self.connection)
+        return self.layered.leftovers(end)
+
+    # -- frames --------------------------------------------------------------------------------
+
+    def _frames(self, buffer: FrameBuffer, data: bytes, timestamp_ns: int, take: _Take) -> list[str | Exchange]:
+        """The lines (and exchanges) the frames ``data`` completes make, as the pairer cuts them:
+        straight from ``data`` while nothing is buffered, else through the buffer."""
+        out: list[str | Exchange] = []
+        if not buffer.buffered and type(data) is bytes:
+            pos, length, limit = 0, len(data), buffer.max_frame_size
+            while length - pos >= 4:
+                size = _INT32.unpack_from(data, pos)[0]
+                end = pos + 4 + size
+                if size < 0 or size > limit or end > length:
+                    break
+                if not take(data if pos == 0 and end == length else data[pos:end], buffer.offset, timestamp_ns, out):
+                    return self._hand_over(buffer, data[pos:] if pos else data, timestamp_ns, out)
+                buffer.offset += 4 + size
+                pos = end
+            if pos == length:
+                return out
+            if pos:
+                data = data[pos:]
+        buffer.feed(data)
+        while True:
+            try:
+                frame = buffer.next_frame()
+            except FrameTooLarge:
+                return self._hand_over(buffer, b"", timestamp_ns, out)
+            if frame is None:
+                return out
+            if not take(frame, buffer.offset - len(frame), timestamp_ns, out):
+                buffer.put_back(frame)
+                return self._hand_over(buffer, b"", timestamp_ns, out)
+
+    def _request(self, frame: bytes, offset: int, timestamp_ns: int, out: list[str | Exchange]) -> bool:
+        """Hold a request frame for its answer; False for one only the layered path takes."""
+        if len(frame) < _REQUEST_HEAD.size:
+            return False
+        _, api_key, api_version, correlation_id = _REQUEST_HEAD.unpack_from(frame, 0)
+        pending = self.connection.pending
+        if len(pending) >= DEFAULT_MAX_PENDING:
+            return False
+        head = FrameHead(frame, _CLIENT, offset, timestamp_ns, correlation_id, api_key, api_version)
+        reader = self.connection.reader
+        request: RequestEvent = reader.request(head)
+        if api_key == PRODUCE and not request.expects_response:
+            return False
+        if api_key == SASL_HANDSHAKE:
+            handshake = reader.sasl_handshake(request)
+            if handshake is not None and handshake[0] == 0:
+                return False  # raw tokens follow: the pairer tells them from requests
+        pending[correlation_id] = request
+        return True
+
+    def _response(self, frame: bytes, offset: int, timestamp_ns: int, out: list[str | Exchange]) -> bool:
+        """Write the line of the pair a response frame completes; False for one only the layered path takes."""
+        if len(frame) < 8:
+            return False
+        correlation_id = _INT32.unpack_from(frame, 4)[0]
+        pending = self.connection.pending
+        request = pending.get(correlation_id)
+        if request is None:
+            return False
+        head = FrameHead(frame, _BROKER, offset, timestamp_ns, correlation_id)
+        response = self.connection.reader.response(head, request)
+        del pending[correlation_id]
+        line = None
+        if request.error is None and response.error is None:
+            line = self.writer.pair(self.flow, request, response, self.capture)
+        if line is None:
+            out.append(
+                Exchange(Kind.PAIR, timestamp_ns, self.flow, request, response, request_time_ns=request.timestamp_ns)
+            )
+        else:
+            self.summary.count_pair(request.decoded.message)  # type: ignore[union-attr]
+            out.append(line)
+        return True
+
+    def _hand_over(
+        self, buffer: FrameBuffer, rest: bytes, timestamp_ns: int, out: list[str | Exchange]
+    ) -> list[str | Exchange]:
+        """From here on the connection is the layered path's: ``rest`` (the bytes from the frame
+        not taken on, or nothing when they are in the buffer) is fed to it."""
+        layered = self.layered = ConnectionExchanges(self.flow, self.connection)
+        taken = layered.client if buffer is self._client else layered.broker
+        out.extend(taken(rest, timestamp_ns))
+        return out
