@@ -200,52 +200,69 @@ def follow_connections(
     """What each connection's consumer (made by ``open_connection`` at the connection's first
     bytes) makes of its streams, in the capture's order, with an exchange for each gap and each
     packet that could not be read (:func:`decode_capture` is this with :class:`ConnectionExchanges`)."""
+    for made in follow_connection_batches(
+        source, open_connection, ports=ports, summary=summary, max_connections=max_connections
+    ):
+        yield from made
+
+
+def follow_connection_batches(
+    source: CaptureSource,
+    open_connection: Callable[[Flow], ConnectionConsumer[Item_co]],
+    *,
+    ports: set[int] | None = None,
+    summary: DecodeSummary | None = None,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+) -> Iterator[Iterable[Item_co | Exchange]]:
+    """:func:`follow_connections`' items as made, a non-empty batch at a time (for a consumer
+    of many small items, a step less per item)."""
     streams = CaptureStreams(source, ports=ports, max_connections=max_connections)
     if summary is not None:
         summary.capture = streams.stats
     connections: dict[Flow, ConnectionConsumer[Item_co]] = {}
     live: dict[Flow, int] = {}  # the directions of each connection not yet ended, as bits of _BIT
     to_broker = Direction.CLIENT_TO_BROKER
-    for event in streams:
-        if type(event) is StreamData:
-            flow = event.flow
-            conn = connections.get(flow)
-            if conn is None:
-                conn = connections[flow] = open_connection(flow)
-            if event.direction is to_broker:
-                yield from conn.client(event.data, event.timestamp_ns)
-            else:
-                yield from conn.broker(event.data, event.timestamp_ns)
-        elif isinstance(event, (Gap, Resync)):
-            conn = connections.get(event.flow)
-            if conn is not None:  # the capture follows frame sizes: the next bytes start a frame
-                conn.restart(event.direction)
-            if isinstance(event, Gap):
-                yield Exchange(
-                    Kind.GAP,
-                    event.timestamp_ns,
-                    event.flow,
-                    problem=(
+    for events in streams.batches():
+        for event in events:
+            if type(event) is StreamData:
+                flow = event.flow
+                conn = connections.get(flow)
+                if conn is None:
+                    conn = connections[flow] = open_connection(flow)
+                if event.direction is to_broker:
+                    made = conn.client(event.data, event.timestamp_ns)
+                else:
+                    made = conn.broker(event.data, event.timestamp_ns)
+                if made:
+                    yield made
+            elif isinstance(event, (Gap, Resync)):
+                conn = connections.get(event.flow)
+                if conn is not None:  # the capture follows frame sizes: the next bytes start a frame
+                    conn.restart(event.direction)
+                if isinstance(event, Gap):
+                    missing = (
                         f"{event.length} bytes missing from the {event.direction} stream at offset "
                         f"{event.stream_offset} ({event.reason})"
-                    ),
-                )
-        elif isinstance(event, PacketError):
-            yield Exchange(Kind.PACKET_ERROR, event.timestamp_ns, problem=f"packet {event.packet}: {event.error}")
-        elif type(event) is StreamStart:
-            live[event.flow] = live.get(event.flow, 0) | _BIT[event.direction]
-        elif type(event) is StreamEnd:
-            directions = live.get(event.flow)
-            if directions is not None:
-                directions &= ~_BIT[event.direction]
-                live[event.flow] = directions
-                if not directions:  # every direction it had is over: what it left unfinished is said now
-                    del live[event.flow]
-                    conn = connections.pop(event.flow, None)
-                    if conn is not None:
-                        yield from conn.leftovers(event)
+                    )
+                    yield (Exchange(Kind.GAP, event.timestamp_ns, event.flow, problem=missing),)
+            elif isinstance(event, PacketError):
+                unread = f"packet {event.packet}: {event.error}"
+                yield (Exchange(Kind.PACKET_ERROR, event.timestamp_ns, problem=unread),)
+            elif type(event) is StreamStart:
+                live[event.flow] = live.get(event.flow, 0) | _BIT[event.direction]
+            elif type(event) is StreamEnd:
+                directions = live.get(event.flow)
+                if directions is not None:
+                    directions &= ~_BIT[event.direction]
+                    live[event.flow] = directions
+                    if not directions:  # every direction it had is over: what it left unfinished is said now
+                        del live[event.flow]
+                        conn = connections.pop(event.flow, None)
+                        if conn is not None and (left := list(conn.leftovers(event))):
+                            yield left
     for conn in connections.values():  # (the capture's end ends every stream: none is left here)
-        yield from conn.leftovers(None)
+        if left := list(conn.leftovers(None)):
+            yield left
 
 
 _BIT = {Direction.CLIENT_TO_BROKER: 1, Direction.BROKER_TO_CLIENT: 2}

@@ -39,6 +39,7 @@ __all__ = [
     "Connection",
     "Event",
     "FrameBuffer",
+    "FrameDecoding",
     "FrameTooLarge",
     "RequestEvent",
     "ResponseEvent",
@@ -87,7 +88,7 @@ class ResponseEvent:
 Event = RequestEvent | ResponseEvent | SaslToken | StreamLost
 
 
-class _Decoding:
+class FrameDecoding:
     """The pairer's plug-in that decodes every frame with a :class:`Protocol` (a ``FrameReader``)."""
 
     def __init__(self, protocol: Protocol, body_reader: BodyReader | None = None) -> None:
@@ -95,25 +96,48 @@ class _Decoding:
         self.body_reader = body_reader
 
     def request(self, head: FrameHead) -> RequestEvent:
-        event = RequestEvent(
+        return self.request_event(
             head.frame, head.stream_offset, head.timestamp_ns, head.api_key, head.api_version, head.correlation_id
         )
+
+    def request_event(
+        self,
+        frame: bytes,
+        stream_offset: int,
+        timestamp_ns: int | None,
+        api_key: int | None,
+        api_version: int | None,
+        correlation_id: int | None,
+    ) -> RequestEvent:
+        """:meth:`request` of a frame head given as its values (a caller that has them saves the head)."""
+        event = RequestEvent(frame, stream_offset, timestamp_ns, api_key, api_version, correlation_id)
         try:
             # Trailing bytes are tolerated and reported: librdkafka sends a few after some
             # Metadata bodies, and brokers ignore them.
-            decoded = event.decoded = self.protocol.decode_request(head.frame, body_reader=self.body_reader)
+            decoded = event.decoded = self.protocol.decode_request(frame, body_reader=self.body_reader)
             event.warnings.extend(decoded.warnings)
             if decoded.problem is not None:
-                event.error = _doubtful(decoded, len(head.frame))
+                event.error = _doubtful(decoded, len(frame))
         except KafkaEpochsError as e:
             event.error = e
         return event
 
     def response(self, head: FrameHead, request: RequestEvent | None) -> ResponseEvent:
-        event = ResponseEvent(head.frame, head.stream_offset, head.timestamp_ns, head.correlation_id, request)
+        return self.response_event(head.frame, head.stream_offset, head.timestamp_ns, head.correlation_id, request)
+
+    def response_event(
+        self,
+        frame: bytes,
+        stream_offset: int,
+        timestamp_ns: int | None,
+        correlation_id: int | None,
+        request: RequestEvent | None,
+    ) -> ResponseEvent:
+        """:meth:`response` of a frame head given as its values."""
+        event = ResponseEvent(frame, stream_offset, timestamp_ns, correlation_id, request)
         if request is None or request.api_key is None or request.api_version is None:
             event.error = DecodeError(
-                f"no request with correlation id {head.correlation_id} was seen on this connection; "
+                f"no request with correlation id {correlation_id} was seen on this connection; "
                 "a response cannot be decoded without its request",
                 4,
                 "correlation_id",
@@ -122,11 +146,11 @@ class _Decoding:
         prefer = request.decoded.profile if request.decoded is not None else None
         try:
             decoded = event.decoded = self.protocol.decode_response(
-                head.frame, request.api_key, request.api_version, prefer=prefer, body_reader=self.body_reader
+                frame, request.api_key, request.api_version, prefer=prefer, body_reader=self.body_reader
             )
             event.warnings.extend(decoded.warnings)
             if decoded.problem is not None:
-                event.error = _doubtful(decoded, len(head.frame))
+                event.error = _doubtful(decoded, len(frame))
         except KafkaEpochsError as e:
             event.error = e
         return event
@@ -188,7 +212,8 @@ class Connection(Pairer[RequestEvent, ResponseEvent]):
         max_pending: int = DEFAULT_MAX_PENDING,
         body_reader: BodyReader | None = None,
     ) -> None:
-        super().__init__(_Decoding(protocol, body_reader), max_frame_size=max_frame_size, max_pending=max_pending)
+        self.decoding = FrameDecoding(protocol, body_reader)
+        super().__init__(self.decoding, max_frame_size=max_frame_size, max_pending=max_pending)
         self.protocol = protocol
 
     def client_bytes(self, data: bytes, timestamp_ns: int | None = None) -> list[Any]:

@@ -5,9 +5,9 @@ fused, for what nearly every connection is.
 pairer cutting frames, events, exchanges, a printer asking what each exchange is); on captures
 of real clients those layers cost more than the decoding itself (``benchmarks/floor_headers_only.py``).
 A :class:`LineConnection` follows one connection with none of them: it cuts frames, decodes each
-with the same plug-in as :class:`~kafka_epochs.framing.Connection` (so its requests and responses
-are the same events), holds requests by correlation id and writes each answer's line at once with
-:meth:`~kafka_epochs.json_lines.LineWriter.pair`.
+with the plug-in of :class:`~kafka_epochs.framing.Connection` (:class:`~kafka_epochs.framing.FrameDecoding`,
+so its requests and responses are the same events), holds requests by correlation id and writes
+each answer's line at once with :meth:`~kafka_epochs.json_lines.LineWriter.pair`.
 
 It takes only what it can take exactly. At the first thing it does not (a SASL handshake v0,
 after which raw tokens travel; a Produce with ``acks=0``; a response to no request it holds; a
@@ -25,21 +25,20 @@ both paths equal, character for character and in order, over real clients' captu
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from kafka_epochs.capture import CaptureSource, Direction, Flow, StreamEnd
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_CONNECTIONS
-from kafka_epochs.exchanges import ConnectionExchanges, DecodeSummary, Exchange, Kind, follow_connections
+from kafka_epochs.exchanges import ConnectionExchanges, DecodeSummary, Exchange, Kind, follow_connection_batches
 from kafka_epochs.framing import (
     DEFAULT_MAX_FRAME,
     DEFAULT_MAX_PENDING,
     Connection,
     FrameBuffer,
     FrameTooLarge,
-    RequestEvent,
 )
 from kafka_epochs.json_lines import LineWriter
-from kafka_epochs.pairing import PRODUCE, SASL_HANDSHAKE, FrameHead
+from kafka_epochs.pairing import PRODUCE, SASL_HANDSHAKE
 from kafka_epochs.protocol import BodyReader, Protocol
 
 __all__ = ["LineConnection", "decode_lines"]
@@ -63,27 +62,41 @@ def decode_lines(
     summary: DecodeSummary,
     body_reader: BodyReader | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
-) -> Iterator[str | Exchange]:
-    """What :func:`~kafka_epochs.exchanges.decode_capture` yields, in its order, with each pair
-    whose frames decoded whole already written by ``writer`` as its line (with ``capture`` as the
-    line's first key when given) and counted in ``summary``; the rest come as exchanges, which
-    the caller counts and renders as it would any."""
+) -> Iterator[Iterable[str | Exchange]]:
+    """What :func:`~kafka_epochs.exchanges.decode_capture` yields, in its order and in batches
+    (what each piece of the capture completes), with each pair whose frames decoded whole
+    already written by ``writer`` as its line (with ``capture`` as the line's first key when
+    given) and counted in ``summary``; the rest come as exchanges, which the caller counts and
+    renders as it would any."""
 
     def open_connection(flow: Flow) -> LineConnection:
         connection = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader)
         return LineConnection(flow, connection, writer, summary, capture)
 
-    return follow_connections(source, open_connection, ports=ports, summary=summary, max_connections=max_connections)
+    return follow_connection_batches(
+        source, open_connection, ports=ports, summary=summary, max_connections=max_connections
+    )
 
 
 class LineConnection:
     """One connection's lines (see the module docstring); a consumer for
-    :func:`~kafka_epochs.exchanges.follow_connections`.
+    :func:`~kafka_epochs.exchanges.follow_connection_batches`.
 
     ``connection`` is the layered path it hands over to: until then only its decoding plug-in,
     its buffers and its dict of pending requests are used, as that path would use them."""
 
-    __slots__ = ("_broker", "_client", "capture", "connection", "flow", "layered", "summary", "writer")
+    __slots__ = (
+        "_broker",
+        "_client",
+        "_decoding",
+        "_pending",
+        "capture",
+        "connection",
+        "flow",
+        "layered",
+        "summary",
+        "writer",
+    )
 
     def __init__(
         self, flow: Flow, connection: Connection, writer: LineWriter, summary: DecodeSummary, capture: str | None
@@ -96,6 +109,8 @@ class LineConnection:
         self.layered: ConnectionExchanges | None = None  # set when handed over
         self._client = connection.buffers[_CLIENT]
         self._broker = connection.buffers[_BROKER]
+        self._pending = connection.pending  # (the pairer's own dict: handing over needs no copy)
+        self._decoding = connection.decoding
 
     # -- the consumer --------------------------------------------------------------------------
 
@@ -164,16 +179,15 @@ class LineConnection:
         if len(frame) < _REQUEST_HEAD.size:
             return False
         _, api_key, api_version, correlation_id = _REQUEST_HEAD.unpack_from(frame, 0)
-        pending = self.connection.pending
+        pending = self._pending
         if len(pending) >= DEFAULT_MAX_PENDING:
             return False
-        head = FrameHead(frame, _CLIENT, offset, timestamp_ns, correlation_id, api_key, api_version)
-        reader = self.connection.reader
-        request: RequestEvent = reader.request(head)
+        decoding = self._decoding
+        request = decoding.request_event(frame, offset, timestamp_ns, api_key, api_version, correlation_id)
         if api_key == PRODUCE and not request.expects_response:
             return False
         if api_key == SASL_HANDSHAKE:
-            handshake = reader.sasl_handshake(request)
+            handshake = decoding.sasl_handshake(request)
             if handshake is not None and handshake[0] == 0:
                 return False  # raw tokens follow: the pairer tells them from requests
         pending[correlation_id] = request
@@ -184,12 +198,11 @@ class LineConnection:
         if len(frame) < 8:
             return False
         correlation_id = _INT32.unpack_from(frame, 4)[0]
-        pending = self.connection.pending
+        pending = self._pending
         request = pending.get(correlation_id)
         if request is None:
             return False
-        head = FrameHead(frame, _BROKER, offset, timestamp_ns, correlation_id)
-        response = self.connection.reader.response(head, request)
+        response = self._decoding.response_event(frame, offset, timestamp_ns, correlation_id, request)
         del pending[correlation_id]
         line = None
         if request.error is None and response.error is None:

@@ -36,7 +36,18 @@ _UNKNOWN: Any = object()
 class LineWriter:
     """Writes exchanges as JSON lines; one per run of the command (it caches per connection)."""
 
-    __slots__ = ("_endpoints", "_error_checks", "_names", "_renderers", "_second", "_second_text", "secrets")
+    __slots__ = (
+        "_apis",
+        "_endpoints",
+        "_error_checks",
+        "_flows",
+        "_names",
+        "_profiles",
+        "_renderers",
+        "_second",
+        "_second_text",
+        "secrets",
+    )
 
     def __init__(self, *, secrets: bool = False) -> None:
         self.secrets = secrets
@@ -45,6 +56,10 @@ class LineWriter:
         self._endpoints: dict[Flow, tuple[str, str]] = {}
         self._renderers: dict[tuple[type, int], Any] = {}
         self._names: dict[type, str] = {}
+        # texts of a pair's line that repeat: per connection, per (class, api key, version), per profile
+        self._flows: dict[Flow | None, str] = {}
+        self._apis: dict[tuple[type, int | None, int | None], str] = {}
+        self._profiles: dict[tuple[str, str], str] = {}
         self._error_checks: dict[type, Callable[[Any], bool] | None] = {}
 
     def line(self, exchange: Exchange, capture: str | None = None) -> str | None:
@@ -58,8 +73,8 @@ class LineWriter:
             kind is Kind.PAIR
             and req is not None
             and resp is not None
-            and req.error is None
-            and resp.error is None
+            and req.decoded is not None
+            and resp.decoded is not None
             and exchange.problem is None
         ):
             return self.pair(exchange.flow, req, resp, capture)
@@ -94,31 +109,75 @@ class LineWriter:
         return "".join(parts)
 
     def pair(self, flow: Flow | None, req: RequestEvent, resp: ResponseEvent, capture: str | None = None) -> str | None:
-        """:meth:`line` of a pair whose two frames decoded without error (nearly every exchange
-        of a capture), from its two events: no :class:`Exchange` is needed."""
+        """:meth:`line` of a pair from its two events (no :class:`Exchange` needed); both must
+        hold their decoded frames (nearly every pair of a capture does)."""
+        request, response = req.decoded, resp.decoded
+        assert request is not None and response is not None
         if req.api_key == SASL_AUTHENTICATE and not self.secrets:
             return None  # its auth bytes are hidden by the reference
-        client, broker = _NO_FLOW if flow is None else (self._endpoints.get(flow) or self._endpoint(flow))
         start, end = req.timestamp_ns, resp.timestamp_ns
+        correlation_id = req.correlation_id
+        api = self._apis.get((request.message, req.api_key, req.api_version)) or self._api_text(req, request.message)
         parts = [
-            "{" if capture is None else f'{{"capture": {_ESCAPE(capture)}, ',
-            f'"kind": "pair", "time": {self._time((end or 0) if start is None else start)}, ',
-            f'"client": {client}, "broker": {broker}, "correlation_id": ',
-            "null" if req.correlation_id is None else str(req.correlation_id),
-            f', "api": {self._pair_api(req, resp)}, "api_key": ',
-            "null" if req.api_key is None else str(req.api_key),
-            ', "api_version": ',
-            "null" if req.api_version is None else str(req.api_version),
+            '{"kind": "pair", "time": '
+            if capture is None
+            else f'{{"capture": {_ESCAPE(capture)}, "kind": "pair", "time": ',
+            self._time((end or 0) if start is None else start),
+            self._flows.get(flow) or self._flow_text(flow),
+            "null" if correlation_id is None else str(correlation_id),
+            api,
         ]
         if start is not None and end is not None:
             latency = float.__repr__(round((end - start) / 1e6, 3))
             parts.append(f', "response_time": {self._time(end)}, "latency_ms": {latency}')
-        self._event(parts, "request", req)
-        self._event(parts, "response", resp)
-        if resp.decoded is not None:
-            self._errors(parts, resp.decoded.body)
+        for label, decoded, event in (("request", request, req), ("response", response, resp)):
+            header = decoded.header
+            render = self._renderers.get((type(header), decoded.header_version)) or self._renderer(
+                header, decoded.header_version
+            )
+            parts.append(f', "{label}_header": {render(header)}')
+            body = decoded.body
+            if body is None:
+                pass  # headers only: the body was not read
+            elif type(body) is ProjectedBody:
+                if body.columns:  # else only what pairing needs was read: nothing asked for
+                    parts.append(f', "{label}": {_LISTS.encode(body.to_dict())}')
+                if body.note:
+                    parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
+            else:
+                parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
+            parts.append(self._profiles.get((label, decoded.profile)) or self._profile_text(label, decoded.profile))
+            if event.error is not None:
+                parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
+            if event.warnings:
+                parts.append(f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}')
+        self._errors(parts, response.body)
         parts.append("}")
         return "".join(parts)
+
+    def _api_text(self, req: RequestEvent, message: type) -> str:
+        """``, "api": ..., "api_key": ..., "api_version": ...`` of a request, as :meth:`line` writes them."""
+        key, version = req.api_key, req.api_version
+        text = (
+            f', "api": {self._message_name(message)}, "api_key": {"null" if key is None else key}, '
+            f'"api_version": {"null" if version is None else version}'
+        )
+        self._apis[message, key, version] = text
+        return text
+
+    def _flow_text(self, flow: Flow | None) -> str:
+        """``, "client": ..., "broker": ..., "correlation_id": `` of a connection."""
+        client, broker = _NO_FLOW if flow is None else (self._endpoints.get(flow) or self._endpoint(flow))
+        text = self._flows[flow] = f', "client": {client}, "broker": {broker}, "correlation_id": '
+        return text
+
+    def _profile_text(self, label: str, profile: str) -> str:
+        text = self._profiles[label, profile] = f', "{label}_profile": {_ESCAPE(profile)}'
+        return text
+
+    def _renderer(self, obj: Any, version: int) -> Any:
+        renderer = self._renderers[type(obj), version] = json_renderer(type(obj), version, ascii=False)
+        return renderer
 
     def _event(self, parts: list[str], label: str, event: RequestEvent | ResponseEvent) -> None:
         """A request's or response's keys: header, body (whole, projected or none), profile, error, warnings."""
@@ -162,10 +221,7 @@ class LineWriter:
         return any_error_code(message) if has_error_codes(message) else None
 
     def _render(self, obj: Any, version: int) -> str:
-        key = (type(obj), version)
-        renderer = self._renderers.get(key)
-        if renderer is None:
-            renderer = self._renderers[key] = json_renderer(type(obj), version, ascii=False)
+        renderer = self._renderers.get((type(obj), version)) or self._renderer(obj, version)
         text: str = renderer(obj)
         return text
 
@@ -175,12 +231,6 @@ class LineWriter:
                 return self._message_name(event.decoded.message)
         named = api_name(exchange)  # a frame that did not decode: its api key's name
         return "null" if named is None else _ESCAPE(named)
-
-    def _pair_api(self, req: RequestEvent, resp: ResponseEvent) -> str:
-        for event in (req, resp):
-            if event.decoded is not None:
-                return self._message_name(event.decoded.message)
-        return self._api(Exchange(Kind.PAIR, 0, request=req, response=resp), req, resp)
 
     def _message_name(self, message: type) -> str:
         """The api's name as JSON text ("Metadata"), from the request's or response's class."""

@@ -304,11 +304,14 @@ class Protocol:
         ``body_reader`` reads the body instead of the message class's ``read`` (a projection's
         :class:`~kafka_epochs.projection.bodies.FieldsReader`, say); the header is read as always.
         """
-        data = _checked_frame(frame)
-        if len(data) < 8:
+        data = frame if type(frame) is bytes else bytes(frame)
+        if len(data) < 8 or _SIZE.unpack_from(data, 0)[0] != len(data) - 4:
+            data = _checked_frame(data)  # raises for a size prefix that is not the frame's
             raise DecodeError("truncated: a request header needs at least 4 bytes", len(data), "request_api_key")
         api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
-        plan = self._frame_plan(api_key, api_version, "request", 4)
+        plan = self._plans.get((api_key, api_version, "request")) or self._frame_plan(
+            api_key, api_version, "request", 4
+        )
         notes: list[str] = []
         header, pos = read_header(plan.header_class, data, plan.header_version, strict, notes)
         return read_body(
@@ -332,7 +335,9 @@ class Protocol:
         broker that lacks the requested ApiVersions version answers in v0 with
         UNSUPPORTED_VERSION, and Kafka's clients read it again as v0: so do we, with a warning.
         """
-        data = _checked_frame(frame)
+        data = frame if type(frame) is bytes else bytes(frame)
+        if len(data) < 4 or _SIZE.unpack_from(data, 0)[0] != len(data) - 4:
+            data = _checked_frame(data)  # (raises: the size prefix is not the frame's)
         try:
             return self._decode_response(data, api_key, api_version, strict, prefer, body_reader)
         except DecodeError as first:
@@ -359,7 +364,9 @@ class Protocol:
         prefer: str | None,
         body_reader: BodyReader | None = None,
     ) -> Decoded:
-        plan = self._frame_plan(api_key, api_version, "response", -1)
+        plan = self._plans.get((api_key, api_version, "response")) or self._frame_plan(
+            api_key, api_version, "response", -1
+        )
         header_version, header_cls = plan.header_version, plan.header_class
         if prefer is not None and len(plan.layouts) > 1:
             layouts = sorted(plan.layouts, key=lambda p: p.name != prefer)  # stable: the request's layout first

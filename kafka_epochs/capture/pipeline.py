@@ -53,7 +53,7 @@ from kafka_epochs.capture.reassembly.connections import (
     StreamReassembler,
     TcpConnection,
 )
-from kafka_epochs.capture.reassembly.halfstream import SEQ_MASK, HalfStream
+from kafka_epochs.capture.reassembly.halfstream import HALF_SEQ_SPACE, SEQ_MASK, HalfStream
 from kafka_epochs.capture.stats import CaptureStats
 from kafka_epochs.errors import DecodeError
 
@@ -139,7 +139,7 @@ class StreamPipeline:
                         delivered = half.delivered
                         if start == end:  # a bare acknowledgement
                             stats.segments += 1
-                            other.peer_ack(ack, timestamp_ns, record.index, [])
+                            _acknowledged(other, ack)
                             return ()
                         if seq == (half.base_seq + delivered) & SEQ_MASK:  # the next bytes
                             stats.segments += 1
@@ -148,7 +148,7 @@ class StreamPipeline:
                             out: list[FlowEvent] = []
                             event = StreamData(flow, direction, timestamp_ns, record.index, delivered, payload)
                             aligner.take(event, out)
-                            other.peer_ack(ack, timestamp_ns, record.index, out)
+                            _acknowledged(other, ack)
                             return out
         try:
             segment = self.dissector.segment(record)
@@ -234,3 +234,15 @@ class StreamPipeline:
                 if lane is not None:
                     self._lanes.pop(lane, None)
         return out
+
+
+def _acknowledged(half: HalfStream, ack: int) -> None:
+    """``half.peer_ack(ack, ...)`` for a direction with nothing waiting (a lane's condition), so
+    with nothing to release: only how far the peer acknowledged moves."""
+    if half.started and not half.ended:
+        delivered = half.delivered
+        expected = (half.base_seq + delivered) & SEQ_MASK
+        acked = delivered + ((ack - expected + HALF_SEQ_SPACE) & SEQ_MASK) - HALF_SEQ_SPACE
+        if half.fin_offset is not None and acked > half.fin_offset:
+            acked = half.fin_offset  # the FIN takes a sequence number but is not a byte
+        half.peer_acked = max(half.peer_acked, acked)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from kafka_epochs.capture.alignment.rules import default_frame_rule
 from kafka_epochs.capture.events import StreamEvent
@@ -47,6 +47,13 @@ class CaptureStreams:
         self.stats = CaptureStats()
 
     def __iter__(self) -> Iterator[StreamEvent]:
+        for events in self.batches():
+            yield from events
+
+    def batches(self) -> Iterator[Sequence[StreamEvent]]:
+        """The same events, as the sequences each record completes (none for a record that
+        completes nothing, most acknowledgements): a consumer that loops over each saves a
+        step per event."""
         pipeline = StreamPipeline(
             ports=self.ports,
             auto_detect_ports=self.auto_detect_ports,
@@ -58,8 +65,10 @@ class CaptureStreams:
         )
         step = pipeline.record
         for record in read_packets(self.source, max_record_size=self.max_record_size):
-            yield from step(record)
-        yield from pipeline.finish()
+            events = step(record)
+            if events:
+                yield events
+        yield pipeline.finish()
 
 
 def iter_streams(

@@ -1,6 +1,6 @@
 """``kafka-epochs decode``: captures (files, directories, standard input) to JSON lines or a table.
 
-The command reads each capture with :func:`kafka_epochs.traffic.decode_capture`, keeps the
+The command reads each capture as :func:`kafka_epochs.traffic.decode_capture` does, keeps the
 exchanges its filters select, prints them as they complete, and ends with a summary on stderr
 that describes what was printed. Exit status: 0 when every printed exchange decoded whole, 1 when
 some did not (each printed with its error), 2 for bad usage or an unreadable input.
@@ -276,9 +276,8 @@ def run_decode(args: argparse.Namespace) -> int:
     print_one = Printer(args, selected, summary, printed, live)
     several = len(inputs) > 1
     try:
-        exchanges = _exchanges(inputs, protocol, args, summary, printed, progress, print_one.fused)
-        for capture, exchange in exchanges:
-            print_one(exchange, capture if several else None)
+        for capture, batch in _batches(inputs, protocol, args, summary, printed, progress, print_one.fused):
+            print_one(batch, capture if several else None)
     finally:
         if progress is not None:
             progress.close()
@@ -288,7 +287,7 @@ def run_decode(args: argparse.Namespace) -> int:
     return 1 if printed.problems or printed.record_errors else 0
 
 
-def _exchanges(
+def _batches(
     inputs: list[Path],
     protocol: Any,
     args: argparse.Namespace,
@@ -297,11 +296,12 @@ def _exchanges(
     progress: Progress | None,
     writer: Any,
 ) -> Iterator[tuple[str, Any]]:
-    """(capture name, exchange) for each exchange of the inputs; with a ``writer``, most
-    exchanges come as their lines, already written and counted (:mod:`kafka_epochs.fused_lines`)."""
+    """(capture name, exchanges) for the exchanges of the inputs, in batches; with a ``writer``,
+    most exchanges come as their lines, already written and counted (:mod:`kafka_epochs.fused_lines`)."""
     from kafka_epochs.capture import CaptureFormatError
+    from kafka_epochs.exchanges import ConnectionExchanges, follow_connection_batches
+    from kafka_epochs.framing import Connection
     from kafka_epochs.fused_lines import decode_lines
-    from kafka_epochs.traffic import decode_capture
 
     ports = set(args.port) if args.port else None
     read_before = 0
@@ -322,13 +322,15 @@ def _exchanges(
                         body_reader=args.body_reader,
                     )
                 else:
-                    exchanges = decode_capture(
-                        stream, protocol, ports=ports, summary=summary, body_reader=args.body_reader
-                    )
-                for exchange in exchanges:
+
+                    def layered(flow: Any) -> ConnectionExchanges:
+                        return ConnectionExchanges(flow, Connection(protocol, body_reader=args.body_reader))
+
+                    exchanges = follow_connection_batches(stream, layered, ports=ports, summary=summary)
+                for batch in exchanges:
                     if progress is not None:
                         progress.update(read_before + stream.count)
-                    yield name, exchange
+                    yield name, batch
             except CaptureFormatError as e:
                 raise ValueError(f"{name} is not a readable pcap or pcapng file: {e}") from None
             finally:

@@ -62,14 +62,19 @@ class Printer:
         when every exchange is printed as :class:`~kafka_epochs.json_lines.LineWriter` writes it."""
         return None if self.filtering else self.writer
 
-    def __call__(self, exchange: Any, capture: str | None) -> None:
-        if type(exchange) is str:  # a line already written and counted (see ``fused``)
-            self.printed.exchanges += 1
-            lines = self.lines
-            lines.append(exchange)
-            if self.live or len(lines) >= self.BATCH:
-                self.flush()
-            return
+    def __call__(self, batch: Any, capture: str | None) -> None:
+        """Print a batch of exchanges (and of lines already written and counted: see ``fused``)."""
+        lines = self.lines
+        for exchange in batch:
+            if type(exchange) is str:
+                self.printed.exchanges += 1
+                lines.append(exchange)
+            else:
+                self.one(exchange, capture)
+        if self.live or len(lines) >= self.BATCH:
+            self.flush()
+
+    def one(self, exchange: Any, capture: str | None) -> None:
         self.summary.count(exchange)
         if self.filtering and not self.selected.matches_flow(exchange):
             return  # decided before anything is rendered
@@ -93,10 +98,7 @@ class Printer:
             line = self.json_line(row) if args.format == "jsonl" else table_row(row)
         printed.exchanges += 1
         printed.problems += not exchange.ok
-        lines = self.lines
-        lines.append(line)
-        if self.live or len(lines) >= self.BATCH:
-            self.flush()
+        self.lines.append(line)
 
     def flush(self) -> None:
         """Write the lines held (all of them: a live capture's, as each exchange completes)."""

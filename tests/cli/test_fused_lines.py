@@ -74,7 +74,8 @@ def fused(
     writer = LineWriter(secrets=secrets)
     lines, written = [], 0
     source = io.BytesIO(data)
-    for item in decode_lines(source, Protocol.auto(), writer, capture=capture, summary=summary, body_reader=reader):
+    batches = decode_lines(source, Protocol.auto(), writer, capture=capture, summary=summary, body_reader=reader)
+    for item in (item for batch in batches for item in batch):
         if isinstance(item, str):
             written += 1
             lines.append(item)

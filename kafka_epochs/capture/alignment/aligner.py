@@ -17,6 +17,8 @@ there. Bytes held while searching are bounded by the rule's ``max_span`` plus ``
 
 from __future__ import annotations
 
+import struct
+
 from kafka_epochs.capture.alignment.rules import FrameRule
 from kafka_epochs.capture.events import (
     Direction,
@@ -37,6 +39,7 @@ from kafka_epochs.resync import find_frame_start
 # (a search starts with a buffer and a list of its own), so that a connection costs little until
 # it loses sync: a capture may hold a great many connections.
 _NOT_SEARCHING = bytearray()
+_INT32 = struct.Struct(">i")
 _NOTHING_HELD: list[StreamData] = []
 
 
@@ -129,12 +132,15 @@ class FrameAligner:
             at = self._frame_end - offset  # negative when the size field began in an earlier chunk
             header = self._header
             begin = max(at, 0)
-            missing = 4 - len(header)
-            if length - begin < missing:
-                self._header = header + data[begin:]
-                break
-            size = int.from_bytes(header + data[begin : begin + missing], "big", signed=True)
-            self._header = b""
+            if not header and length - begin >= 4:  # the size field whole in this chunk (nearly always)
+                size = _INT32.unpack_from(data, begin)[0]
+            else:
+                missing = 4 - len(header)
+                if length - begin < missing:
+                    self._header = header + data[begin:]
+                    break
+                size = int.from_bytes(header + data[begin : begin + missing], "big", signed=True)
+                self._header = b""
             if not 0 <= size <= max_size:
                 if begin:
                     out.append(

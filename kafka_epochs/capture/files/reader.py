@@ -47,6 +47,9 @@ def _read_stream(stream: BinaryIO | ByteStream, max_record_size: int) -> Iterato
         gzip_input = GzipInput(head, stream)
         stream = gzip_input
         head = read_head(stream, 4)
+    if gzip_input is None:
+        yield from _read_uncompressed(stream, head, max_record_size, gzip_input)
+        return
     last_index = -1
     for record in _read_uncompressed(stream, head, max_record_size, gzip_input):
         last_index = record.index

@@ -35,7 +35,7 @@ from kafka_epochs.capture.events import (
 from kafka_epochs.capture.stats import CaptureStats
 
 SEQ_MASK = 0xFFFFFFFF
-_HALF_SEQ_SPACE = 1 << 31
+HALF_SEQ_SPACE = 1 << 31
 
 # A waiting piece of the stream: (start, end, data or None for bytes known lost, timestamp_ns, packet).
 _Chunk = tuple[int, int, bytes | None, int, int]
@@ -98,7 +98,7 @@ class HalfStream:
     def offset_of(self, seq: int) -> int:
         """The stream offset of ``seq``: of all values congruent modulo 2**32, the nearest to ``delivered``."""
         expected = (self.base_seq + self.delivered) & SEQ_MASK
-        return self.delivered + ((seq - expected + _HALF_SEQ_SPACE) & SEQ_MASK) - _HALF_SEQ_SPACE
+        return self.delivered + ((seq - expected + HALF_SEQ_SPACE) & SEQ_MASK) - HALF_SEQ_SPACE
 
     def seq_of(self, offset: int) -> int:
         return (self.base_seq + offset) & SEQ_MASK
