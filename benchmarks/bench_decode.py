@@ -18,7 +18,8 @@ installed package has its ``.pyc`` files, and without them every run would compi
 
 ``--baseline CHECKOUT`` also times an older source tree (``git worktree add /tmp/old REV``) with
 the same interpreter, for before/after ratios in one run. Before timing, the JSON lines of the
-real captures are checked against the reference renderer (the dict path) exchange by exchange.
+real captures as the command prints them (whole, --headers-only, --fields) are checked against the
+reference renderer (the dict path), line by line.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ from pathlib import Path
 
 from kafka_epochs import Protocol
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
+from kafka_epochs.exchanges import DecodeSummary
+from kafka_epochs.fused_lines import decode_lines
 from kafka_epochs.json_lines import LineWriter
+from kafka_epochs.projection.bodies import FieldsReader
 from kafka_epochs.records import Compression, Record, encode_batch
 from kafka_epochs.rendering import json_line
 from kafka_epochs.traffic import decode_capture, exchange_json
@@ -129,17 +133,30 @@ def exchange_count(path: Path) -> tuple[int, int, int]:
 
 
 def check_lines(path: Path) -> int:
-    """Every exchange's line from the direct writer equals the reference renderer's; returns how many."""
-    writer = LineWriter()
+    """Every line the command prints (the fused path's, :mod:`kafka_epochs.fused_lines`) equals the
+    reference renderer's, in order, for a whole decode, ``--headers-only`` and ``--fields``;
+    returns how many lines were compared."""
     checked = 0
-    for exchange in decode_capture(path, Protocol.auto()):
-        line = writer.line(exchange)
-        if line is None:
-            continue
-        expected = json_line(exchange_json(exchange, bodies_as_text=True))
-        if line != expected:
-            raise AssertionError(f"{path.name}: the line of exchange {checked} differs from the reference")
-        checked += 1
+    for reader in (None, FieldsReader([]), FieldsReader(FIELDS.split(","))):
+        expected = [
+            json_line(exchange_json(exchange, bodies_as_text=True))
+            for exchange in decode_capture(path, Protocol.auto(), body_reader=reader)
+        ]
+        writer = LineWriter()
+        got = []
+        summary = DecodeSummary()
+        for batch in decode_lines(path, Protocol.auto(), writer, summary=summary, body_reader=reader):
+            for item in batch:
+                line = item if isinstance(item, str) else writer.line(item)
+                got.append(line or json_line(exchange_json(item, bodies_as_text=True)))  # type: ignore[arg-type]
+        if got != expected:
+            at = next(
+                (n for n, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), min(len(got), len(expected))
+            )
+            raise AssertionError(
+                f"{path.name}: line {at} differs from the reference ({len(got)} vs {len(expected)} lines)"
+            )
+        checked += len(got)
     return checked
 
 
@@ -319,7 +336,7 @@ def main() -> int:
         exchanges, flows, apis = exchange_count(path)
         checked = check_lines(path) if path.stem != "x8" else 0
         size = path.stat().st_size / 1e6
-        lines = f", {checked:,} lines checked against the reference" if checked else ""
+        lines = f", {checked:,} lines (3 modes) checked against the reference" if checked else ""
         print(f"{path.name}: {exchanges:,} exchanges, {flows:,} connections, {apis} apis, {size:.1f} MB{lines}")
         times = measure(path, trees, args.repeat)
         checks += report(path.stem, exchanges, times, trees)

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kafka_epochs.capture import Flow
+from kafka_epochs.decoded import Decoded
 from kafka_epochs.exchanges import Exchange, Kind, api_name
 from kafka_epochs.framing import RequestEvent, ResponseEvent
 from kafka_epochs.projection.bodies import ProjectedBody
@@ -37,12 +38,11 @@ class LineWriter:
     """Writes exchanges as JSON lines; one per run of the command (it caches per connection)."""
 
     __slots__ = (
-        "_apis",
         "_endpoints",
         "_error_checks",
         "_flows",
+        "_kinds",
         "_names",
-        "_profiles",
         "_renderers",
         "_second",
         "_second_text",
@@ -56,10 +56,9 @@ class LineWriter:
         self._endpoints: dict[Flow, tuple[str, str]] = {}
         self._renderers: dict[tuple[type, int], Any] = {}
         self._names: dict[type, str] = {}
-        # texts of a pair's line that repeat: per connection, per (class, api key, version), per profile
+        # what a pair's line repeats: per connection, and per (class, version, header version, profile)
         self._flows: dict[Flow | None, str] = {}
-        self._apis: dict[tuple[type, int | None, int | None], str] = {}
-        self._profiles: dict[tuple[str, str], str] = {}
+        self._kinds: dict[tuple[type, int, int, str], tuple[str, Any, str]] = {}
         self._error_checks: dict[type, Callable[[Any], bool] | None] = {}
 
     def line(self, exchange: Exchange, capture: str | None = None) -> str | None:
@@ -115,9 +114,14 @@ class LineWriter:
         assert request is not None and response is not None
         if req.api_key == SASL_AUTHENTICATE and not self.secrets:
             return None  # its auth bytes are hidden by the reference
+        asked = self._kinds.get((request.message, request.api_version, request.header_version, request.profile))
+        if asked is None:
+            asked = self._kind(req, request, "request")
+        answered = self._kinds.get((response.message, response.api_version, response.header_version, response.profile))
+        if answered is None:
+            answered = self._kind(resp, response, "response")
         start, end = req.timestamp_ns, resp.timestamp_ns
         correlation_id = req.correlation_id
-        api = self._apis.get((request.message, req.api_key, req.api_version)) or self._api_text(req, request.message)
         parts = [
             '{"kind": "pair", "time": '
             if capture is None
@@ -125,54 +129,69 @@ class LineWriter:
             self._time((end or 0) if start is None else start),
             self._flows.get(flow) or self._flow_text(flow),
             "null" if correlation_id is None else str(correlation_id),
-            api,
+            asked[0],
         ]
         if start is not None and end is not None:
             latency = float.__repr__(round((end - start) / 1e6, 3))
             parts.append(f', "response_time": {self._time(end)}, "latency_ms": {latency}')
-        for label, decoded, event in (("request", request, req), ("response", response, resp)):
-            header = decoded.header
-            render = self._renderers.get((type(header), decoded.header_version)) or self._renderer(
-                header, decoded.header_version
-            )
-            parts.append(f', "{label}_header": {render(header)}')
-            body = decoded.body
-            if body is None:
-                pass  # headers only: the body was not read
-            elif type(body) is ProjectedBody:
-                if body.columns:  # else only what pairing needs was read: nothing asked for
-                    parts.append(f', "{label}": {_LISTS.encode(body.to_dict())}')
-                if body.note:
-                    parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
-            else:
-                parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
-            parts.append(self._profiles.get((label, decoded.profile)) or self._profile_text(label, decoded.profile))
-            if event.error is not None:
-                parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
-            if event.warnings:
-                parts.append(f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}')
-        self._errors(parts, response.body)
+        parts.append(f', "request_header": {asked[1](request.header)}')
+        if request.body is not None:
+            self._body(parts, "request", request)
+        parts.append(asked[2])
+        if req.error is not None or req.warnings:
+            self._trouble(parts, "request", req)
+        parts.append(f', "response_header": {answered[1](response.header)}')
+        body = response.body
+        if body is not None:
+            self._body(parts, "response", response)
+        parts.append(answered[2])
+        if resp.error is not None or resp.warnings:
+            self._trouble(parts, "response", resp)
+        if body is not None:
+            self._errors(parts, body)
         parts.append("}")
         return "".join(parts)
 
-    def _api_text(self, req: RequestEvent, message: type) -> str:
-        """``, "api": ..., "api_key": ..., "api_version": ...`` of a request, as :meth:`line` writes them."""
-        key, version = req.api_key, req.api_version
-        text = (
-            f', "api": {self._message_name(message)}, "api_key": {"null" if key is None else key}, '
-            f'"api_version": {"null" if version is None else version}'
+    def _kind(self, event: RequestEvent | ResponseEvent, decoded: Decoded, label: str) -> tuple[str, Any, str]:
+        """What a line says alike of every frame of one (class, version, header version, profile):
+        for a request, its api's keys (``, "api": ..., "api_key": ..., "api_version": ...``); the
+        header's renderer; the profile's key."""
+        api = ""
+        if label == "request":
+            key, version = event.api_key, event.api_version  # type: ignore[union-attr]
+            api = (
+                f', "api": {self._message_name(decoded.message)}, "api_key": {"null" if key is None else key}, '
+                f'"api_version": {"null" if version is None else version}'
+            )
+        header = decoded.header
+        render = self._renderers.get((type(header), decoded.header_version)) or self._renderer(
+            header, decoded.header_version
         )
-        self._apis[message, key, version] = text
-        return text
+        kind = (api, render, f', "{label}_profile": {_ESCAPE(decoded.profile)}')
+        self._kinds[decoded.message, decoded.api_version, decoded.header_version, decoded.profile] = kind
+        return kind
+
+    def _body(self, parts: list[str], label: str, decoded: Decoded) -> None:
+        body = decoded.body
+        if type(body) is ProjectedBody:
+            if body.columns:  # else only what pairing needs was read: nothing asked for
+                parts.append(f', "{label}": {_LISTS.encode(body.to_dict())}')
+            if body.note:
+                parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
+        else:
+            parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
+
+    @staticmethod
+    def _trouble(parts: list[str], label: str, event: RequestEvent | ResponseEvent) -> None:
+        if event.error is not None:
+            parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
+        if event.warnings:
+            parts.append(f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}')
 
     def _flow_text(self, flow: Flow | None) -> str:
         """``, "client": ..., "broker": ..., "correlation_id": `` of a connection."""
         client, broker = _NO_FLOW if flow is None else (self._endpoints.get(flow) or self._endpoint(flow))
         text = self._flows[flow] = f', "client": {client}, "broker": {broker}, "correlation_id": '
-        return text
-
-    def _profile_text(self, label: str, profile: str) -> str:
-        text = self._profiles[label, profile] = f', "{label}_profile": {_ESCAPE(profile)}'
         return text
 
     def _renderer(self, obj: Any, version: int) -> Any:
@@ -259,7 +278,7 @@ class LineWriter:
             second -= 1.0
             micro += 1_000_000
         if second != self._second:
-            whole = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")
-            self._second_text = '"' + whole.removesuffix("+00:00") + "."
+            text = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")
+            self._second_text = '"' + text.removesuffix("+00:00") + "."
             self._second = second
         return f'{self._second_text}{micro:06d}Z"'

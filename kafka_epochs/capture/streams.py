@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from kafka_epochs.capture.alignment.rules import default_frame_rule
 from kafka_epochs.capture.events import StreamEvent
-from kafka_epochs.capture.files.reader import DEFAULT_MAX_RECORD_SIZE, CaptureSource, read_packets
+from kafka_epochs.capture.files.reader import DEFAULT_MAX_RECORD_SIZE, CaptureSource, read_packet_batches
 from kafka_epochs.capture.pipeline import FrameRules, StreamPipeline
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS
 from kafka_epochs.capture.stats import CaptureStats
@@ -64,10 +64,11 @@ class CaptureStreams:
             max_connections=self.max_connections,
         )
         step = pipeline.record
-        for record in read_packets(self.source, max_record_size=self.max_record_size):
-            events = step(record)
-            if events:
-                yield events
+        for records in read_packet_batches(self.source, max_record_size=self.max_record_size):
+            for record in records:
+                events = step(record)
+                if events:
+                    yield events
         yield pipeline.finish()
 
 

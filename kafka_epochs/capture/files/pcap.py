@@ -23,11 +23,18 @@ from kafka_epochs.capture.files.pcap_sync import (
 )
 from kafka_epochs.capture.files.source import ByteStream, refill
 
-__all__ = ["PCAP_MAGICS", "read_pcap"]
+__all__ = ["PCAP_MAGICS", "read_pcap", "read_pcap_batches"]
 
 
 def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Iterator[Packet | BadRecord]:
     """The packets of a pcap file whose first bytes, ``head``, hold a pcap magic number."""
+    for batch in read_pcap_batches(stream, head, max_record_size=max_record_size):
+        yield from batch
+
+
+def read_pcap_batches(stream: ByteStream, head: bytes, *, max_record_size: int) -> Iterator[list[Packet | BadRecord]]:
+    """:func:`read_pcap`'s records, a list at a time: each list holds what was read before the
+    reader next asks the stream for bytes (so a live capture's records come as they arrive)."""
     buf = refill(stream, head, 0, formats.PCAP_FILE_HEADER_SIZE)
     if len(buf) < formats.PCAP_FILE_HEADER_SIZE:
         raise CaptureFormatError(
@@ -47,28 +54,30 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
     base = 0  # file offset of buf[0]
     index = 0
     previous: int | None = None  # the seconds of the record before
+    batch: list[Packet | BadRecord] = []
     while True:
         if len(buf) - pos < record_size:
+            if batch:
+                yield batch
+                batch = []
             buf = refill(stream, buf, pos, record_size)
             base += pos
             pos = 0
             if len(buf) < record_size:
                 if buf:
-                    yield BadRecord(
-                        index,
-                        base,
-                        CaptureFormatError(
-                            f"file ends inside a record header ({len(buf)} of {record_size} bytes)", base, "pcap.record"
-                        ),
-                    )
+                    why = f"file ends inside a record header ({len(buf)} of {record_size} bytes)"
+                    yield [BadRecord(index, base, CaptureFormatError(why, base, "pcap.record"))]
                 return
         seconds, fraction, captured, original = unpack_record(buf, pos)
         if index == 0:
             sync.anchor_at(buf[pos : pos + record_size])  # the first record's time, if it can be one
         if sync.doubtful(seconds, fraction, captured, original, previous, max_record_size):
+            if batch:  # (judging may read ahead)
+                yield batch
+                batch = []
             buf, base, pos, problem = _judge(stream, buf, base, pos, sync, previous, max_record_size)
             if problem is not None:
-                yield BadRecord(index, base + pos, problem)
+                yield [BadRecord(index, base + pos, problem)]
                 index += 1
                 buf, base, found = _resync(stream, buf, base, pos + 1, sync, max_record_size)
                 if found is None:
@@ -78,19 +87,17 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
         start = pos + record_size
         end = start + captured
         if end > len(buf):
+            if batch:
+                yield batch
+                batch = []
             buf = refill(stream, buf, pos, record_size + captured)
             base += pos
             pos = 0
             start = record_size
             end = start + captured
             if end > len(buf):
-                yield BadRecord(
-                    index,
-                    base,
-                    CaptureFormatError(
-                        f"file ends inside a packet ({len(buf) - start} of {captured} bytes)", base, "pcap.record.data"
-                    ),
-                )
+                why = f"file ends inside a packet ({len(buf) - start} of {captured} bytes)"
+                yield [BadRecord(index, base, CaptureFormatError(why, base, "pcap.record.data"))]
                 index += 1
                 # a cut file, or a damaged length: records may still follow if it was the length
                 buf, base, found = _resync(stream, buf, base, 1, sync, max_record_size)
@@ -99,7 +106,7 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
                 pos = found
                 continue
         time_ns = seconds * 1_000_000_000 + fraction * fraction_ns
-        yield Packet(time_ns, link_type, buf[start:end], 0, index, original, base + pos)
+        batch.append(Packet(time_ns, link_type, buf[start:end], 0, index, original, base + pos))
         index += 1
         previous = seconds
         pos = end

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import BinaryIO
 
 from kafka_epochs.capture.errors import CaptureFormatError
 from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import BadRecord, Packet
-from kafka_epochs.capture.files.pcap import PCAP_MAGICS, read_pcap
+from kafka_epochs.capture.files.pcap import PCAP_MAGICS, read_pcap_batches
 from kafka_epochs.capture.files.pcapng import read_pcapng
 from kafka_epochs.capture.files.source import GZIP_MAGIC, ByteStream, GzipInput, read_head
 
@@ -33,6 +33,17 @@ def read_packets(
     the format allows it. A file that is not a capture at all raises :class:`CaptureFormatError`
     when iteration starts.
     """
+    for batch in read_packet_batches(source, max_record_size=max_record_size):
+        yield from batch
+
+
+def read_packet_batches(
+    source: CaptureSource,
+    *,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+) -> Iterator[Sequence[Packet | BadRecord]]:
+    """:func:`read_packets`' records a sequence at a time (a pcap file's: what was read before the
+    reader next asks the source for bytes), for a consumer that saves a step per record."""
     if isinstance(source, str | os.PathLike):
         with open(source, "rb") as stream:
             yield from _read_stream(stream, max_record_size)
@@ -40,7 +51,7 @@ def read_packets(
         yield from _read_stream(source, max_record_size)
 
 
-def _read_stream(stream: BinaryIO | ByteStream, max_record_size: int) -> Iterator[Packet | BadRecord]:
+def _read_stream(stream: BinaryIO | ByteStream, max_record_size: int) -> Iterator[Sequence[Packet | BadRecord]]:
     head = read_head(stream, 4)
     gzip_input: GzipInput | None = None
     if head[:2] == GZIP_MAGIC:
@@ -51,23 +62,23 @@ def _read_stream(stream: BinaryIO | ByteStream, max_record_size: int) -> Iterato
         yield from _read_uncompressed(stream, head, max_record_size, gzip_input)
         return
     last_index = -1
-    for record in _read_uncompressed(stream, head, max_record_size, gzip_input):
-        last_index = record.index
-        yield record
-    if gzip_input is not None and gzip_input.error is not None:
-        yield BadRecord(last_index + 1, gzip_input.error.offset, gzip_input.error)
+    for batch in _read_uncompressed(stream, head, max_record_size, gzip_input):
+        last_index = batch[-1].index
+        yield batch
+    if gzip_input.error is not None:
+        yield [BadRecord(last_index + 1, gzip_input.error.offset, gzip_input.error)]
 
 
 def _read_uncompressed(
     stream: BinaryIO | ByteStream, head: bytes, max_record_size: int, gzip_input: GzipInput | None
-) -> Iterator[Packet | BadRecord]:
+) -> Iterator[Sequence[Packet | BadRecord]]:
     if len(head) < 4:
         if gzip_input is not None and gzip_input.error is not None:
             raise gzip_input.error
         raise CaptureFormatError(f"file is {len(head)} bytes long, too short for a capture", 0, "magic")
     magic = int.from_bytes(head, "big")
     if magic == formats.PCAPNG_SECTION_HEADER:
-        return read_pcapng(stream, head, max_record_size=max_record_size)
+        return ((record,) for record in read_pcapng(stream, head, max_record_size=max_record_size))
     if magic in PCAP_MAGICS:
-        return read_pcap(stream, head, max_record_size=max_record_size)
+        return read_pcap_batches(stream, head, max_record_size=max_record_size)
     raise CaptureFormatError(f"magic number {head.hex()} is neither pcap nor pcapng", 0, "magic")
