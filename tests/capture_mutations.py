@@ -22,6 +22,8 @@ from pathlib import Path
 
 from kafka_epochs import Protocol
 from kafka_epochs.capture import CaptureFormatError, Packet, read_packets
+from kafka_epochs.exchanges import DecodeSummary
+from kafka_epochs.fused_lines import decode_lines
 from kafka_epochs.json_lines import LineWriter
 from kafka_epochs.rendering import exchange_json, json_line
 from kafka_epochs.traffic import decode_capture
@@ -132,19 +134,36 @@ PROTOCOL = Protocol.auto()
 
 def decode_all(data: bytes) -> Outcome:
     """Decode every exchange and render it as ``kafka-epochs decode --records`` prints it, and as
-    plain ``decode`` prints it: the direct line writer's text must be the reference's."""
+    plain ``decode`` prints it: the direct line writer's text must be the reference's, and the
+    fused path's lines (what the command prints) the layered path's."""
     outcome = Outcome()
     writer = LineWriter()
+    printed = []
     try:
         for exchange in decode_capture(io.BytesIO(data), PROTOCOL):
             line = exchange_json(exchange, records=True)
             outcome.exchanges += 1
             outcome.problems += bool(line.get("problem"))
             direct = writer.line(exchange)
-            if direct is not None and direct != json_line(exchange_json(exchange, bodies_as_text=True)):
+            reference = json_line(exchange_json(exchange, bodies_as_text=True))
+            if direct is not None and direct != reference:
                 raise AssertionError(f"the line writer and the reference differ on exchange {outcome.exchanges}")
+            printed.append(reference)
+        if printed_lines(data) != printed:
+            raise AssertionError("the fused path's lines and the layered path's differ")
     except CaptureFormatError as e:
         outcome.whole_file = str(e)
     except Exception:  # what the campaign looks for
         outcome.crash = traceback.format_exc()
     return outcome
+
+
+def printed_lines(data: bytes) -> list[str]:
+    """The lines ``decode`` prints for a capture, through :mod:`kafka_epochs.fused_lines`."""
+    writer = LineWriter()
+    lines = []
+    for batch in decode_lines(io.BytesIO(data), PROTOCOL, writer, summary=DecodeSummary()):
+        for item in batch:
+            line = item if isinstance(item, str) else writer.line(item)
+            lines.append(line if line is not None else json_line(exchange_json(item, bodies_as_text=True)))
+    return lines

@@ -77,7 +77,7 @@ def add_protocol_option(parser: argparse.ArgumentParser) -> None:
 
 def add_spark_options(parser: argparse.ArgumentParser) -> None:
     """The options of the commands that may run Spark: ``--protocol``, the master, ports, splitting."""
-    from kafka_epochs.spark.job import DEFAULT_MASTER, DEFAULT_SPLIT_BYTES  # constants only: no Spark imported
+    from kafka_epochs.spark.defaults import DEFAULT_MASTER, DEFAULT_SPLIT_BYTES  # constants only: nothing imported
 
     add_protocol_option(parser)
     parser.add_argument(

@@ -18,14 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kafka_epochs.spark.defaults import DEFAULT_MASTER, DEFAULT_SPLIT_BYTES
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-DEFAULT_MASTER = "local[*]"
-
-
-#: Uncompressed pcap and pcapng files larger than this are read in ranges by many tasks (``--split-mb``).
-DEFAULT_SPLIT_BYTES = 256 << 20
 
 
 def session(
