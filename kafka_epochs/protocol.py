@@ -309,9 +309,7 @@ class Protocol:
             data = _checked_frame(data)  # raises for a size prefix that is not the frame's
             raise DecodeError("truncated: a request header needs at least 4 bytes", len(data), "request_api_key")
         api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
-        plan = self._plans.get((api_key, api_version, "request")) or self._frame_plan(
-            api_key, api_version, "request", 4
-        )
+        plan = self._frame_plan(api_key, api_version, "request", 4)
         notes: list[str] = []
         header, pos = read_header(plan.header_class, data, plan.header_version, strict, notes)
         return read_body(
@@ -364,9 +362,7 @@ class Protocol:
         prefer: str | None,
         body_reader: BodyReader | None = None,
     ) -> Decoded:
-        plan = self._plans.get((api_key, api_version, "response")) or self._frame_plan(
-            api_key, api_version, "response", -1
-        )
+        plan = self._frame_plan(api_key, api_version, "response", -1)
         header_version, header_cls = plan.header_version, plan.header_class
         if prefer is not None and len(plan.layouts) > 1:
             layouts = sorted(plan.layouts, key=lambda p: p.name != prefer)  # stable: the request's layout first
