@@ -13,6 +13,8 @@ from kafka_epochs.capture import EndReason, StreamEnd
 from kafka_epochs.capture.files.reader import read_packets
 from kafka_epochs.capture.pipeline import StreamPipeline
 from kafka_epochs.exchanges import DecodeSummary, Kind
+from kafka_epochs.fused_lines import decode_lines
+from kafka_epochs.json_lines import LineWriter
 from kafka_epochs.traffic import decode_capture
 
 AUTO = Protocol.auto()
@@ -130,3 +132,45 @@ def test_a_lane_keeps_a_busy_connection_from_looking_idle() -> None:
     found, summary = exchanges(pair[0].frames + pair[1].frames)
     assert summary.pairs == 360 and all(e.kind is Kind.PAIR for e in found)
     assert summary.capture is not None and summary.capture.evicted_connections == 0
+
+
+def test_the_fused_path_says_the_same_of_connections_given_up_closed_and_reopened() -> None:
+    """``decode`` prints through :mod:`kafka_epochs.fused_lines`: what it says of connections
+    given up, closed with requests pending and reopened on the same ports is the layered path's."""
+    t0 = 1_700_000_000 * SECOND
+    MetadataRequest, MetadataResponse = AUTO.message("MetadataRequest"), AUTO.message("MetadataResponse")
+    quiet = Conversation(client=("10.3.0.1", 50000))  # asks, then waits 20 minutes: given up
+    quiet.time_ns = t0
+    quiet.handshake()
+    quiet.send("c", METADATA)
+    busy = Conversation(client=("10.3.0.2", 50001))  # talks all along, on the fused path
+    busy.time_ns = t0
+    busy.handshake()
+    for minute in range(21):
+        busy.time_ns = t0 + minute * 60 * SECOND
+        busy.send("c", AUTO.encode_request(MetadataRequest(topics=[]), 12, correlation_id=minute + 10, client_id="a"))
+        busy.send("b", AUTO.encode_response(MetadataResponse(), 12, correlation_id=minute + 10))
+    first = Conversation(client=("10.4.0.1", 50000), client_isn=100)  # closes with a request pending
+    first.time_ns = t0
+    first.handshake()
+    first.send("c", METADATA)
+    first.send("c", METADATA[:10])
+    first.close()
+    again = Conversation(client=("10.4.0.1", 50000), client_isn=90_000, broker_isn=70_000)
+    again.time_ns = t0 + 10 * SECOND
+    again.handshake()
+    again.send("c", AUTO.encode_request(MetadataRequest(topics=[]), 12, correlation_id=1, client_id="a"))
+    again.send("b", AUTO.encode_response(MetadataResponse(), 12, correlation_id=1))
+    frames = quiet.frames + busy.frames + half_open(7, t0 + 5 * SECOND) + first.frames + again.frames
+    data = pcap_file(sorted(frames, key=lambda f: f[0]), nanoseconds=True)
+    writer = LineWriter()
+    layered = [writer.line(e) for e in decode_capture(io.BytesIO(data), AUTO)]
+    writer, written = LineWriter(), 0
+    fused = []
+    for batch in decode_lines(io.BytesIO(data), AUTO, writer, summary=DecodeSummary()):
+        for item in batch:
+            written += isinstance(item, str)
+            fused.append(item if isinstance(item, str) else writer.line(item))
+    assert fused == layered and None not in fused
+    assert written == 22 and len(fused) == 25  # 22 pairs; the given-up, the unanswered and the cut-off request
+    assert sum('"problem": "no response before the connection was given up' in line for line in fused) == 1

@@ -167,8 +167,9 @@ def sessions() -> list[list[tuple[str, bytes]]]:
         # a frame too short for a request header, then an oversized size prefix
         [*metadata(1), ("client", struct.pack(">i", 2) + b"\x00\x01"), *metadata(2)],
         [*metadata(1), ("client", struct.pack(">i", 0x7FFFFFF0) + b"\x00" * 20), *metadata(3)],
-        # requests left unanswered, and a frame cut off by the end
+        # requests left unanswered, and a frame cut off by the end; a frame cut off alone
         [*metadata(1), ("client", metadata(2)[0][1] + metadata(3)[0][1][:9])],
+        [*metadata(1), ("client", metadata(2)[0][1][:9])],
         # duplicated correlation ids
         [metadata(7)[0], metadata(7)[0], metadata(7)[1], metadata(7)[1], *metadata(8)],
     ]
@@ -219,7 +220,7 @@ def test_each_session_on_its_own_hands_over_where_it_must(monkeypatch: pytest.Mo
     # SASL v0, acks=0, a response to nothing, a short frame, an oversized prefix, a second answer
     # to one correlation id; the rest are the fused path's own (what a connection leaves is said
     # by the layered path at its end, without a hand-over)
-    assert sorted(set(handed)) == [0, 2, 3, 5, 6, 8]
+    assert sorted(set(handed)) == [0, 2, 3, 5, 6, 9]
 
 
 # -- through the command ---------------------------------------------------------------------
