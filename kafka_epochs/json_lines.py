@@ -172,6 +172,7 @@ class LineWriter:
         return kind
 
     def _body(self, parts: list[str], label: str, decoded: Decoded) -> None:
+        """A body's key: the fields asked for (and why some could not be read), or the whole body."""
         body = decoded.body
         if type(body) is ProjectedBody:
             if body.columns:  # else only what pairing needs was read: nothing asked for
@@ -183,6 +184,7 @@ class LineWriter:
 
     @staticmethod
     def _trouble(parts: list[str], label: str, event: RequestEvent | ResponseEvent) -> None:
+        """An event's error and warnings, where it has them."""
         if event.error is not None:
             parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
         if event.warnings:
@@ -203,21 +205,10 @@ class LineWriter:
         decoded = event.decoded
         if decoded is not None:
             parts.append(f', "{label}_header": {self._render(decoded.header, decoded.header_version)}')
-            body = decoded.body
-            if body is None:
-                pass  # headers only: the body was not read
-            elif type(body) is ProjectedBody:
-                if body.columns:  # else only what pairing needs was read: nothing asked for
-                    parts.append(f', "{label}": {_LISTS.encode(body.to_dict())}')
-                if body.note:
-                    parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
-            else:
-                parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
+            if decoded.body is not None:  # (None: headers only, the body was not read)
+                self._body(parts, label, decoded)
             parts.append(f', "{label}_profile": {_ESCAPE(decoded.profile)}')
-        if event.error is not None:
-            parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
-        if event.warnings:
-            parts.append(f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}')
+        self._trouble(parts, label, event)
 
     def _errors(self, parts: list[str], body: Any) -> None:
         """The ``errors`` key of a response body: its non-zero error codes (none said when the body was not read)."""
