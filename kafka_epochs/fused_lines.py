@@ -36,6 +36,8 @@ from kafka_epochs.framing import (
     Connection,
     FrameBuffer,
     FrameTooLarge,
+    RequestEvent,
+    ResponseEvent,
 )
 from kafka_epochs.json_lines import LineWriter
 from kafka_epochs.pairing import PRODUCE, SASL_HANDSHAKE
@@ -62,16 +64,18 @@ def decode_lines(
     summary: DecodeSummary,
     body_reader: BodyReader | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    keep: Callable[[Exchange], bool] | None = None,
 ) -> Iterator[Iterable[str | Exchange]]:
     """What :func:`~kafka_epochs.exchanges.decode_capture` yields, in its order and in batches
     (what each piece of the capture completes), with each pair whose frames decoded whole
     already written by ``writer`` as its line (with ``capture`` as the line's first key when
     given) and counted in ``summary``; the rest come as exchanges, which the caller counts and
-    renders as it would any."""
+    renders as it would any. With ``keep`` (a filter of exchanges that needs no rendering, such
+    as the command's ``--api`` or ``--client``), a pair it refuses is counted and not written."""
 
     def open_connection(flow: Flow) -> LineConnection:
         connection = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader)
-        return LineConnection(flow, connection, writer, summary, capture)
+        return LineConnection(flow, connection, writer, summary, capture, keep)
 
     return follow_connection_batches(
         source, open_connection, ports=ports, summary=summary, max_connections=max_connections
@@ -93,15 +97,23 @@ class LineConnection:
         "capture",
         "connection",
         "flow",
+        "keep",
         "layered",
         "summary",
         "writer",
     )
 
     def __init__(
-        self, flow: Flow, connection: Connection, writer: LineWriter, summary: DecodeSummary, capture: str | None
+        self,
+        flow: Flow,
+        connection: Connection,
+        writer: LineWriter,
+        summary: DecodeSummary,
+        capture: str | None,
+        keep: Callable[[Exchange], bool] | None = None,
     ) -> None:
         self.flow = flow
+        self.keep = keep
         self.connection = connection
         self.writer = writer
         self.summary = summary
@@ -206,15 +218,21 @@ class LineConnection:
         del pending[correlation_id]
         line = None
         if request.error is None and response.error is None:
+            keep = self.keep
+            if keep is not None and not keep(self._exchange(request, response, timestamp_ns)):
+                self.summary.count_pair(request.decoded.message)  # type: ignore[union-attr]
+                return True  # counted, not printed
             line = self.writer.pair(self.flow, request, response, self.capture)
         if line is None:
-            out.append(
-                Exchange(Kind.PAIR, timestamp_ns, self.flow, request, response, request_time_ns=request.timestamp_ns)
-            )
+            out.append(self._exchange(request, response, timestamp_ns))
         else:
             self.summary.count_pair(request.decoded.message)  # type: ignore[union-attr]
             out.append(line)
         return True
+
+    def _exchange(self, request: RequestEvent, response: ResponseEvent, timestamp_ns: int) -> Exchange:
+        """The pair as the layered path yields it."""
+        return Exchange(Kind.PAIR, timestamp_ns, self.flow, request, response, request_time_ns=request.timestamp_ns)
 
     def _hand_over(
         self, buffer: FrameBuffer, rest: bytes, timestamp_ns: int, out: list[str | Exchange]

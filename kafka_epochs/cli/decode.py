@@ -294,10 +294,11 @@ def _batches(
     summary: Any,
     printed: Printed,
     progress: Progress | None,
-    writer: Any,
+    fused: tuple[Any, Any],
 ) -> Iterator[tuple[str, Any]]:
-    """(capture name, exchanges) for the exchanges of the inputs, in batches; with a ``writer``,
-    most exchanges come as their lines, already written and counted (:mod:`kafka_epochs.fused_lines`)."""
+    """(capture name, exchanges) for the exchanges of the inputs, in batches; with a writer in
+    ``fused`` (the printer's), most exchanges come as their lines, already written and counted,
+    and those its filters leave out not at all (:mod:`kafka_epochs.fused_lines`)."""
     from kafka_epochs.capture import CaptureFormatError
     from kafka_epochs.exchanges import ConnectionExchanges, follow_connection_batches
     from kafka_epochs.framing import Connection
@@ -306,6 +307,7 @@ def _batches(
     ports = set(args.port) if args.port else None
     read_before = 0
     several = len(inputs) > 1
+    writer, keep = fused
     for path in inputs:
         name = "<stdin>" if str(path) == STDIN else str(path)
         summary.capture = None  # decode_capture sets this input's own
@@ -320,6 +322,7 @@ def _batches(
                         ports=ports,
                         summary=summary,
                         body_reader=args.body_reader,
+                        keep=keep,
                     )
                 else:
 

@@ -57,10 +57,11 @@ class Printer:
             self.capture_records = RecordBudget(args.max_capture_records, "capture")
 
     @property
-    def fused(self) -> Any:
-        """The writer that may write lines as the capture is read (:mod:`kafka_epochs.fused_lines`):
-        when every exchange is printed as :class:`~kafka_epochs.json_lines.LineWriter` writes it."""
-        return None if self.filtering else self.writer
+    def fused(self) -> tuple[Any, Any]:
+        """(writer, keep) for lines written as the capture is read (:mod:`kafka_epochs.fused_lines`):
+        the writer when every exchange printed is printed as :class:`~kafka_epochs.json_lines.LineWriter`
+        writes it (else None), and the filters that need no rendering (None: no filter)."""
+        return self.writer, (self.selected.matches_flow if self.filtering else None)
 
     def __call__(self, batch: Any, capture: str | None) -> None:
         """Print a batch of exchanges (and of lines already written and counted: see ``fused``)."""
