@@ -31,6 +31,7 @@ from kafka_epochs.capture import (
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_CONNECTIONS
 from kafka_epochs.framing import DEFAULT_MAX_FRAME, Connection, RequestEvent, ResponseEvent, SaslToken, StreamLost
 from kafka_epochs.protocol import BodyReader, Protocol
+from kafka_epochs.protocol_refs import api_name_of
 
 Item_co = typing.TypeVar("Item_co", covariant=True)
 
@@ -102,13 +103,14 @@ class DecodeSummary:
         self.pairs += 1
         self.requests += 1
         self.responses += 1
-        name = _api_of(request_message)
+        name = message_api(request_message)
         self.per_api[name] = self.per_api.get(name, 0) + 1
 
 
 @functools.cache
-def _api_of(message: type) -> str:
-    return message.__name__.removesuffix("Request").removesuffix("Response")
+def message_api(message: type) -> str:
+    """The api a request or response class belongs to ("Metadata"), as summaries and filters name it."""
+    return api_name_of(message.__name__)
 
 
 def decode_capture(
@@ -359,8 +361,7 @@ def api_name(exchange: Exchange) -> str | None:
     req, resp = exchange.request, exchange.response
     for event in (req, resp):
         if event is not None and event.decoded is not None:
-            name = event.decoded.message.__name__
-            return name.removesuffix("Request").removesuffix("Response")
+            return message_api(event.decoded.message)
     if req is None and resp is not None:
         req = resp.request
     return None if req is None or req.api_key is None else kafka_api_names().get(req.api_key)

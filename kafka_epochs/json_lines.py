@@ -20,7 +20,7 @@ from typing import Any
 
 from kafka_epochs.capture import Flow
 from kafka_epochs.decoded import Decoded
-from kafka_epochs.exchanges import Exchange, Kind, api_name
+from kafka_epochs.exchanges import Exchange, Kind, api_name, message_api
 from kafka_epochs.framing import RequestEvent, ResponseEvent
 from kafka_epochs.projection.bodies import ProjectedBody
 from kafka_epochs.rendering import SASL_AUTHENTICATE, any_error_code, error_codes, has_error_codes
@@ -246,7 +246,7 @@ class LineWriter:
         """The api's name as JSON text ("Metadata"), from the request's or response's class."""
         name = self._names.get(message)
         if name is None:
-            name = self._names[message] = _ESCAPE(message.__name__.removesuffix("Request").removesuffix("Response"))
+            name = self._names[message] = _ESCAPE(message_api(message))
         return name
 
     def _endpoint(self, flow: Flow) -> tuple[str, str]:
