@@ -295,3 +295,34 @@ def _attempt(cls: type[Message], data: bytes, pos: int, version: int) -> tuple[A
     except Exception:
         return None
     return (body, end) if end <= len(data) else None
+
+
+def reads_whole(plan: FramePlan, data: bytes, version: int, body_reader: BodyReader | None) -> bool:
+    """Whether a response frame's body reads with ``plan`` at ``version`` (bytes may be left
+    over), found without the explanation a failed read builds. True as well where this cannot be
+    told cheaply (several layouts, a header that is not v0, a body reader that cannot *try*, a
+    string that is not UTF-8, which a tolerant read replaces): the caller then reads and sees."""
+    cls = plan.body_class
+    if cls is None or plan.header_version != 0:
+        return True
+    if body_reader is not None:
+        attempt = getattr(body_reader, "attempt", None)
+        return attempt is None or attempt(cls, data, 8, version) is not None
+    try:
+        end = cls._DECODERS[version](data, 8, len(data))[1]
+    except UnicodeDecodeError:
+        return True
+    except Exception:
+        return False
+    return bool(end <= len(data))
+
+
+def checked_frame(frame: bytes | bytearray | memoryview) -> bytes:
+    """A frame's bytes, or the DecodeError of a size prefix that is not the frame's."""
+    data = frame if type(frame) is bytes else bytes(frame)
+    if len(data) < 4:
+        raise DecodeError("truncated: a frame starts with a 4-byte size", 0, "size")
+    size = int.from_bytes(data[:4], "big", signed=True)
+    if size != len(data) - 4:
+        raise DecodeError(f"the size prefix says {size} bytes but {len(data) - 4} follow", 0, "size")
+    return data

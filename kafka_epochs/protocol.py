@@ -40,6 +40,7 @@ import importlib
 import importlib.util
 import struct
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -47,8 +48,10 @@ from kafka_epochs.decoded import (
     BodyReader,
     Decoded,
     FramePlan,
+    checked_frame,
     read_body,
     read_header,
+    reads_whole,
     trailing_problem,
     trailing_warning,
     version_warnings,
@@ -69,6 +72,7 @@ _KEY_VERSION = struct.Struct(">hh")
 CONTROLLED_SHUTDOWN = 7
 API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35
+_REFUSED = UNSUPPORTED_VERSION.to_bytes(2, "big")
 
 
 class Protocol:
@@ -306,7 +310,7 @@ class Protocol:
         """
         data = frame if type(frame) is bytes else bytes(frame)
         if len(data) < 8 or _SIZE.unpack_from(data, 0)[0] != len(data) - 4:
-            data = _checked_frame(data)  # raises for a size prefix that is not the frame's
+            data = checked_frame(data)  # raises for a size prefix that is not the frame's
             raise DecodeError("truncated: a request header needs at least 4 bytes", len(data), "request_api_key")
         api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
         plan = self._frame_plan(api_key, api_version, "request", 4)
@@ -335,23 +339,29 @@ class Protocol:
         """
         data = frame if type(frame) is bytes else bytes(frame)
         if len(data) < 4 or _SIZE.unpack_from(data, 0)[0] != len(data) - 4:
-            data = _checked_frame(data)  # (raises: the size prefix is not the frame's)
+            data = checked_frame(data)  # (raises: the size prefix is not the frame's)
+        # the error code is the v0 body's first field, after the correlation id (ApiVersions
+        # answers with a v0 header): read from the bytes, so that a projection falls back all the same
+        refused = api_key == API_VERSIONS and api_version and data[8:10] == _REFUSED
+        if refused and not reads_whole(
+            self._frame_plan(api_key, api_version, "response", -1), data, api_version, body_reader
+        ):
+            with suppress(DecodeError):  # as v0, without explaining first why v{api_version} does not read
+                return self._as_v0(data, api_version, strict, prefer, body_reader)
         try:
             return self._decode_response(data, api_key, api_version, strict, prefer, body_reader)
         except DecodeError as first:
-            if api_key != API_VERSIONS or api_version == 0:
-                raise
-            # the error code is the v0 body's first field, right after the correlation id (an
-            # ApiVersions response header is always v0): read from the bytes, so that a body
-            # reader that keeps only some fields (a projection) falls back all the same
-            if len(data) < 10 or struct.unpack_from(">h", data, 8)[0] != UNSUPPORTED_VERSION:
+            if not refused:
                 raise
             try:
-                decoded = self._decode_response(data, api_key, 0, strict, prefer, body_reader)
+                return self._as_v0(data, api_version, strict, prefer, body_reader)
             except DecodeError:
                 raise first from None
-            decoded.warnings.insert(0, f"ApiVersions v{api_version} answered in v0 (UNSUPPORTED_VERSION)")
-            return decoded
+
+    def _as_v0(self, data: bytes, version: int, strict: bool, prefer: str | None, reader: BodyReader | None) -> Decoded:
+        decoded = self._decode_response(data, API_VERSIONS, 0, strict, prefer, reader)
+        decoded.warnings.insert(0, f"ApiVersions v{version} answered in v0 (UNSUPPORTED_VERSION)")
+        return decoded
 
     def _decode_response(
         self,
@@ -587,13 +597,3 @@ def _api_key(body: Message) -> int:
     if key is None:
         raise EncodeError(f"{type(body).__name__} is not a request or response (it has no api key)")
     return key
-
-
-def _checked_frame(frame: bytes | bytearray | memoryview) -> bytes:
-    data = frame if type(frame) is bytes else bytes(frame)
-    if len(data) < 4:
-        raise DecodeError("truncated: a frame starts with a 4-byte size", 0, "size")
-    size = _SIZE.unpack_from(data, 0)[0]
-    if size != len(data) - 4:
-        raise DecodeError(f"the size prefix says {size} bytes but {len(data) - 4} follow", 0, "size")
-    return data

@@ -140,6 +140,46 @@ def test_api_versions_v0_fallback_only_for_unsupported_version() -> None:
         APACHE.decode_response(bytes(frame), 18, 3)
 
 
+def test_a_refusal_in_v0_is_read_without_explaining_the_version_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal is read as v0 without the checked walk that explains why v3 does not read (a real
+    capture holds hundreds: every client that asks a broker for a newer ApiVersions)."""
+    from kafka_epochs.projection.bodies import FieldsReader
+    from kafka_epochs.wire import checked
+
+    def no_explaining(*args: object) -> DecodeError:
+        raise AssertionError("a refusal was explained")
+
+    monkeypatch.setattr(checked, "explain", no_explaining)
+    frame = api_versions_v0_unsupported(17)
+    for reader in (None, FieldsReader([]), FieldsReader(["api_keys[].max_version"])):
+        decoded = APACHE.decode_response(frame, 18, 3, body_reader=reader)
+        assert decoded.api_version == 0 and decoded.body.error_code == 35
+        assert decoded.warnings == ["ApiVersions v3 answered in v0 (UNSUPPORTED_VERSION)"]
+
+
+def test_a_v3_body_with_error_35_that_reads_as_v3_stays_v3() -> None:
+    """Kafka's clients read the version asked for first and fall back to v0 only when it fails."""
+    cls = APACHE.message("ApiVersionsResponse")
+    body = cls(error_code=35, api_keys=[], throttle_time_ms=0)
+    frame = APACHE.encode_response(body, 3, correlation_id=5)
+    decoded = APACHE.decode_response(frame, 18, 3)
+    assert decoded.api_version == 3 and decoded.body == body and decoded.warnings == []
+
+
+def test_a_refusal_that_reads_in_no_version_says_why_the_version_asked_for_does_not() -> None:
+    from kafka_epochs.projection.bodies import FieldsReader
+
+    frame = api_versions_v0_unsupported(17)[:-3]  # the last api key cut short
+    frame = struct.pack(">i", len(frame) - 4) + frame[4:]
+    cls = APACHE.message("ApiVersionsResponse")
+    with pytest.raises(DecodeError) as v3:
+        cls.read(frame, 8, 3)
+    for reader in (None, FieldsReader(["api_keys[].max_version"])):
+        with pytest.raises(DecodeError) as caught:
+            APACHE.decode_response(frame, 18, 3, body_reader=reader)
+        assert str(caught.value) == str(v3.value)
+
+
 def test_unstable_version_is_flagged() -> None:
     cls = APACHE.message("InitProducerIdRequest")
     assert cls.LATEST_VERSION_UNSTABLE and cls.VALID_VERSIONS.stop - 1 == 6
