@@ -5,7 +5,8 @@ lives here: :func:`read_header` (the generated reader, then the explaining one, 
 that are not UTF-8 replaced unless strict), :func:`read_body` with one layout or, where two lay a
 version out differently, :func:`pick_layout` (the one that consumes the frame exactly), and what
 is tolerated on the way: trailing bytes (:func:`trailing_problem` tells a known client's habit
-from a doubtful reading) and unstable versions (:func:`version_warnings`).
+from a doubtful reading) and unstable versions (:func:`version_warnings`). :func:`frame_reader`
+is the way nearly every frame goes, made once per (api key, version, kind).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ __all__ = [
     "BodyReader",
     "Decoded",
     "FramePlan",
+    "FrameReader",
+    "frame_reader",
     "pick_layout",
     "read_body",
     "read_header",
@@ -183,6 +186,59 @@ def read_body(
     if notes:
         warnings.extend(notes)
     return Decoded(header, body, api_key, version, header_version, trailing, chosen.name, warnings, cls, problem)
+
+
+#: A reader of whole frames of one (api key, version, kind): the frame decoded, or None where
+#: the general way must read it (see :func:`frame_reader`).
+FrameReader = Callable[[bytes], "Decoded | None"]
+
+
+def frame_reader(plan: FramePlan, api_key: int, version: int, body_reader: BodyReader | None) -> FrameReader | None:
+    """What ``decode_request``/``decode_response`` make of the frames of one (api key, version,
+    kind), for the way nearly every frame goes: one layout, header and body read by their readers
+    at the first try, no byte left over, nothing to note. The reader gives None for any other
+    frame (a body that does not read, trailing bytes: the general way reads it again, and
+    explains or warns), and there is no reader (None) where the general way is the only one (two
+    layouts, an unstable version, a body reader that cannot *try*). Frames must be ``bytes``."""
+    cls = plan.body_class
+    attempt = None if body_reader is None else getattr(body_reader, "attempt", None)
+    if cls is None or plan.notes or (body_reader is not None and attempt is None):
+        return None
+    header_version, profile = plan.header_version, plan.layout.name
+    read_header = plan.header_class._DECODERS[header_version]
+    read = cls._DECODERS[version] if attempt is None else None
+    skips = getattr(body_reader, "skips", None)
+    if skips is not None and skips(cls):  # a reader that looks at no body of the class (--headers-only)
+
+        def decode_header(data: bytes) -> Decoded | None:
+            try:
+                header, pos = read_header(data, 4, len(data))
+            except Exception:
+                return None
+            if pos > len(data):
+                return None
+            return Decoded(header, None, api_key, version, header_version, 0, profile, [], cls, None)
+
+        return decode_header
+
+    def decode(data: bytes) -> Decoded | None:
+        length = len(data)
+        try:
+            header, pos = read_header(data, 4, length)
+            if read is not None:
+                body, end = read(data, pos, length)
+            else:
+                got = attempt(cls, data, pos, version)  # type: ignore[misc]
+                if got is None:
+                    return None
+                body, end = got
+        except Exception:
+            return None
+        if end != length:
+            return None
+        return Decoded(header, body, api_key, version, header_version, 0, profile, [], cls, None)
+
+    return decode
 
 
 def trailing_warning(count: int) -> str:

@@ -29,7 +29,15 @@ from kafka_epochs.capture import (
     StreamStart,
 )
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_CONNECTIONS
-from kafka_epochs.framing import DEFAULT_MAX_FRAME, Connection, RequestEvent, ResponseEvent, SaslToken, StreamLost
+from kafka_epochs.framing import (
+    DEFAULT_MAX_FRAME,
+    Connection,
+    FrameDecoding,
+    RequestEvent,
+    ResponseEvent,
+    SaslToken,
+    StreamLost,
+)
 from kafka_epochs.protocol import BodyReader, Protocol
 from kafka_epochs.protocol_refs import api_name_of
 
@@ -130,8 +138,11 @@ def decode_capture(
     of) is yielded when the connection ends, as problems; ``max_connections`` bounds the
     connections followed at once (see :class:`~kafka_epochs.capture.CaptureStreams`)."""
 
+    decoding = FrameDecoding(protocol, body_reader)
+
     def open_connection(flow: Flow) -> ConnectionExchanges:
-        return ConnectionExchanges(flow, Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader))
+        connection = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader, decoding=decoding)
+        return ConnectionExchanges(flow, connection)
 
     return follow_connections(source, open_connection, ports=ports, summary=summary, max_connections=max_connections)
 

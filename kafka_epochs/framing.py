@@ -15,9 +15,11 @@ capture or a test, and read the events it returns::
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_epochs.decoded import FrameReader, frame_reader
 from kafka_epochs.direction import Direction
 from kafka_epochs.errors import DecodeError, KafkaEpochsError
 from kafka_epochs.pairing import (
@@ -31,7 +33,7 @@ from kafka_epochs.pairing import (
     SaslToken,
     StreamLost,
 )
-from kafka_epochs.protocol import BodyReader, Decoded, Protocol
+from kafka_epochs.protocol import API_VERSIONS, UNSUPPORTED_VERSION, BodyReader, Decoded, Protocol
 
 __all__ = [
     "DEFAULT_MAX_FRAME",
@@ -48,6 +50,9 @@ __all__ = [
     "describe",
 ]
 PRODUCE = 0
+_SIZE = struct.Struct(">i")
+_REFUSED = UNSUPPORTED_VERSION.to_bytes(2, "big")  # (an ApiVersions answer's error code, read as v0 by the protocol)
+_UNSET: Any = object()
 
 
 @dataclass(slots=True)
@@ -94,6 +99,18 @@ class FrameDecoding:
     def __init__(self, protocol: Protocol, body_reader: BodyReader | None = None) -> None:
         self.protocol = protocol
         self.body_reader = body_reader
+        # the way nearly every frame goes, per (api key, version, kind); None: the protocol's own
+        self._readers: dict[tuple[int, int, bool], FrameReader | None] = {}
+
+    def _reader(self, api_key: int, api_version: int, request: bool) -> FrameReader | None:
+        try:
+            plan = self.protocol.frame_plan(api_key, api_version, "request" if request else "response", -1)
+        except KafkaEpochsError:
+            reader = None  # (the protocol's decode says why)
+        else:
+            reader = frame_reader(plan, api_key, api_version, self.body_reader)
+        self._readers[api_key, api_version, request] = reader
+        return reader
 
     def request(self, head: FrameHead) -> RequestEvent:
         return self.request_event(
@@ -111,6 +128,15 @@ class FrameDecoding:
     ) -> RequestEvent:
         """:meth:`request` of a frame head given as its values (a caller that has them saves the head)."""
         event = RequestEvent(frame, stream_offset, timestamp_ns, api_key, api_version, correlation_id)
+        if api_key is not None and api_version is not None and type(frame) is bytes and len(frame) >= 8:
+            read = self._readers.get((api_key, api_version, True), _UNSET)
+            if read is _UNSET:
+                read = self._reader(api_key, api_version, True)
+            if read is not None and _SIZE.unpack_from(frame)[0] == len(frame) - 4:
+                decoded = read(frame)
+                if decoded is not None:
+                    event.decoded = decoded
+                    return event
         try:
             # Trailing bytes are tolerated and reported: librdkafka sends a few after some
             # Metadata bodies, and brokers ignore them.
@@ -143,6 +169,16 @@ class FrameDecoding:
                 "correlation_id",
             )
             return event
+        api_key, api_version = request.api_key, request.api_version
+        if type(frame) is bytes and len(frame) >= 8 and not (api_key == API_VERSIONS and frame[8:10] == _REFUSED):
+            read = self._readers.get((api_key, api_version, False), _UNSET)
+            if read is _UNSET:
+                read = self._reader(api_key, api_version, False)
+            if read is not None and _SIZE.unpack_from(frame)[0] == len(frame) - 4:
+                decoded = read(frame)
+                if decoded is not None:
+                    event.decoded = decoded
+                    return event
         prefer = request.decoded.profile if request.decoded is not None else None
         try:
             decoded = event.decoded = self.protocol.decode_response(
@@ -202,7 +238,11 @@ def _doubtful(decoded: Decoded, frame_length: int) -> DecodeError:
 class Connection(Pairer[RequestEvent, ResponseEvent]):
     """One client-broker connection: frames both directions, pairs responses with requests, and
     decodes every frame with ``protocol`` (bodies through ``body_reader`` where one is given: a
-    projection's :class:`~kafka_epochs.projection.bodies.FieldsReader`, say)."""
+    projection's :class:`~kafka_epochs.projection.bodies.FieldsReader`, say).
+
+    ``decoding``, a :class:`FrameDecoding` of the same protocol and body reader, is shared by the
+    connections given it: what it prepares per (api key, version) is then made once for them all
+    (a capture holds thousands of connections), not once each."""
 
     def __init__(
         self,
@@ -211,8 +251,13 @@ class Connection(Pairer[RequestEvent, ResponseEvent]):
         max_frame_size: int = DEFAULT_MAX_FRAME,
         max_pending: int = DEFAULT_MAX_PENDING,
         body_reader: BodyReader | None = None,
+        decoding: FrameDecoding | None = None,
     ) -> None:
-        self.decoding = FrameDecoding(protocol, body_reader)
+        if decoding is None:
+            decoding = FrameDecoding(protocol, body_reader)
+        elif decoding.protocol is not protocol or decoding.body_reader is not body_reader:
+            raise ValueError("a shared FrameDecoding must be of the connection's protocol and body reader")
+        self.decoding = decoding
         super().__init__(self.decoding, max_frame_size=max_frame_size, max_pending=max_pending)
         self.protocol = protocol
 

@@ -35,6 +35,7 @@ from kafka_epochs.framing import (
     DEFAULT_MAX_PENDING,
     Connection,
     FrameBuffer,
+    FrameDecoding,
     FrameTooLarge,
     RequestEvent,
     ResponseEvent,
@@ -73,8 +74,10 @@ def decode_lines(
     renders as it would any. With ``keep`` (a filter of exchanges that needs no rendering, such
     as the command's ``--api`` or ``--client``), a pair it refuses is counted and not written."""
 
+    decoding = FrameDecoding(protocol, body_reader)
+
     def open_connection(flow: Flow) -> LineConnection:
-        connection = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader)
+        connection = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader, decoding=decoding)
         return LineConnection(flow, connection, writer, summary, capture, keep)
 
     return follow_connection_batches(

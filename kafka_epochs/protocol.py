@@ -95,7 +95,7 @@ class Protocol:
         self.name = name if name is not None else origin  # what Decoded.profile says
         self._classes: dict[str, type[Message]] = {}
         self._digests: Callable[[], dict[str, tuple[str, ...]]] | None = None
-        self._plans: dict[tuple[int, int, str], FramePlan] = {}  # see _frame_plan
+        self._plans: dict[tuple[int, int, str], FramePlan] = {}  # see frame_plan
         #: the package's tree of field paths (``_paths.py``), where it has one
         self._field_paths: Callable[[], dict[str, Any] | None] | None = None
         self._by_key: dict[tuple[int, str], str] = {}
@@ -313,7 +313,7 @@ class Protocol:
             data = checked_frame(data)  # raises for a size prefix that is not the frame's
             raise DecodeError("truncated: a request header needs at least 4 bytes", len(data), "request_api_key")
         api_key, api_version = _KEY_VERSION.unpack_from(data, 4)
-        plan = self._frame_plan(api_key, api_version, "request", 4)
+        plan = self.frame_plan(api_key, api_version, "request", 4)
         notes: list[str] = []
         header, pos = read_header(plan.header_class, data, plan.header_version, strict, notes)
         return read_body(
@@ -344,7 +344,7 @@ class Protocol:
         # answers with a v0 header): read from the bytes, so that a projection falls back all the same
         refused = api_key == API_VERSIONS and api_version and data[8:10] == _REFUSED
         if refused and not reads_whole(
-            self._frame_plan(api_key, api_version, "response", -1), data, api_version, body_reader
+            self.frame_plan(api_key, api_version, "response", -1), data, api_version, body_reader
         ):
             with suppress(DecodeError):  # as v0, without explaining first why v{api_version} does not read
                 return self._as_v0(data, api_version, strict, prefer, body_reader)
@@ -372,7 +372,7 @@ class Protocol:
         prefer: str | None,
         body_reader: BodyReader | None = None,
     ) -> Decoded:
-        plan = self._frame_plan(api_key, api_version, "response", -1)
+        plan = self.frame_plan(api_key, api_version, "response", -1)
         header_version, header_cls = plan.header_version, plan.header_class
         if prefer is not None and len(plan.layouts) > 1:
             layouts = sorted(plan.layouts, key=lambda p: p.name != prefer)  # stable: the request's layout first
@@ -385,7 +385,7 @@ class Protocol:
             plan, "response", header, header_version, data, pos, api_key, api_version, strict, body_reader, notes
         )
 
-    def _frame_plan(self, api_key: int, api_version: int, kind: str, offset: int) -> FramePlan:
+    def frame_plan(self, api_key: int, api_version: int, kind: str, offset: int) -> FramePlan:
         """What decoding a frame of (api key, version, kind) needs, looked up once, not per frame
         (a capture repeats a few dozen of them)."""
         key = (api_key, api_version, kind)

@@ -301,13 +301,14 @@ def _batches(
     and those its filters leave out not at all (:mod:`kafka_epochs.fused_lines`)."""
     from kafka_epochs.capture import CaptureFormatError
     from kafka_epochs.exchanges import ConnectionExchanges, follow_connection_batches
-    from kafka_epochs.framing import Connection
+    from kafka_epochs.framing import Connection, FrameDecoding
     from kafka_epochs.fused_lines import decode_lines
 
     ports = set(args.port) if args.port else None
     read_before = 0
     several = len(inputs) > 1
     writer, keep = fused
+    decoding = FrameDecoding(protocol, args.body_reader)  # shared by every connection of the layered path
     for path in inputs:
         name = "<stdin>" if str(path) == STDIN else str(path)
         summary.capture = None  # decode_capture sets this input's own
@@ -327,7 +328,8 @@ def _batches(
                 else:
 
                     def layered(flow: Any) -> ConnectionExchanges:
-                        return ConnectionExchanges(flow, Connection(protocol, body_reader=args.body_reader))
+                        connection = Connection(protocol, body_reader=args.body_reader, decoding=decoding)
+                        return ConnectionExchanges(flow, connection)
 
                     exchanges = follow_connection_batches(stream, layered, ports=ports, summary=summary)
                 for batch in exchanges:

@@ -140,6 +140,14 @@ class FieldsReader(ProjectingReader):
         self.paths = tuple(paths)
         self._plans: dict[Any, _Plan] = {}
 
+    def skips(self, message: Any) -> bool:
+        """Whether this reader looks at no body of ``message`` (reading one gives None and the
+        frame's end): no path asked for is in it, and pairing needs nothing from it."""
+        plan = self._plans.get(message)
+        if plan is None:
+            plan = self._plans[message] = _Plan(message, self.paths)
+        return not plan.reads_body
+
     def read(
         self, message: Any, data: bytes, pos: int, version: int, end: int | None, explain: bool
     ) -> tuple[ProjectedBody | None, int]:
