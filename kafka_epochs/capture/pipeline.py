@@ -105,58 +105,75 @@ class StreamPipeline:
 
     def record(self, record: Packet | BadRecord) -> Sequence[StreamEvent]:
         """The events one record of the file completes."""
+        return self.records((record,))
+
+    def records(self, records: Sequence[Packet | BadRecord]) -> list[StreamEvent]:
+        """The events some records of the file complete, in order (:meth:`record` of each, in one
+        loop: a lane's packet costs no call of its own)."""
+        if not records:
+            return []
         stats = self.stats
-        stats.packets += 1
-        self.last_index = record.index
-        if type(record) is not Packet:
-            stats.bad_packets += 1
-            return [PacketError(record.index, self.last_timestamp_ns, record.error)]  # type: ignore[union-attr]
-        self.last_timestamp_ns = timestamp_ns = record.timestamp_ns
-        key = None
-        data = record.data
+        stats.packets += len(records)
+        self.last_index = records[-1].index
         reassembler = self.reassembler
-        if self._use_lanes and record.link_type == LINKTYPE_ETHERNET and len(data) >= ETHERNET_IPV4_TCP_MIN:
-            ethertype, version_ihl, total, fragment, protocol, src, dst, sport, dport, seq, ack, offset_flags = (
-                ETHERNET_IPV4_TCP.unpack_from(data)
-            )
-            if ethertype == ETHERTYPE_IPV4 and version_ihl == 0x45 and protocol == PROTO_TCP:
-                key = (src, sport, dst, dport)
-                lane = self._lanes.get(key)
-                start = TCP_START + (offset_flags >> 12) * 4
-                end = 14 + total
-                if (
-                    lane is not None
-                    and offset_flags & _LANE_FLAGS == ACK
-                    and not fragment & FRAGMENT_BITS
-                    and TCP_START + 20 <= start <= end <= len(data)
-                ):
-                    half, other, aligner, flow, direction, connection = lane
+        lanes = self._lanes if self._use_lanes else None
+        unpack_headers = ETHERNET_IPV4_TCP.unpack_from
+        out: list[StreamEvent] = []
+        for record in records:
+            if type(record) is not Packet:
+                stats.bad_packets += 1
+                out.append(PacketError(record.index, self.last_timestamp_ns, record.error))  # type: ignore[union-attr]
+                continue
+            self.last_timestamp_ns = timestamp_ns = record.timestamp_ns
+            key = None
+            data = record.data
+            if lanes is not None and record.link_type == LINKTYPE_ETHERNET and len(data) >= ETHERNET_IPV4_TCP_MIN:
+                ethertype, version_ihl, total, fragment, protocol, src, dst, sport, dport, seq, ack, offset_flags = (
+                    unpack_headers(data)
+                )
+                if ethertype == ETHERTYPE_IPV4 and version_ihl == 0x45 and protocol == PROTO_TCP:
+                    key = (src, sport, dst, dport)
+                    lane = lanes.get(key)
+                    start = TCP_START + (offset_flags >> 12) * 4
+                    end = 14 + total
                     if (
-                        not (half.ended or half.waiting or other.waiting or half.fin_offset is not None)
-                        and timestamp_ns < reassembler.next_sweep_ns
+                        lane is not None
+                        and offset_flags & _LANE_FLAGS == ACK
+                        and not fragment & FRAGMENT_BITS
+                        and TCP_START + 20 <= start <= end <= len(data)
                     ):
-                        connection.last_ns = timestamp_ns
-                        delivered = half.delivered
-                        if start == end:  # a bare acknowledgement
-                            stats.segments += 1
-                            _acknowledged(other, ack)
-                            return ()
-                        if seq == (half.base_seq + delivered) & SEQ_MASK:  # the next bytes
-                            stats.segments += 1
-                            payload = data[start:end]
-                            half.delivered = delivered + len(payload)
-                            out: list[FlowEvent] = []
-                            event = StreamData(flow, direction, timestamp_ns, record.index, delivered, payload)
-                            aligner.take(event, out)
-                            _acknowledged(other, ack)
-                            return out
+                        half, other, aligner, flow, direction, connection = lane
+                        if (
+                            not (half.ended or half.waiting or other.waiting or half.fin_offset is not None)
+                            and timestamp_ns < reassembler.next_sweep_ns
+                        ):
+                            connection.last_ns = timestamp_ns
+                            delivered = half.delivered
+                            if start == end:  # a bare acknowledgement
+                                stats.segments += 1
+                                _acknowledged(other, ack)
+                                continue
+                            if seq == (half.base_seq + delivered) & SEQ_MASK:  # the next bytes
+                                stats.segments += 1
+                                payload = data[start:end]
+                                half.delivered = delivered + len(payload)
+                                aligner.take(
+                                    StreamData(flow, direction, timestamp_ns, record.index, delivered, payload), out
+                                )
+                                _acknowledged(other, ack)
+                                continue
+            out += self._layered(record, key)
+        return out
+
+    def _layered(self, record: Packet, key: _LaneKey | None) -> Sequence[StreamEvent]:
+        """A record the lanes do not take, the layered way."""
         try:
             segment = self.dissector.segment(record)
         except (DecodeError, UnsupportedPacket) as exc:
-            stats.bad_packets += 1
-            return [PacketError(record.index, timestamp_ns, exc)]
+            self.stats.bad_packets += 1
+            return [PacketError(record.index, record.timestamp_ns, exc)]
         if isinstance(segment, str):
-            stats.ignored[segment] += 1
+            self.stats.ignored[segment] += 1
             return []
         events = self.segment(segment)
         if key is not None:
@@ -218,7 +235,7 @@ class StreamPipeline:
         if not self.align_frames or not events:
             return events
         aligners = self._aligners
-        out: list[FlowEvent] = []
+        out: list[StreamEvent] = []
         for event in events:
             key = (event.flow, event.direction)
             if type(event) is StreamStart:

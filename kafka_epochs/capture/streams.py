@@ -51,9 +51,10 @@ class CaptureStreams:
             yield from events
 
     def batches(self) -> Iterator[Sequence[StreamEvent]]:
-        """The same events, as the sequences each record completes (none for a record that
-        completes nothing, most acknowledgements): a consumer that loops over each saves a
-        step per event."""
+        """The same events, as the sequences each batch of records completes (a batch: what the
+        file reader had before it next read the stream, so a live capture's events come as its
+        packets arrive; none for a batch that completes nothing): a consumer that loops over each
+        saves a step per event."""
         pipeline = StreamPipeline(
             ports=self.ports,
             auto_detect_ports=self.auto_detect_ports,
@@ -63,12 +64,10 @@ class CaptureStreams:
             stats=self.stats,
             max_connections=self.max_connections,
         )
-        step = pipeline.record
         for records in read_packet_batches(self.source, max_record_size=self.max_record_size):
-            for record in records:
-                events = step(record)
-                if events:
-                    yield events
+            events = pipeline.records(records)
+            if events:
+                yield events
         yield pipeline.finish()
 
 

@@ -30,6 +30,7 @@ from kafka_epochs.capture.events import (
     ResyncReason,
     StreamData,
     StreamEnd,
+    StreamEvent,
     StreamStart,
 )
 from kafka_epochs.capture.stats import CaptureStats
@@ -84,7 +85,7 @@ class FrameAligner:
         self._discard_from = 0
         self._discarded = 0
 
-    def feed(self, event: FlowEvent, out: list[FlowEvent]) -> None:
+    def feed(self, event: FlowEvent, out: list[StreamEvent]) -> None:
         if type(event) is StreamData:
             self.take(event, out)
         elif type(event) is Gap:
@@ -107,7 +108,7 @@ class FrameAligner:
 
     # -- synced
 
-    def take(self, event: StreamData, out: list[FlowEvent]) -> None:
+    def take(self, event: StreamData, out: list[StreamEvent]) -> None:
         """``feed`` for a :class:`StreamData` (a caller that knows the event's type skips the dispatch)."""
         if not self._synced:
             self._hold(event, out)
@@ -157,7 +158,7 @@ class FrameAligner:
             self._frame_end += 4 + size
         out.append(event)
 
-    def _gap(self, gap: Gap, out: list[FlowEvent]) -> None:
+    def _gap(self, gap: Gap, out: list[StreamEvent]) -> None:
         gap_end = gap.stream_offset + gap.length
         if not self._synced:
             # Bytes held before a gap cannot be chained to those after it: the search restarts.
@@ -188,14 +189,14 @@ class FrameAligner:
         self._scan_offset = offset
         self._held = []
 
-    def _hold(self, event: StreamData, out: list[FlowEvent]) -> None:
+    def _hold(self, event: StreamData, out: list[StreamEvent]) -> None:
         if not self._scan:
             self._scan_offset = event.stream_offset
         self._scan += event.data
         self._held.append(event)
         self._search(False, event.timestamp_ns, out)
 
-    def _search(self, final: bool, timestamp_ns: int, out: list[FlowEvent]) -> None:
+    def _search(self, final: bool, timestamp_ns: int, out: list[StreamEvent]) -> None:
         """Look for a confirmed frame start in the held bytes; ``final`` when no more bytes will come."""
         rule = self._rule
         scan = self._scan
@@ -231,7 +232,7 @@ class FrameAligner:
             return None
         return rule.plausible(scan, following)
 
-    def _accept(self, timestamp_ns: int, out: list[FlowEvent]) -> None:
+    def _accept(self, timestamp_ns: int, out: list[StreamEvent]) -> None:
         """Sync on the frame starting at the first held byte, and hand on the held data."""
         held = self._held
         self._synced = True
@@ -264,7 +265,7 @@ class FrameAligner:
 
     # -- reporting
 
-    def _resync(self, offset: int, timestamp_ns: int, out: list[FlowEvent]) -> None:
+    def _resync(self, offset: int, timestamp_ns: int, out: list[StreamEvent]) -> None:
         out.append(Resync(self.flow, self.direction, timestamp_ns, offset, self._reason))
         self.stats.resyncs += 1
 
@@ -273,7 +274,7 @@ class FrameAligner:
             self._discard_from = offset
         self._discarded += length
 
-    def _report_discarded(self, timestamp_ns: int, out: list[FlowEvent]) -> None:
+    def _report_discarded(self, timestamp_ns: int, out: list[StreamEvent]) -> None:
         if self._discarded:
             out.append(Discarded(self.flow, self.direction, timestamp_ns, self._discard_from, self._discarded))
             self.stats.discarded_bytes += self._discarded
