@@ -149,18 +149,22 @@ class StreamPipeline:
                         ):
                             connection.last_ns = timestamp_ns
                             delivered = half.delivered
-                            if start == end:  # a bare acknowledgement
+                            if start == end or seq == (half.base_seq + delivered) & SEQ_MASK:
                                 stats.segments += 1
-                                _acknowledged(other, ack)
-                                continue
-                            if seq == (half.base_seq + delivered) & SEQ_MASK:  # the next bytes
-                                stats.segments += 1
-                                payload = data[start:end]
-                                half.delivered = delivered + len(payload)
-                                aligner.take(
-                                    StreamData(flow, direction, timestamp_ns, record.index, delivered, payload), out
-                                )
-                                _acknowledged(other, ack)
+                                if start != end:  # the next bytes (else a bare acknowledgement)
+                                    payload = data[start:end]
+                                    half.delivered = delivered + len(payload)
+                                    event = StreamData(flow, direction, timestamp_ns, record.index, delivered, payload)
+                                    aligner.take(event, out)
+                                # How far the peer acknowledged the other direction moves; with
+                                # nothing waiting there (a lane's condition) nothing is released.
+                                if other.started and not other.ended:
+                                    delivered = other.delivered
+                                    expected = (other.base_seq + delivered) & SEQ_MASK
+                                    acked = delivered + ((ack - expected + HALF_SEQ_SPACE) & SEQ_MASK) - HALF_SEQ_SPACE
+                                    if other.fin_offset is not None and acked > other.fin_offset:
+                                        acked = other.fin_offset  # the FIN takes a sequence number, not a byte
+                                    other.peer_acked = max(other.peer_acked, acked)
                                 continue
             out += self._layered(record, key)
         return out
@@ -251,15 +255,3 @@ class StreamPipeline:
                 if lane is not None:
                     self._lanes.pop(lane, None)
         return out
-
-
-def _acknowledged(half: HalfStream, ack: int) -> None:
-    """``half.peer_ack(ack, ...)`` for a direction with nothing waiting (a lane's condition), so
-    with nothing to release: only how far the peer acknowledged moves."""
-    if half.started and not half.ended:
-        delivered = half.delivered
-        expected = (half.base_seq + delivered) & SEQ_MASK
-        acked = delivered + ((ack - expected + HALF_SEQ_SPACE) & SEQ_MASK) - HALF_SEQ_SPACE
-        if half.fin_offset is not None and acked > half.fin_offset:
-            acked = half.fin_offset  # the FIN takes a sequence number but is not a byte
-        half.peer_acked = max(half.peer_acked, acked)

@@ -127,6 +127,14 @@ def test_record_limit_is_configurable() -> None:
     assert [type(r) for r in records] == [Packet, Packet, BadRecord]
 
 
+def test_record_limit_holds_for_a_record_in_the_same_second_as_the_one_before() -> None:
+    # (records of one second are judged quickly: the limit must still be looked at)
+    same_second = [(1_700_000_000_000_000_000 + n, bytes(size)) for n, size in enumerate((10, 101, 10))]
+    records = packets(pcap_file(same_second), max_record_size=100)
+    assert type(records[0]) is Packet and type(records[1]) is BadRecord
+    assert "more than the limit of 100" in str(records[1].error)
+
+
 @pytest.mark.parametrize(
     "data, reason",
     [

@@ -38,11 +38,22 @@ def run(data: bytes, lanes: bool) -> tuple[list[Any], dict[str, Any], int]:
         for record in read_packets(io.BytesIO(data)):
             packets += isinstance(record, Packet)
             events.extend(pipeline.record(record))
+            events.append(state(pipeline))
     except CaptureFormatError as e:
         events.append(("refused", str(e)))
     events.extend(pipeline.finish())
     stats = asdict(pipeline.stats)
     return events, stats, packets - layered
+
+
+def state(pipeline: StreamPipeline) -> tuple[Any, ...]:
+    """What each open connection's directions know after a record: how far they delivered and
+    how far the peer acknowledged them (a lane moves both without the layered way's events)."""
+    return tuple(
+        (flow, half.delivered, half.peer_acked, half.fin_offset, half.ended, connection.last_ns)
+        for flow, connection in pipeline.reassembler._connections.items()
+        for half in (connection.client_to_broker, connection.broker_to_client)
+    )
 
 
 def comparable(event: Any) -> Any:

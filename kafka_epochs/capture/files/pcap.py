@@ -49,6 +49,7 @@ def read_pcap_batches(stream: ByteStream, head: bytes, *, max_record_size: int) 
     link_type = header.link_type_and_fcs & 0xFFFF
     unpack_record = formats.fast_layouts(big_endian).pcap_record.unpack_from
     sync = PcapHeader(buf[: formats.PCAP_FILE_HEADER_SIZE])
+    fraction_limit = sync.fraction_limit
 
     pos = formats.PCAP_FILE_HEADER_SIZE
     base = 0  # file offset of buf[0]
@@ -71,7 +72,11 @@ def read_pcap_batches(stream: ByteStream, head: bytes, *, max_record_size: int) 
         seconds, fraction, captured, original = unpack_record(buf, pos)
         if index == 0:
             sync.anchor_at(buf[pos : pos + record_size])  # the first record's time, if it can be one
-        if sync.doubtful(seconds, fraction, captured, original, previous, max_record_size):
+        # A record in the same second as the one before, with plausible lengths and fraction, is
+        # surely one (the one before passed the checks of time): only the others are looked at.
+        if (
+            seconds != previous or original < captured or fraction >= fraction_limit or captured > max_record_size
+        ) and sync.doubtful(seconds, fraction, captured, original, previous, max_record_size):
             if batch:  # (judging may read ahead)
                 yield batch
                 batch = []
