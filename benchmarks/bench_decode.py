@@ -19,7 +19,8 @@ installed package has its ``.pyc`` files, and without them every run would compi
 ``--baseline CHECKOUT`` also times an older source tree (``git worktree add /tmp/old REV``) with
 the same interpreter, for before/after ratios in one run. Before timing, the JSON lines of the
 real captures as the command prints them (whole, --headers-only, --fields) are checked against the
-reference renderer (the dict path), line by line.
+reference renderer (the dict path), line by line, and every frame of their pairs is decoded both
+the quick way (``decoded.frame_reader``) and the protocol's general way, and found alike.
 """
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ from pathlib import Path
 
 from kafka_epochs import Protocol
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
-from kafka_epochs.exchanges import DecodeSummary
+from kafka_epochs.exchanges import DecodeSummary, Kind
+from kafka_epochs.framing import FrameDecoding, RequestEvent, ResponseEvent
 from kafka_epochs.fused_lines import decode_lines
 from kafka_epochs.json_lines import LineWriter
-from kafka_epochs.projection.bodies import FieldsReader
+from kafka_epochs.projection.bodies import FieldsReader, ProjectedBody
 from kafka_epochs.records import Compression, Record, encode_batch
 from kafka_epochs.rendering import json_line
 from kafka_epochs.traffic import decode_capture, exchange_json
@@ -130,6 +132,38 @@ def exchange_count(path: Path) -> tuple[int, int, int]:
         if exchange.request is not None and exchange.request.api_key is not None:
             apis.add(exchange.request.api_key)
     return exchanges, len(flows), len(apis)
+
+
+def check_frame_readers(path: Path) -> int:
+    """Every frame of the capture's pairs decodes alike the quick way (a reader made once per (api
+    key, version, kind)) and the protocol's general way, with each body reader of the three modes;
+    returns how many frames were compared. (:func:`check_lines` goes the quick way on both sides.)"""
+    pairs = [
+        (exchange.request, exchange.response)
+        for exchange in decode_capture(path, Protocol.auto())
+        if exchange.kind is Kind.PAIR and exchange.request is not None and exchange.response is not None
+    ]
+    for reader in (None, FieldsReader([]), FieldsReader(FIELDS.split(","))):
+        ways = (FrameDecoding(Protocol.auto(), reader), FrameDecoding(Protocol.auto(), reader, quick=False))
+        for request, response in pairs:
+            head = (request.frame, 0, 0, request.api_key, request.api_version, request.correlation_id)
+            quick, general = (way.request_event(*head) for way in ways)
+            answers = [way.response_event(response.frame, 0, 0, request.correlation_id, quick) for way in ways]
+            for a, b in ((quick, general), tuple(answers)):
+                if event_facts(a) != event_facts(b):
+                    raise AssertionError(f"{path.name}: frame {a.stream_offset} decodes otherwise the quick way")
+    return 2 * 3 * len(pairs)
+
+
+def event_facts(event: RequestEvent | ResponseEvent) -> tuple[object, ...]:
+    """What a request or response event says, comparable (a projected body by its values)."""
+    decoded = event.decoded
+    body = None if decoded is None else decoded.body
+    if isinstance(body, ProjectedBody):
+        body = (body.to_dict(), body.control, body.note)
+    facts = () if decoded is None else (decoded.header, decoded.api_version, decoded.header_version)
+    more = () if decoded is None else (decoded.trailing, decoded.profile, decoded.warnings, decoded.message)
+    return (*facts, *more, body, str(event.error), event.warnings)
 
 
 def check_lines(path: Path) -> int:
@@ -335,8 +369,10 @@ def main() -> int:
     for path in captures:
         exchanges, flows, apis = exchange_count(path)
         checked = check_lines(path) if path.stem != "x8" else 0
+        frames = check_frame_readers(path) if path.stem != "x8" else 0
         size = path.stat().st_size / 1e6
         lines = f", {checked:,} lines (3 modes) checked against the reference" if checked else ""
+        lines += f", {frames:,} frames read alike both ways" if frames else ""
         print(f"{path.name}: {exchanges:,} exchanges, {flows:,} connections, {apis} apis, {size:.1f} MB{lines}")
         times = measure(path, trees, args.repeat)
         checks += report(path.stem, exchanges, times, trees)

@@ -96,13 +96,16 @@ Event = RequestEvent | ResponseEvent | SaslToken | StreamLost
 class FrameDecoding:
     """The pairer's plug-in that decodes every frame with a :class:`Protocol` (a ``FrameReader``)."""
 
-    def __init__(self, protocol: Protocol, body_reader: BodyReader | None = None) -> None:
+    def __init__(self, protocol: Protocol, body_reader: BodyReader | None = None, *, quick: bool = True) -> None:
         self.protocol = protocol
         self.body_reader = body_reader
+        self.quick = quick  # False: every frame the protocol's general way (what the quick way is checked against)
         # the way nearly every frame goes, per (api key, version, kind); None: the protocol's own
         self._readers: dict[tuple[int, int, bool], FrameReader | None] = {}
 
     def _reader(self, api_key: int, api_version: int, request: bool) -> FrameReader | None:
+        if not self.quick:
+            return None
         try:
             plan = self.protocol.frame_plan(api_key, api_version, "request" if request else "response", -1)
         except KafkaEpochsError:
