@@ -43,6 +43,7 @@ class LineWriter:
         "_flows",
         "_kinds",
         "_names",
+        "_next_second",
         "_renderers",
         "_second",
         "_second_text",
@@ -51,7 +52,8 @@ class LineWriter:
 
     def __init__(self, *, secrets: bool = False) -> None:
         self.secrets = secrets
-        self._second = math.nan
+        self._second = math.nan  # the whole second of the last time written, and its text
+        self._next_second = math.nan
         self._second_text = ""
         self._endpoints: dict[Flow, tuple[str, str]] = {}
         self._renderers: dict[tuple[type, int], Any] = {}
@@ -112,7 +114,7 @@ class LineWriter:
         hold their decoded frames (nearly every pair of a capture does)."""
         request, response = req.decoded, resp.decoded
         assert request is not None and response is not None
-        if req.api_key == SASL_AUTHENTICATE and not self.secrets:
+        if req.api_key == SASL_AUTHENTICATE and not self.secrets and (_auth(request.body) or _auth(response.body)):
             return None  # its auth bytes are hidden by the reference
         asked = self._kinds.get((request.message, request.api_version, request.header_version, request.profile))
         if asked is None:
@@ -260,7 +262,13 @@ class LineWriter:
     def _time(self, ns: int) -> str:
         """``rendering``'s time text, quoted: the float ``ns / 1e9`` split into whole seconds and
         microseconds rounded half to even, as ``datetime.fromtimestamp`` splits it."""
-        fraction, second = math.modf(ns / 1e9)
+        time = ns / 1e9
+        second = self._second
+        if second <= time < self._next_second:  # the second of the time before, as nearly always:
+            micro = round((time - second) * 1e6)  # (exact: the two floats are within a factor of 2)
+            if micro < 1_000_000:
+                return self._second_text + str(1_000_000 + micro)[1:] + 'Z"'
+        fraction, second = math.modf(time)
         micro = round(fraction * 1e6)
         if micro >= 1_000_000:
             second += 1.0
@@ -272,4 +280,13 @@ class LineWriter:
             text = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")
             self._second_text = '"' + text.removesuffix("+00:00") + "."
             self._second = second
+            self._next_second = second + 1.0
         return f'{self._second_text}{micro:06d}Z"'
+
+
+def _auth(body: Any) -> bool:
+    """Whether a SaslAuthenticate body, as read, holds auth bytes to hide (a body not read, or
+    a projection without them, has none)."""
+    if body is None:
+        return False
+    return type(body) is not ProjectedBody or "auth_bytes" in body.columns

@@ -103,8 +103,11 @@ def exchange_json(
     if not secrets and (req is not None and req.api_key == SASL_AUTHENTICATE):
         for label in ("request", "response"):
             body = out.get(label)
-            if isinstance(body, dict) and body.get("auth_bytes") is not None:
-                body["auth_bytes"] = _redacted(len(b64decode(body["auth_bytes"])))
+            hidden = body.get("auth_bytes") if isinstance(body, dict) else None
+            if isinstance(hidden, list):  # a projection's column (--fields auth_bytes)
+                body["auth_bytes"] = [None if v is None else _redacted(len(b64decode(v))) for v in hidden]  # type: ignore[index]
+            elif hidden is not None:
+                body["auth_bytes"] = _redacted(len(b64decode(hidden)))  # type: ignore[index]
     body = resp.decoded.body if resp is not None and resp.decoded is not None else None
     # A projected body's errors are those among the fields asked for: none asked, none said.
     if body is not None and (type(body) is not ProjectedBody or any(p.endswith("error_code") for p in body.columns)):

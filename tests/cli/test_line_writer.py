@@ -101,6 +101,59 @@ def test_time_text_is_renderings(ns: int) -> None:
     assert writer._time(ns + 1) == f'"{_time(ns + 1)}"'  # the cached second, or the next one
 
 
+@given(
+    st.integers(min_value=0, max_value=4_102_444_800 * 10**9),
+    st.lists(st.sampled_from([1, 499, 500, 501, 1000, 999_999_499, 999_999_500, 10**9, -1, -500]), max_size=30),
+)
+def test_time_texts_of_one_writer_are_renderings(start: int, steps: list[int]) -> None:
+    """One writer, many times (what it keeps of the second before must never leak into the next)."""
+    writer, ns = LineWriter(), start
+    for step in steps:
+        ns = max(0, ns + step)
+        assert writer._time(ns) == f'"{_time(ns)}"'
+
+
 @pytest.mark.parametrize("ns", [999_999_500, 1_700_000_000_999_999_500, 1_700_000_000_999_999_499, 0, 1])
 def test_time_text_at_rounding_edges(ns: int) -> None:
     assert LineWriter()._time(ns) == f'"{_time(ns)}"'
+
+
+def _sasl_authenticate_capture() -> bytes:
+    from kafka_epochs.capture.synth import RecordedConnection, write_capture
+
+    p = Protocol.apache()
+    request = p.message("SaslAuthenticateRequest")(auth_bytes=b"\x00user\x00hunter2")
+    response = p.message("SaslAuthenticateResponse")(auth_bytes=b"server-proof")
+    chunks = [
+        ("client", p.encode_request(request, 2, correlation_id=2, client_id="app")),
+        ("broker", p.encode_response(response, 2, correlation_id=2)),
+    ]
+    timed = [(1_700_000_000_000_000_000 + 1000 * n, side, data) for n, (side, data) in enumerate(chunks)]
+    out = io.BytesIO()
+    write_capture(out, [RecordedConnection(("10.0.0.5", 51000), ("10.0.0.9", 9092), timed)])
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "reader, hidden",
+    [
+        (None, True),
+        (FieldsReader(["auth_bytes"]), True),
+        (FieldsReader([]), False),
+        (FieldsReader(["error_code"]), False),
+    ],
+)
+def test_sasl_authenticate_is_the_references_only_where_auth_bytes_were_read(reader: object, hidden: bool) -> None:
+    """The reference hides auth bytes (a PLAIN token holds the password); a pair whose bodies were
+    not read, or read without them, has none to hide, and the writer writes its line."""
+    (exchange,) = decode_capture(io.BytesIO(_sasl_authenticate_capture()), Protocol.auto(), body_reader=reader)  # type: ignore[arg-type]
+    assert exchange.kind is Kind.PAIR and exchange.request.api_key == 36  # type: ignore[union-attr]
+    line = LineWriter().line(exchange)
+    assert (line is None) == hidden
+    expected = reference(exchange, None, False)
+    assert "hunter2" not in expected and "AHVzZXIAaHVudGVyMg==" not in expected  # (nor in base64)
+    if line is not None:
+        assert line == expected
+    elif reader is not None:  # --fields auth_bytes: the column is hidden, value by value
+        assert '"request": {"auth_bytes": ["<13 bytes, hidden: pass --sasl-secrets to show>"]}' in expected
+    assert LineWriter(secrets=True).line(exchange) == reference(exchange, None, True)
