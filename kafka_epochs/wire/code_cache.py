@@ -2,10 +2,11 @@
 
 A command line run that meets forty apis compiles a few hundred small functions; compiling is
 most of what making one costs. :func:`compile_cached` keeps each compiled code object on disk,
-keyed by a digest of its source, its file label and the interpreter's version, the way
-``__pycache__`` keeps modules: the next run reads it back (a ``marshal.loads``) instead of
-compiling. The source is still generated each time: it is the key, so a cache entry can never
-belong to other code, whatever version of kafka-epochs wrote it.
+the way ``__pycache__`` keeps modules: the next run reads it back (a ``marshal.loads``) instead
+of compiling. An entry holds its key whole (the interpreter's version, the file label and the
+source, which is still generated each time) and is used only when that key is the lookup's:
+its file name, a checksum of the key, only says where to look, so an entry can never stand for
+other code, whatever version of kafka-epochs wrote it (two keys with one name take turns).
 
 The cache lives beside ``Protocol.from_specs``' generated packages (``$KAFKA_EPOCHS_CACHE``, else
 ``$XDG_CACHE_HOME/kafka-epochs``, else ``~/.cache/kafka-epochs``), under ``code/``
@@ -17,10 +18,10 @@ means compiling as before. Like ``__pycache__``, it trusts whoever can write the
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import sys
+import zlib
 from pathlib import Path
 from types import CodeType
 
@@ -33,45 +34,44 @@ _INTERPRETER = sys.version.encode()
 
 def cache_root() -> Path:
     """The user's kafka-epochs cache directory (shared with ``Protocol.from_specs``)."""
+    return Path(_root())
+
+
+def _root() -> str:
     env = os.environ.get("KAFKA_EPOCHS_CACHE")
     if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kafka-epochs"
-
-
-def _code_directory() -> Path | None:
-    """Where entries go: None when the cache is turned off (``KAFKA_EPOCHS_CODE_CACHE=0``)."""
-    if os.environ.get("KAFKA_EPOCHS_CODE_CACHE", "1") == "0":
-        return None
-    return cache_root() / "code" / _TAG
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "kafka-epochs")
 
 
 def compile_cached(source: str, filename: str) -> CodeType:
     """``compile(source, filename, "exec")``, read from the disk cache when it was compiled before."""
-    directory = _code_directory()
-    if directory is None:
+    if os.environ.get("KAFKA_EPOCHS_CODE_CACHE", "1") == "0":
         return compile(source, filename, "exec")
-    digest = hashlib.sha256(_INTERPRETER + b"\0" + filename.encode() + b"\0" + source.encode()).hexdigest()
-    path = directory / digest[:2] / digest[2:]
+    key = _INTERPRETER + b"\0" + filename.encode() + b"\0" + source.encode()
+    name = f"{zlib.crc32(key):08x}{len(key):x}"
+    path = os.path.join(_root(), "code", _TAG, name[:2], name[2:])
     try:
-        code = marshal.loads(path.read_bytes())
-        if type(code) is CodeType:
-            return code
+        with open(path, "rb") as entry:
+            stored = marshal.loads(entry.read())
+        if type(stored) is tuple and len(stored) == 2 and stored[0] == key and type(stored[1]) is CodeType:
+            return stored[1]
     except (OSError, ValueError, EOFError, TypeError):
         pass  # not there yet, or unreadable: compile it
     code = compile(source, filename, "exec")
-    _store(path, marshal.dumps(code))
+    _store(path, marshal.dumps((key, code)))
     return code
 
 
-def _store(path: Path, data: bytes) -> None:
+def _store(path: str, data: bytes) -> None:
     """Write an entry atomically (a concurrent reader sees all of it or none); failing is fine."""
-    staging = path.with_name(f".{path.name}.{os.getpid()}")
+    staging = f"{path}.{os.getpid()}.tmp"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        staging.write_bytes(data)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(staging, "wb") as out:
+            out.write(data)
         os.replace(staging, path)
     except OSError:  # a read-only or full disk: this run compiles, as every run would without a cache
         with contextlib.suppress(OSError):
-            staging.unlink(missing_ok=True)
+            os.unlink(staging)

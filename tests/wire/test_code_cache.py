@@ -9,6 +9,7 @@ cache turned off all still give working renderers and projections. Each case als
 from __future__ import annotations
 
 import builtins
+import marshal
 import os
 import subprocess
 import sys
@@ -75,6 +76,20 @@ def test_a_damaged_entry_is_compiled_again(tmp_path: Path, monkeypatch: pytest.M
     compiles = count_compiles(monkeypatch)
     compile_cached(SOURCE, "<f>")
     assert compiles == ["<f>"]
+
+
+def test_an_entry_for_other_code_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry's name only says where to look: one holding another key (two keys with one name,
+    or a file put there by hand) is compiled over, never run."""
+    monkeypatch.setenv("KAFKA_EPOCHS_CACHE", str(tmp_path))
+    compile_cached(SOURCE, "<f>")
+    (entry,) = [p for p in (tmp_path / "code").rglob("*") if p.is_file()]
+    other = "def f(x):\n    return -x\n"
+    entry.write_bytes(marshal.dumps((b"another key", compile(other, "<f>", "exec"))))
+    compiles = count_compiles(monkeypatch)
+    assert run(compile_cached(SOURCE, "<f>"))(4) == 8
+    assert compiles == ["<f>"]
+    assert run(compile_cached(SOURCE, "<f>"))(4) == 8 and compiles == ["<f>"]  # and kept again
 
 
 def test_renderers_come_from_the_cache_in_a_later_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
