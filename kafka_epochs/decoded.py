@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENT_QUIRKS",
+    "BodyMemo",
     "BodyReader",
     "Decoded",
     "FramePlan",
@@ -46,8 +47,10 @@ class Decoded:
 
     ``profile`` names the layout that read the body (``"apache"``, ``"kip"`` or a spec
     directory). ``trailing`` counts bytes after the body, which a broker ignores and so do we
-    unless asked to be strict; ``warnings`` says, in words, everything tolerated. (A plain
-    slotted class: the dataclass machinery would double the cost of importing this module.)
+    unless asked to be strict; ``warnings`` says, in words, everything tolerated. ``shared``
+    says the body object is also another frame's: read once for bytes that repeat
+    (:class:`BodyMemo`, for a reader that changes no body). (A plain slotted class: the
+    dataclass machinery would double the cost of importing this module.)
     """
 
     __slots__ = (
@@ -59,6 +62,7 @@ class Decoded:
         "message",
         "problem",
         "profile",
+        "shared",
         "trailing",
         "warnings",
     )
@@ -88,6 +92,7 @@ class Decoded:
         self.warnings = warnings if warnings is not None else []
         # why the reading is doubtful though it completed (trailing bytes no client is known to send)
         self.problem = problem
+        self.shared = False
 
     def __repr__(self) -> str:
         return (
@@ -193,13 +198,45 @@ def read_body(
 FrameReader = Callable[[bytes], "Decoded | None"]
 
 
-def frame_reader(plan: FramePlan, api_key: int, version: int, body_reader: BodyReader | None) -> FrameReader | None:
+class BodyMemo:
+    """The bodies of recent frames of one (api key, version, kind), by their bytes.
+
+    A capture repeats many bodies byte for byte (every ApiVersions answer of a broker, a
+    consumer's empty fetches, Metadata answers until the cluster changes), and the same bytes
+    read as the same body: a repeat is not read again, and its body *object* is the one read
+    before (shared: for a reader whose bodies nobody changes). Small bodies only, a few dozen
+    at a time, and given up where bodies do not repeat."""
+
+    __slots__ = ("bodies", "hits", "looks")
+
+    MAX_BODY = 2048  # bytes: larger bodies rarely repeat, and hashing them would cost
+    SIZE = 32  # bodies kept (the oldest goes first)
+    TRIAL = 256  # looks after which a memo that hit fewer than one in ten is given up
+
+    def __init__(self) -> None:
+        self.bodies: dict[bytes, Any] = {}
+        self.hits = self.looks = 0
+
+    def worth_keeping(self) -> bool:
+        return self.looks < self.TRIAL or self.hits * 10 >= self.looks
+
+    def keep(self, key: bytes, body: Any) -> None:
+        bodies = self.bodies
+        if len(bodies) >= self.SIZE:
+            del bodies[next(iter(bodies))]
+        bodies[key] = body
+
+
+def frame_reader(
+    plan: FramePlan, api_key: int, version: int, body_reader: BodyReader | None, memo: bool = False
+) -> FrameReader | None:
     """What ``decode_request``/``decode_response`` make of the frames of one (api key, version,
     kind), for the way nearly every frame goes: one layout, header and body read by their readers
     at the first try, no byte left over, nothing to note. The reader gives None for any other
     frame (a body that does not read, trailing bytes: the general way reads it again, and
     explains or warns), and there is no reader (None) where the general way is the only one (two
-    layouts, an unstable version, a body reader that cannot *try*). Frames must be ``bytes``."""
+    layouts, an unstable version, a body reader that cannot *try*). Frames must be ``bytes``.
+    With ``memo``, a body whose bytes repeat a recent one's is that one's (:class:`BodyMemo`)."""
     cls = plan.body_class
     attempt = None if body_reader is None else getattr(body_reader, "attempt", None)
     if cls is None or plan.notes or (body_reader is not None and attempt is None):
@@ -221,10 +258,23 @@ def frame_reader(plan: FramePlan, api_key: int, version: int, body_reader: BodyR
 
         return decode_header
 
+    bodies = BodyMemo() if memo else None
+
     def decode(data: bytes) -> Decoded | None:
+        nonlocal bodies
         length = len(data)
+        key = None
         try:
             header, pos = read_header(data, 4, length)
+            if bodies is not None and length - pos <= BodyMemo.MAX_BODY:
+                key = data[pos:]
+                body = bodies.bodies.get(key, _NOT_KEPT)
+                bodies.looks += 1
+                if body is not _NOT_KEPT:
+                    bodies.hits += 1
+                    decoded = Decoded(header, body, api_key, version, header_version, 0, profile, [], cls, None)
+                    decoded.shared = True
+                    return decoded
             if read is not None:
                 body, end = read(data, pos, length)
             else:
@@ -236,9 +286,17 @@ def frame_reader(plan: FramePlan, api_key: int, version: int, body_reader: BodyR
             return None
         if end != length:
             return None
+        if key is not None and bodies is not None:
+            if bodies.worth_keeping():
+                bodies.keep(key, body)
+            else:
+                bodies = None  # these bodies do not repeat: no more looks
         return Decoded(header, body, api_key, version, header_version, 0, profile, [], cls, None)
 
     return decode
+
+
+_NOT_KEPT: Any = object()
 
 
 def trailing_warning(count: int) -> str:

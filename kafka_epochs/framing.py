@@ -96,10 +96,15 @@ Event = RequestEvent | ResponseEvent | SaslToken | StreamLost
 class FrameDecoding:
     """The pairer's plug-in that decodes every frame with a :class:`Protocol` (a ``FrameReader``)."""
 
-    def __init__(self, protocol: Protocol, body_reader: BodyReader | None = None, *, quick: bool = True) -> None:
+    def __init__(
+        self, protocol: Protocol, body_reader: BodyReader | None = None, *, quick: bool = True, memo: bool = False
+    ) -> None:
         self.protocol = protocol
         self.body_reader = body_reader
         self.quick = quick  # False: every frame the protocol's general way (what the quick way is checked against)
+        # True: a body whose bytes repeat a recent one's is that body object (decoded.BodyMemo), for
+        # a caller that changes no body (the command line's lines)
+        self.memo = memo
         # the way nearly every frame goes, per (api key, version, kind); None: the protocol's own
         self._readers: dict[tuple[int, int, bool], FrameReader | None] = {}
 
@@ -111,7 +116,7 @@ class FrameDecoding:
         except KafkaEpochsError:
             reader = None  # (the protocol's decode says why)
         else:
-            reader = frame_reader(plan, api_key, api_version, self.body_reader)
+            reader = frame_reader(plan, api_key, api_version, self.body_reader, self.memo)
         self._readers[api_key, api_version, request] = reader
         return reader
 

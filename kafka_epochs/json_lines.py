@@ -32,6 +32,7 @@ _ESCAPE = json.encoder.encode_basestring  # json's C escaper, as ensure_ascii=Fa
 _LISTS = json.JSONEncoder(ensure_ascii=False)
 _NO_FLOW = ("null", "null")
 _UNKNOWN: Any = object()
+_TEXTS_KEPT = 1024  # shared bodies' texts kept at once (a memo keeps a few dozen small bodies a message)
 
 
 class LineWriter:
@@ -47,6 +48,7 @@ class LineWriter:
         "_renderers",
         "_second",
         "_second_text",
+        "_texts",
         "secrets",
     )
 
@@ -62,6 +64,7 @@ class LineWriter:
         self._flows: dict[Flow | None, str] = {}
         self._kinds: dict[tuple[type, int, int, str], tuple[str, Any, str]] = {}
         self._error_checks: dict[type, Callable[[Any], bool] | None] = {}
+        self._texts: dict[int, tuple[Any, int, str]] = {}  # a shared body's text, by the body object's id
 
     def line(self, exchange: Exchange, capture: str | None = None) -> str | None:
         """The exchange's line (with a leading ``capture`` key when given), or None where only
@@ -181,6 +184,8 @@ class LineWriter:
                 parts.append(f', "{label}": {_LISTS.encode(body.to_dict())}')
             if body.note:
                 parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
+        elif decoded.shared:  # a body read once for bytes that repeat: its text is made once too
+            parts.append(f', "{label}": {self._shared_text(body, decoded.api_version)}')
         else:
             parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
 
@@ -231,6 +236,19 @@ class LineWriter:
     @staticmethod
     def _error_check(message: type) -> Callable[[Any], bool] | None:
         return any_error_code(message) if has_error_codes(message) else None
+
+    def _shared_text(self, body: Any, version: int) -> str:
+        """The text of a body shared by frames whose bytes repeat (``decoded.BodyMemo``), made
+        once per body object (a shared body is not changed: the memo's readers only read)."""
+        texts = self._texts
+        kept = texts.get(id(body))
+        if kept is not None and kept[1] == version:  # (kept[0] is body: held, its id is not reused)
+            return kept[2]
+        text = self._render(body, version)
+        if len(texts) >= _TEXTS_KEPT:
+            texts.clear()
+        texts[id(body)] = (body, version, text)
+        return text
 
     def _render(self, obj: Any, version: int) -> str:
         renderer = self._renderers.get((type(obj), version)) or self._renderer(obj, version)

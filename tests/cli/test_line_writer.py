@@ -157,3 +157,16 @@ def test_sasl_authenticate_is_the_references_only_where_auth_bytes_were_read(rea
     elif reader is not None:  # --fields auth_bytes: the column is hidden, value by value
         assert '"request": {"auth_bytes": ["<13 bytes, hidden: pass --sasl-secrets to show>"]}' in expected
     assert LineWriter(secrets=True).line(exchange) == reference(exchange, None, True)
+
+
+def test_a_shared_bodys_text_is_made_once_per_version() -> None:
+    from kafka_epochs.wire.json_text import json_renderer
+
+    metadata = Protocol.apache().message("MetadataResponse")
+    body = metadata(brokers=[], topics=[], cluster_id="c")
+    writer = LineWriter()
+    first = writer._shared_text(body, 12)
+    assert writer._shared_text(body, 12) is first  # kept
+    assert writer._shared_text(body, 1) == json_renderer(metadata, 1, ascii=False)(body) != first
+    other = metadata(brokers=[], topics=[], cluster_id="d")  # another object: its own text
+    assert writer._shared_text(other, 12) == json_renderer(metadata, 12, ascii=False)(other) != first

@@ -190,3 +190,51 @@ def test_a_shared_decoding_must_match_its_connection() -> None:
     assert Connection(AUTO, body_reader=READERS["headers only"], decoding=shared).decoding is shared
     with pytest.raises(ValueError, match="shared FrameDecoding"):
         Connection(AUTO, decoding=shared)
+
+
+# -- repeated bodies (decoded.BodyMemo) ---------------------------------------------------------
+
+
+def _api_versions_answer(correlation_id: int, max_version: int = 4, keys: int = 3) -> bytes:
+    keys_of = [{"api_key": k, "min_version": 0, "max_version": max_version} for k in range(keys)]
+    body = AUTO.message("ApiVersionsResponse").from_dict({"error_code": 0, "api_keys": keys_of})
+    return AUTO.encode_response(body, 3, correlation_id=correlation_id)
+
+
+def _decoded(decoding: FrameDecoding, frames: list[bytes]) -> list[Any]:
+    asked = AUTO.encode_request(AUTO.message("ApiVersionsRequest")(), 3, correlation_id=1)
+    request = decoding.request_event(asked, 0, 0, 18, 3, 1)
+    return [decoding.response_event(frame, 0, 0, 1, request).decoded for frame in frames]
+
+
+def _answers(decoding: FrameDecoding, frames: list[bytes]) -> list[Any]:
+    return [decoded.body for decoded in _decoded(decoding, frames)]
+
+
+def test_a_repeated_body_is_read_once_and_shared_where_asked() -> None:
+    frames = [_api_versions_answer(n) for n in range(1, 4)] + [_api_versions_answer(9, max_version=5)]
+    shared = _answers(FrameDecoding(AUTO, memo=True), frames)
+    assert shared[0] is shared[1] is shared[2]  # other correlation ids, the same body bytes
+    assert shared[3] is not shared[0] and shared[3] != shared[0]
+    fresh = _answers(FrameDecoding(AUTO), frames)  # the default: every body its own object
+    assert fresh[0] is not fresh[1] and fresh == shared
+    flags = [decoded.shared for decoded in _decoded(FrameDecoding(AUTO, memo=True), frames)]
+    assert flags == [False, True, True, False]  # what a reader of the body is told
+
+
+def test_the_memo_keeps_a_few_small_bodies_and_gives_up_on_bodies_that_do_not_repeat() -> None:
+    from kafka_epochs.decoded import BodyMemo
+
+    decoding = FrameDecoding(AUTO, memo=True)
+    first = _api_versions_answer(1, max_version=0)
+    others = [_api_versions_answer(1, max_version=v) for v in range(1, BodyMemo.SIZE + 1)]
+    bodies = _answers(decoding, [first, *others, first])
+    assert bodies[-1] is not bodies[0] and bodies[-1] == bodies[0]  # the oldest was forgotten
+    big = _api_versions_answer(1, keys=BodyMemo.MAX_BODY // 7 + 1)  # (7 bytes an api key)
+    a, b = _answers(decoding, [big, big])
+    assert a is not b and a == b  # too large to keep
+    # bodies that never repeat: after a trial the memo stops looking, even for a repeat
+    decoding = FrameDecoding(AUTO, memo=True)
+    never = [_api_versions_answer(1, max_version=v, keys=2) for v in range(BodyMemo.TRIAL + 1)]
+    last = _answers(decoding, [*never, never[-1]])
+    assert last[-1] is not last[-2] and last[-1] == last[-2]
