@@ -74,7 +74,7 @@ def decode_lines(
     renders as it would any. With ``keep`` (a filter of exchanges that needs no rendering, such
     as the command's ``--api`` or ``--client``), a pair it refuses is counted and not written."""
 
-    decoding = FrameDecoding(protocol, body_reader, memo=True)  # (bodies are only read, to write lines)
+    decoding = FrameDecoding(protocol, body_reader, memo=True)  # (bodies are only read here, to write lines)
 
     def open_connection(flow: Flow) -> LineConnection:
         connection = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader, decoding=decoding)

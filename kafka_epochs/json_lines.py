@@ -181,7 +181,8 @@ class LineWriter:
         body = decoded.body
         if type(body) is ProjectedBody:
             if body.columns:  # else only what pairing needs was read: nothing asked for
-                parts.append(f', "{label}": {_LISTS.encode(body.to_dict())}')
+                text = self._shared_text(body, 0) if decoded.shared else _LISTS.encode(body.to_dict())
+                parts.append(f', "{label}": {text}')
             if body.note:
                 parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
         elif decoded.shared:  # a body read once for bytes that repeat: its text is made once too
@@ -244,7 +245,7 @@ class LineWriter:
         kept = texts.get(id(body))
         if kept is not None and kept[1] == version:  # (kept[0] is body: held, its id is not reused)
             return kept[2]
-        text = self._render(body, version)
+        text = _LISTS.encode(body.to_dict()) if type(body) is ProjectedBody else self._render(body, version)
         if len(texts) >= _TEXTS_KEPT:
             texts.clear()
         texts[id(body)] = (body, version, text)
