@@ -108,6 +108,16 @@ class FrameDecoding:
         # the way nearly every frame goes, per (api key, version, kind); None: the protocol's own
         self._readers: dict[tuple[int, int, bool], FrameReader | None] = {}
 
+    def _quick(self, frame: bytes, api_key: int, api_version: int, request: bool) -> Decoded | None:
+        """The frame read the quick way, or None where the protocol's general way must read it."""
+        read = self._readers.get((api_key, api_version, request), _UNSET)
+        if read is _UNSET:
+            read = self._reader(api_key, api_version, request)
+        if read is None or _SIZE.unpack_from(frame)[0] != len(frame) - 4:
+            return None
+        decoded: Decoded | None = read(frame)
+        return decoded
+
     def _reader(self, api_key: int, api_version: int, request: bool) -> FrameReader | None:
         if not self.quick:
             return None
@@ -137,14 +147,10 @@ class FrameDecoding:
         """:meth:`request` of a frame head given as its values (a caller that has them saves the head)."""
         event = RequestEvent(frame, stream_offset, timestamp_ns, api_key, api_version, correlation_id)
         if api_key is not None and api_version is not None and type(frame) is bytes and len(frame) >= 8:
-            read = self._readers.get((api_key, api_version, True), _UNSET)
-            if read is _UNSET:
-                read = self._reader(api_key, api_version, True)
-            if read is not None and _SIZE.unpack_from(frame)[0] == len(frame) - 4:
-                decoded = read(frame)
-                if decoded is not None:
-                    event.decoded = decoded
-                    return event
+            decoded = self._quick(frame, api_key, api_version, True)
+            if decoded is not None:
+                event.decoded = decoded
+                return event
         try:
             # Trailing bytes are tolerated and reported: librdkafka sends a few after some
             # Metadata bodies, and brokers ignore them.
@@ -179,14 +185,10 @@ class FrameDecoding:
             return event
         api_key, api_version = request.api_key, request.api_version
         if type(frame) is bytes and len(frame) >= 8 and not (api_key == API_VERSIONS and frame[8:10] == _REFUSED):
-            read = self._readers.get((api_key, api_version, False), _UNSET)
-            if read is _UNSET:
-                read = self._reader(api_key, api_version, False)
-            if read is not None and _SIZE.unpack_from(frame)[0] == len(frame) - 4:
-                decoded = read(frame)
-                if decoded is not None:
-                    event.decoded = decoded
-                    return event
+            decoded = self._quick(frame, api_key, api_version, False)
+            if decoded is not None:
+                event.decoded = decoded
+                return event
         prefer = request.decoded.profile if request.decoded is not None else None
         try:
             decoded = event.decoded = self.protocol.decode_response(
