@@ -32,7 +32,7 @@ _ESCAPE = json.encoder.encode_basestring  # json's C escaper, as ensure_ascii=Fa
 _LISTS = json.JSONEncoder(ensure_ascii=False)
 _NO_FLOW = ("null", "null")
 _UNKNOWN: Any = object()
-_TEXTS_KEPT = 1024  # shared bodies' texts kept at once (a memo keeps a few dozen small bodies a message)
+_TEXTS_KEPT = 256  # shared bodies' texts kept at once (a memo keeps a few dozen small bodies a message)
 
 
 class LineWriter:
