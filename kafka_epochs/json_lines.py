@@ -41,6 +41,7 @@ class LineWriter:
     __slots__ = (
         "_endpoints",
         "_error_checks",
+        "_error_columns",
         "_flows",
         "_kinds",
         "_names",
@@ -64,6 +65,7 @@ class LineWriter:
         self._flows: dict[Flow | None, str] = {}
         self._kinds: dict[tuple[type, int, int, str], tuple[str, Any, str]] = {}
         self._error_checks: dict[type, Callable[[Any], bool] | None] = {}
+        self._error_columns: dict[tuple[str, ...], tuple[str, ...]] = {}  # a projection's error code columns
         self._texts: dict[int, tuple[Any, int, str]] = {}  # a shared body's text, by the body object's id
 
     def line(self, exchange: Exchange, capture: str | None = None) -> str | None:
@@ -224,8 +226,12 @@ class LineWriter:
             pass  # its body was not read: no error codes to speak of
         elif type(body) is ProjectedBody:
             # the error codes among the fields asked for: none asked, none said
-            if any(path.endswith("error_code") for path in body.columns):
-                found = error_codes(body)
+            columns = body.columns
+            paths = self._error_columns.get(tuple(columns))
+            if paths is None:
+                paths = self._error_columns[tuple(columns)] = tuple(p for p in columns if p.endswith("error_code"))
+            if paths:
+                found = error_codes(body) if any(any(columns[p]) for p in paths) else None
                 parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
         else:
             check = self._error_checks.get(type(body), _UNKNOWN)
