@@ -266,7 +266,7 @@ def frame_reader(
         key = None
         try:
             header, pos = read_header(data, 4, length)
-            if bodies is not None and length - pos <= BodyMemo.MAX_BODY:
+            if bodies is not None and 0 <= length - pos <= BodyMemo.MAX_BODY:  # (a header past the end: no)
                 key = data[pos:]
                 body = bodies.bodies.get(key, _NOT_KEPT)
                 bodies.looks += 1
