@@ -33,7 +33,7 @@ from kafka_epochs.pairing import (
     SaslToken,
     StreamLost,
 )
-from kafka_epochs.protocol import API_VERSIONS, UNSUPPORTED_VERSION, BodyReader, Decoded, Protocol
+from kafka_epochs.protocol import BodyReader, Decoded, Protocol
 
 __all__ = [
     "DEFAULT_MAX_FRAME",
@@ -51,7 +51,6 @@ __all__ = [
 ]
 PRODUCE = 0
 _SIZE = struct.Struct(">i")
-_REFUSED = UNSUPPORTED_VERSION.to_bytes(2, "big")  # (an ApiVersions answer's error code, read as v0 by the protocol)
 _UNSET: Any = object()
 
 
@@ -184,7 +183,7 @@ class FrameDecoding:
             )
             return event
         api_key, api_version = request.api_key, request.api_version
-        if type(frame) is bytes and len(frame) >= 8 and not (api_key == API_VERSIONS and frame[8:10] == _REFUSED):
+        if type(frame) is bytes and len(frame) >= 8:  # (an ApiVersions refusal in v0: the quick way gives up)
             decoded = self._quick(frame, api_key, api_version, False)
             if decoded is not None:
                 event.decoded = decoded
