@@ -46,6 +46,7 @@ PRODUCE = 0
 DEFAULT_MAX_PENDING = 10_000
 
 _INT32 = struct.Struct(">i")
+_CLIENT, _BROKER = Direction.CLIENT_TO_BROKER, Direction.BROKER_TO_CLIENT
 _REQUEST_HEAD = struct.Struct(">ihhi")  # size, api key, api version, correlation id
 
 
@@ -215,11 +216,12 @@ class Pairer(Generic[Req, Resp]):
     ) -> None:
         self.reader = reader
         self.max_pending = max_pending
-        self.buffers = {d: FrameBuffer(max_frame_size) for d in Direction}
+        # (written out: iterating the enum costs more than the rest of a connection's set-up)
+        self.buffers = {_CLIENT: FrameBuffer(max_frame_size), _BROKER: FrameBuffer(max_frame_size)}
         self.pending: dict[int, Req] = {}
         self.sasl = SaslTokens()
         self._tokens: list[SaslToken] = []  # client tokens waiting for the broker's
-        self._searching = dict.fromkeys(Direction, False)  # looking for a frame start after a loss
+        self._searching = {_CLIENT: False, _BROKER: False}  # looking for a frame start after a loss
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -286,7 +288,7 @@ class Pairer(Generic[Req, Resp]):
 
     def start_mid_stream(self) -> None:
         """The first bytes fed may start inside a frame (a capture that began late)."""
-        self._searching = dict.fromkeys(Direction, True)
+        self._searching = {_CLIENT: True, _BROKER: True}
 
     @property
     def plain(self) -> bool:

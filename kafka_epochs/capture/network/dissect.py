@@ -21,6 +21,10 @@ _ADDRESS_CACHE_LIMIT = 1 << 16
 #: Ethernet II carrying IPv4 with a 20-byte header carrying TCP: the ethertype, the IPv4 fields
 #: ``ipv4`` reads, and the TCP fields ``tcp_header`` reads, in one unpack.
 ETHERNET_IPV4_TCP = struct.Struct(">12xHBxHxxHxB2x4s4sHHIIH")
+#: The same, with the IPv4 addresses and TCP ports as one 12-byte string (they are contiguous):
+#: (ethertype, version/IHL, total length, fragment bits, protocol, addresses and ports, sequence
+#: number, acknowledgement number, data offset and flags).
+ETHERNET_IPV4_TCP_KEYED = struct.Struct(">12xHBxHxxHxB2x12sIIH")
 ETHERNET_IPV4_TCP_MIN = 14 + 20 + 20
 TCP_START = 14 + 20
 _new_tuple = tuple.__new__  # a NamedTuple without the frame of its Python-level __new__
