@@ -11,14 +11,16 @@ from __future__ import annotations
 import enum
 import functools
 import typing
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka_epochs.capture import (
     CaptureSource,
     CaptureStats,
     CaptureStreams,
     Direction,
+    Discarded,
     EndReason,
     Flow,
     Gap,
@@ -28,6 +30,7 @@ from kafka_epochs.capture import (
     StreamEnd,
     StreamStart,
 )
+from kafka_epochs.capture.pipeline import FrameSink
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_CONNECTIONS
 from kafka_epochs.framing import (
     DEFAULT_MAX_FRAME,
@@ -166,6 +169,12 @@ class ConnectionConsumer(typing.Protocol[Item_co]):
         """The connection is over (``end``: its last stream's end; None: the capture's): what it left unfinished."""
         ...
 
+    def frame_sink(self, direction: Direction, max_frame_size: int) -> FrameSink | None:
+        """A sink for ``direction``'s frames (see :mod:`~kafka_epochs.capture.pipeline`), when
+        followed with ``sinks=True``: it takes whole frames its connection can take as they are,
+        as ``client``/``broker`` would, and puts what it makes in the list it is given."""
+        ...
+
 
 class ConnectionExchanges:
     """One connection's exchanges, from a framing :class:`~kafka_epochs.framing.Connection`."""
@@ -201,6 +210,9 @@ class ConnectionExchanges:
     def leftovers(self, end: StreamEnd | None) -> Iterator[Exchange]:
         return _leftovers(self.flow, self.connection, end)
 
+    def frame_sink(self, direction: Direction, max_frame_size: int) -> None:
+        return None  # (its frames go through the pairer, as events)
+
 
 def follow_connections(
     source: CaptureSource,
@@ -226,59 +238,96 @@ def follow_connection_batches(
     ports: set[int] | None = None,
     summary: DecodeSummary | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    sinks: bool = False,
 ) -> Iterator[Iterable[Item_co | Exchange]]:
     """:func:`follow_connections`' items as made, a non-empty batch at a time (for a consumer
-    of many small items, a step less per item)."""
-    streams = CaptureStreams(source, ports=ports, max_connections=max_connections)
+    of many small items, a step less per item). With ``sinks``, each connection's
+    :meth:`~ConnectionConsumer.frame_sink` takes the frames of in-order packets straight from the
+    capture's lanes (same items, in the same order; no event per packet)."""
+    follower: _Follower[Item_co] = _Follower(open_connection)
+    streams = CaptureStreams(source, ports=ports, max_connections=max_connections, sinks=follower if sinks else None)
     if summary is not None:
         summary.capture = streams.stats
-    connections: dict[Flow, ConnectionConsumer[Item_co]] = {}
-    live: dict[Flow, int] = {}  # the directions of each connection not yet ended, as bits of _BIT
-    to_broker = Direction.CLIENT_TO_BROKER
     for events in streams.batches():
-        for event in events:
-            if type(event) is StreamData:
-                flow = event.flow
-                conn = connections.get(flow)
-                if conn is None:
-                    conn = connections[flow] = open_connection(flow)
-                if event.direction is to_broker:
-                    made = conn.client(event.data, event.timestamp_ns)
-                else:
-                    made = conn.broker(event.data, event.timestamp_ns)
-                if made:
-                    yield made
-            elif isinstance(event, (Gap, Resync)):
-                conn = connections.get(event.flow)
-                if conn is not None:  # the capture follows frame sizes: the next bytes start a frame
-                    conn.restart(event.direction)
-                if isinstance(event, Gap):
-                    missing = (
-                        f"{event.length} bytes missing from the {event.direction} stream at offset "
-                        f"{event.stream_offset} ({event.reason})"
-                    )
-                    yield (Exchange(Kind.GAP, event.timestamp_ns, event.flow, problem=missing),)
-            elif isinstance(event, PacketError):
-                unread = f"packet {event.packet}: {event.error}"
-                yield (Exchange(Kind.PACKET_ERROR, event.timestamp_ns, problem=unread),)
-            elif type(event) is StreamStart:
-                live[event.flow] = live.get(event.flow, 0) | _BIT[event.direction]
-            elif type(event) is StreamEnd:
-                directions = live.get(event.flow)
-                if directions is not None:
-                    directions &= ~_BIT[event.direction]
-                    live[event.flow] = directions
-                    if not directions:  # every direction it had is over: what it left unfinished is said now
-                        del live[event.flow]
-                        conn = connections.pop(event.flow, None)
-                        if conn is not None and (left := list(conn.leftovers(event))):
-                            yield left
-    for conn in connections.values():  # (the capture's end ends every stream: none is left here)
+        if made := follower.dispatch(events, 0):
+            yield made
+    for conn in follower.connections.values():  # (the capture's end ends every stream: none is left here)
         if left := list(conn.leftovers(None)):
             yield left
 
 
+class _Follower(typing.Generic[Item_co]):
+    """The connections of a capture, and what their consumers make of its events (and, as the
+    pipeline's :class:`~kafka_epochs.capture.pipeline.Sinks`, of the frames taken from its lanes)."""
+
+    def __init__(self, open_connection: Callable[[Flow], ConnectionConsumer[Item_co]]) -> None:
+        self.open_connection = open_connection
+        self.connections: dict[Flow, ConnectionConsumer[Item_co]] = {}
+        self.live: dict[Flow, int] = {}  # the directions of each connection not yet ended, as bits of _BIT
+
+    def sink(self, flow: Flow, direction: Direction, max_frame_size: int) -> FrameSink | None:
+        conn = self.connections.get(flow)
+        if conn is None:
+            conn = self.connections[flow] = self.open_connection(flow)
+        return conn.frame_sink(direction, max_frame_size)
+
+    def deliver(self, events: list[Any], start: int) -> None:
+        events[start:] = self.dispatch(events, start)
+
+    def dispatch(self, events: Sequence[Any], start: int) -> list[Item_co | Exchange]:
+        """What ``events[start:]`` make, in order (a sink's items among them pass as they are)."""
+        connections = self.connections
+        made: list[Item_co | Exchange] = []
+        to_broker = Direction.CLIENT_TO_BROKER
+        for index in range(start, len(events)):
+            event = events[index]
+            kind = type(event)
+            if kind is StreamData:
+                flow = event.flow
+                conn = connections.get(flow)
+                if conn is None:
+                    conn = connections[flow] = self.open_connection(flow)
+                if event.direction is to_broker:
+                    made += conn.client(event.data, event.timestamp_ns)
+                else:
+                    made += conn.broker(event.data, event.timestamp_ns)
+            elif kind not in _EVENTS:
+                made.append(event)  # what a sink made
+            elif kind is Gap or kind is Resync:
+                conn = connections.get(event.flow)
+                if conn is not None:  # the capture follows frame sizes: the next bytes start a frame
+                    conn.restart(event.direction)
+                if kind is Gap:
+                    missing = (
+                        f"{event.length} bytes missing from the {event.direction} stream at offset "
+                        f"{event.stream_offset} ({event.reason})"
+                    )
+                    made.append(Exchange(Kind.GAP, event.timestamp_ns, event.flow, problem=missing))
+            elif kind is PacketError:
+                unread = f"packet {event.packet}: {event.error}"
+                made.append(Exchange(Kind.PACKET_ERROR, event.timestamp_ns, problem=unread))
+            elif kind is StreamStart:
+                self.live[event.flow] = self.live.get(event.flow, 0) | _BIT[event.direction]
+            elif kind is StreamEnd:
+                made += self._ended(event)
+        return made
+
+    def _ended(self, event: StreamEnd) -> list[Item_co | Exchange]:
+        """What a connection left unfinished, once every direction it had is over."""
+        directions = self.live.get(event.flow)
+        if directions is None:
+            return []
+        directions &= ~_BIT[event.direction]
+        self.live[event.flow] = directions
+        if directions:
+            return []
+        del self.live[event.flow]
+        conn = self.connections.pop(event.flow, None)
+        return [] if conn is None else list(conn.leftovers(event))
+
+
 _BIT = {Direction.CLIENT_TO_BROKER: 1, Direction.BROKER_TO_CLIENT: 2}
+_EVENTS = frozenset({StreamData, StreamStart, StreamEnd, Gap, Discarded, Resync, PacketError})
 
 
 def _leftovers(flow: Flow, conn: Connection, end: StreamEnd | None) -> Iterator[Exchange]:

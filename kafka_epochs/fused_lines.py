@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from kafka_epochs.capture import CaptureSource, Direction, Flow, StreamEnd
+from kafka_epochs.capture.pipeline import FrameSink
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_CONNECTIONS
 from kafka_epochs.exchanges import ConnectionExchanges, DecodeSummary, Exchange, Kind, follow_connection_batches
 from kafka_epochs.framing import (
@@ -81,8 +83,32 @@ def decode_lines(
         return LineConnection(flow, connection, writer, summary, capture, keep)
 
     return follow_connection_batches(
-        source, open_connection, ports=ports, summary=summary, max_connections=max_connections
+        source, open_connection, ports=ports, summary=summary, max_connections=max_connections, sinks=True
     )
+
+
+def _whole_frames(buffer: FrameBuffer, data: bytes, timestamp_ns: int, take: _Take, out: list[Any], limit: int) -> int:
+    """Has ``take`` take the frames ``data`` holds whole from its start (sizes up to ``limit``),
+    moving ``buffer``'s stream offset past each; stops at the first it refuses. The bytes taken."""
+    pos, length = 0, len(data)
+    while length - pos >= 4:
+        size = _INT32.unpack_from(data, pos)[0]
+        end = pos + 4 + size
+        if size < 0 or size > limit or end > length:
+            break
+        if not take(data if pos == 0 and end == length else data[pos:end], buffer.offset, timestamp_ns, out):
+            break
+        buffer.offset += 4 + size
+        pos = end
+    return pos
+
+
+def _whole_at_start(data: bytes, limit: int) -> bool:
+    """Whether ``data`` starts with a whole frame of a size up to ``limit``."""
+    if len(data) < 4:
+        return False
+    size = _INT32.unpack_from(data, 0)[0]
+    return 0 <= size <= limit and 4 + size <= len(data)
 
 
 class LineConnection:
@@ -158,25 +184,36 @@ class LineConnection:
 
     # -- frames --------------------------------------------------------------------------------
 
+    def frame_sink(self, direction: Direction, max_frame_size: int) -> FrameSink:
+        """The capture's lanes hand this the frames of in-order packets (see
+        :mod:`~kafka_epochs.capture.pipeline`); it takes those it can take as they are, while
+        nothing is buffered and the connection is not handed over, and leaves the rest to
+        :meth:`client`/:meth:`broker`."""
+        client = direction is _CLIENT
+        buffer = self._client if client else self._broker
+        take = self._request if client else self._response
+        limit = min(max_frame_size, buffer.max_frame_size)
+
+        def sink(data: bytes, timestamp_ns: int, out: list[Any]) -> int:
+            if self.layered is not None or buffer.buffered:
+                return 0
+            return _whole_frames(buffer, data, timestamp_ns, take, out, limit)
+
+        return sink
+
     def _frames(self, buffer: FrameBuffer, data: bytes, timestamp_ns: int, take: _Take) -> list[str | Exchange]:
         """The lines (and exchanges) the frames ``data`` completes make, as the pairer cuts them:
         straight from ``data`` while nothing is buffered, else through the buffer."""
         out: list[str | Exchange] = []
         if not buffer.buffered and type(data) is bytes:
-            pos, length, limit = 0, len(data), buffer.max_frame_size
-            while length - pos >= 4:
-                size = _INT32.unpack_from(data, pos)[0]
-                end = pos + 4 + size
-                if size < 0 or size > limit or end > length:
-                    break
-                if not take(data if pos == 0 and end == length else data[pos:end], buffer.offset, timestamp_ns, out):
-                    return self._hand_over(buffer, data[pos:] if pos else data, timestamp_ns, out)
-                buffer.offset += 4 + size
-                pos = end
-            if pos == length:
+            limit = buffer.max_frame_size
+            pos = _whole_frames(buffer, data, timestamp_ns, take, out, limit)
+            if pos == len(data):
                 return out
             if pos:
                 data = data[pos:]
+            if _whole_at_start(data, limit):  # (so ``take`` refused it)
+                return self._hand_over(buffer, data, timestamp_ns, out)
         buffer.feed(data)
         while True:
             try:

@@ -15,12 +15,21 @@ no segment, classification or per-layer event in between. Whatever a lane cannot
 links, IPv6, a SYN, FIN or RST, a segment out of order, anything waiting in either direction)
 goes the layered way, which also makes the lanes; the two give the same events (a test holds them
 equal over real, damaged and reordered captures).
+
+A reader that cuts frames itself can be given :class:`Sinks`: a lane's data that starts a frame
+with nothing pending in its aligner is then offered to the direction's sink, which takes the
+frames it holds whole and puts what it makes of them in the list of events, in their place; the
+aligner follows on from where the sink stopped, and the rest (a frame cut by the packet's end,
+one the sink refuses) is a :class:`StreamData` event as before. No event is made for the bytes
+a sink took, and their sizes are walked once. So that a sink sees its connection as the events
+before it left it, the events not yet handed on are delivered (:meth:`Sinks.deliver`) before it
+is called.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final
+from typing import Any, Final, Protocol
 
 from kafka_epochs.capture.alignment.aligner import FrameAligner
 from kafka_epochs.capture.alignment.flows import FlowClassifier
@@ -61,12 +70,33 @@ FrameRules = Callable[[Flow, Direction], FrameRule]
 #: A lane's key: a packet's source and destination addresses and ports, its 12 bytes as they are
 #: in the packet (one string is hashed faster than a tuple of four is made and hashed).
 _LaneKey = bytes
+#: A direction's sink (see the module docstring): ``sink(data, timestamp_ns, out)`` takes the
+#: frames ``data`` holds whole from its start, appends what it makes of them to ``out``, and
+#: returns how many bytes it took (0 to ``len(data)``, a frame boundary).
+FrameSink = Callable[[bytes, int, list[Any]], int]
+
+
+class Sinks(Protocol):
+    """What a reader that cuts frames itself gives the pipeline (see the module docstring)."""
+
+    def sink(self, flow: Flow, direction: Direction, max_frame_size: int) -> FrameSink | None:
+        """The direction's sink (None: its data goes as events), for frames of at most
+        ``max_frame_size`` bytes (a larger size is the aligner's to judge). Asked once per lane,
+        when all events before have been delivered."""
+        ...
+
+    def deliver(self, events: list[Any], start: int) -> None:
+        """Hand ``events[start:]`` on now, replacing them with what was made of them."""
+        ...
+
+
 #: A lane: the direction's half-stream, the other direction's, the direction's aligner, the
-#: direction's flow and direction (what a StreamData of it carries), and the connection (whose
-#: time of last activity it keeps).
-_Lane = tuple[HalfStream, HalfStream, FrameAligner, Flow, Direction, TcpConnection]
+#: direction's flow and direction (what a StreamData of it carries), the connection (whose time
+#: of last activity it keeps), and the direction's sink (None, or _UNASKED until first needed).
+_Lane = tuple[HalfStream, HalfStream, FrameAligner, Flow, Direction, TcpConnection, Any]
 #: The TCP flags (and data offset) bits a lane looks at: ACK must be set, SYN, FIN and RST clear.
 _LANE_FLAGS: Final = SYN | FIN | RST | ACK
+_UNASKED: Final = object()  # a lane's sink not yet asked for
 
 
 class StreamPipeline:
@@ -84,6 +114,7 @@ class StreamPipeline:
         stats: CaptureStats | None = None,
         lanes: bool = True,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        sinks: Sinks | None = None,
     ) -> None:
         self.stats = stats if stats is not None else CaptureStats()
         self.dissector = Dissector()
@@ -99,6 +130,7 @@ class StreamPipeline:
         self._use_lanes = lanes and align_frames
         self._lanes: dict[_LaneKey, _Lane] = {}
         self._lane_keys: dict[tuple[Flow, Direction], _LaneKey] = {}  # to drop a lane when its direction ends
+        self._sinks = sinks if self._use_lanes else None
         #: the time of the last readable packet and the index of the last record (what the end
         #: of the capture is stamped with)
         self.last_timestamp_ns = 0
@@ -110,7 +142,8 @@ class StreamPipeline:
 
     def records(self, records: Sequence[Packet | BadRecord]) -> list[StreamEvent]:
         """The events some records of the file complete, in order (:meth:`record` of each, in one
-        loop: a lane's packet costs no call of its own)."""
+        loop: a lane's packet costs no call of its own); with sinks, what they made is among them,
+        and the events before the last thing a sink made have been delivered already."""
         if not records:
             return []
         stats = self.stats
@@ -118,8 +151,10 @@ class StreamPipeline:
         self.last_index = records[-1].index
         reassembler = self.reassembler
         lanes = self._lanes if self._use_lanes else None
+        sinks = self._sinks
         unpack_headers = ETHERNET_IPV4_TCP_KEYED.unpack_from
         out: list[StreamEvent] = []
+        delivered_to = 0  # out[:delivered_to] is delivered (or was made by a sink)
         for record in records:
             if type(record) is not Packet:
                 stats.bad_packets += 1
@@ -141,7 +176,7 @@ class StreamPipeline:
                         and not fragment & FRAGMENT_BITS
                         and TCP_START + 20 <= start <= end <= len(data)
                     ):
-                        half, other, aligner, flow, direction, connection = lane
+                        half, other, aligner, flow, direction, connection, sink = lane
                         if (
                             not (half.ended or half.waiting or other.waiting or half.fin_offset is not None)
                             and timestamp_ns < reassembler.next_sweep_ns
@@ -153,8 +188,26 @@ class StreamPipeline:
                                 if start != end:  # the next bytes (else a bare acknowledgement)
                                     payload = data[start:end]
                                     half.delivered = delivered + len(payload)
-                                    event = StreamData(flow, direction, timestamp_ns, record.index, delivered, payload)
-                                    aligner.take(event, out)
+                                    taken = 0
+                                    if sink is not None and aligner.at_frame_start(delivered):
+                                        if len(out) > delivered_to:
+                                            sinks.deliver(out, delivered_to)  # type: ignore[union-attr]
+                                        if sink is _UNASKED:
+                                            sink = self._ask_sink(key, lane)
+                                        if sink is not None:
+                                            taken = sink(payload, timestamp_ns, out)
+                                            aligner.passed(delivered + taken)
+                                        delivered_to = len(out)
+                                    if taken < len(payload):
+                                        event = StreamData(
+                                            flow,
+                                            direction,
+                                            timestamp_ns,
+                                            record.index,
+                                            delivered + taken,
+                                            payload[taken:] if taken else payload,
+                                        )
+                                        aligner.take(event, out)
                                 # How far the peer acknowledged the other direction moves; with
                                 # nothing waiting there (a lane's condition) nothing is released.
                                 if other.started and not other.ended:
@@ -201,8 +254,17 @@ class StreamPipeline:
             return
         half, other = connection.halves(direction)
         if half.started and not half.ended:
-            self._lanes[key] = (half, other, aligner, flow, direction, connection)
+            sink = None if self._sinks is None else _UNASKED
+            self._lanes[key] = (half, other, aligner, flow, direction, connection, sink)
             self._lane_keys[flow, direction] = key
+
+    def _ask_sink(self, key: _LaneKey, lane: _Lane) -> FrameSink | None:
+        """A lane's sink, asked for when first needed (when the events before are delivered, so
+        that the reader has seen its connection start)."""
+        half, other, aligner, flow, direction, connection, _ = lane
+        sink = self._sinks.sink(flow, direction, aligner.max_size)  # type: ignore[union-attr]
+        self._lanes[key] = (half, other, aligner, flow, direction, connection, sink)
+        return sink
 
     def segment(self, segment: Segment) -> Sequence[StreamEvent]:
         """The events a record's TCP segment completes (what :meth:`record` does after

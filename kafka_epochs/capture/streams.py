@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from kafka_epochs.capture.alignment.rules import default_frame_rule
 from kafka_epochs.capture.events import StreamEvent
 from kafka_epochs.capture.files.reader import DEFAULT_MAX_RECORD_SIZE, CaptureSource, read_packet_batches
-from kafka_epochs.capture.pipeline import FrameRules, StreamPipeline
+from kafka_epochs.capture.pipeline import FrameRules, Sinks, StreamPipeline
 from kafka_epochs.capture.reassembly.connections import DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS
 from kafka_epochs.capture.stats import CaptureStats
 
@@ -22,6 +22,8 @@ class CaptureStreams:
     ``max_buffered_bytes``: out-of-order bytes held per direction before a hole is given up.
     ``max_connections``: connections followed at once (the oldest is given up to open one more;
     idle ones are given up too, see :mod:`~kafka_epochs.capture.reassembly.connections`).
+    ``sinks``: a reader that cuts frames itself takes them straight from the lanes (see
+    :mod:`~kafka_epochs.capture.pipeline`); :meth:`batches` then holds what it made.
     """
 
     def __init__(
@@ -35,8 +37,10 @@ class CaptureStreams:
         max_buffered_bytes: int = DEFAULT_MAX_BUFFERED_BYTES,
         max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        sinks: Sinks | None = None,
     ) -> None:
         self.source = source
+        self.sinks = sinks
         self.max_connections = max_connections
         self.ports = None if ports is None else frozenset(ports)
         self.auto_detect_ports = auto_detect_ports
@@ -63,6 +67,7 @@ class CaptureStreams:
             max_buffered_bytes=self.max_buffered_bytes,
             stats=self.stats,
             max_connections=self.max_connections,
+            sinks=self.sinks,
         )
         for records in read_packet_batches(self.source, max_record_size=self.max_record_size):
             events = pipeline.records(records)

@@ -108,6 +108,22 @@ class FrameAligner:
 
     # -- synced
 
+    @property
+    def max_size(self) -> int:
+        """The largest frame size the direction's rule allows at a boundary."""
+        return self._rule.max_size
+
+    def at_frame_start(self, offset: int) -> bool:
+        """Whether a frame starts at stream offset ``offset`` with nothing pending before it (in
+        sync, no size field split by the chunk before, nothing to skip): frames taken whole from
+        there by someone else only need :meth:`passed` to keep the aligner in step."""
+        return self._frame_end == offset and self._synced and self._skip_to < 0 and not self._header
+
+    def passed(self, end: int) -> None:
+        """Whole frames of sizes within :attr:`max_size` were taken from :meth:`at_frame_start`'s
+        offset up to ``end``, where the next frame starts (what :meth:`take` would have followed)."""
+        self._frame_end = end
+
     def take(self, event: StreamData, out: list[StreamEvent]) -> None:
         """``feed`` for a :class:`StreamData` (a caller that knows the event's type skips the dispatch)."""
         if not self._synced:
