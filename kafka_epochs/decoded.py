@@ -258,6 +258,9 @@ def frame_reader(
 
         return decode_header
 
+    # a reader that makes its own per (class, version) (FieldsReader.quick) saves its steps per body
+    make_quick = None if attempt is None else getattr(body_reader, "quick", None)
+    quick = None if make_quick is None else make_quick(cls, version)
     bodies = BodyMemo() if memo else None
 
     def decode(data: bytes) -> Decoded | None:
@@ -278,7 +281,7 @@ def frame_reader(
             if read is not None:
                 body, end = read(data, pos, length)
             else:
-                got = attempt(cls, data, pos, version)  # type: ignore[misc]
+                got = attempt(cls, data, pos, version) if quick is None else quick(data, pos)  # type: ignore[misc]
                 if got is None:
                     return None
                 body, end = got

@@ -120,6 +120,8 @@ class ProjectingReader:
 
 
 ReadFunction = Callable[[Any, bytes, int, int, "int | None", bool], tuple[Any, int]]
+#: A body reader of one (message, version) made once (see :meth:`FieldsReader.quick`).
+QuickRead = Callable[[bytes, int], "tuple[ProjectedBody | None, int] | None"]
 
 
 class _Projecting(ProjectingReader):
@@ -169,3 +171,43 @@ class FieldsReader(ProjectingReader):
             stop = plan.fields.read(columns, data, version, pos, limit, explain=explain)
             values = dict(zip(plan.fields.paths, columns, strict=True))
         return ProjectedBody(message, version, values, control, plan.note), stop
+
+    def quick(self, message: Any, version: int) -> QuickRead | None:
+        """:meth:`attempt` of one (message, version), made once, for a caller that wants the
+        body to end exactly at the end of ``data``: ``quick(data, pos)`` is the body at
+        ``data[pos:]`` and the offset after it (past the end when its bytes ran out: the caller
+        takes any offset but the end as not fitting), or None where the bytes do not fit. It
+        calls the projections' generated functions itself (none of :meth:`read`'s steps per
+        body). None for a version the projections cannot read (the general way says why)."""
+        plan = self._plans.get(message)
+        if plan is None:
+            plan = self._plans[message] = _Plan(message, self.paths)
+        if not plan.reads_body:
+            return lambda data, pos: (None, len(data))
+        try:
+            read_control = None if plan.control is None else plan.control.function(version)
+            read_fields = None if plan.fields is None else plan.fields.function(version)
+        except (DecodeError, ValueError):
+            return None
+        control_paths = () if plan.control is None else plan.control.paths
+        field_paths = () if plan.fields is None else plan.fields.paths
+        note = plan.note
+
+        def quick(data: bytes, pos: int) -> tuple[ProjectedBody | None, int] | None:
+            end = stop = len(data)
+            control: dict[str, Any] = {}
+            values: dict[str, list[Any]] = {}
+            try:
+                if read_control is not None:
+                    columns: list[list[Any]] = [[] for _ in control_paths]
+                    stop = read_control(data, pos, end, *columns)
+                    control = {path: column[0] for path, column in zip(control_paths, columns, strict=True)}
+                if read_fields is not None:
+                    columns = [[] for _ in field_paths]
+                    stop = read_fields(data, pos, end, *columns)
+                    values = dict(zip(field_paths, columns, strict=True))
+            except Exception:
+                return None  # (as attempt: bytes the projection does not fit)
+            return ProjectedBody(message, version, values, control, note), stop
+
+        return quick
