@@ -183,7 +183,7 @@ class LineWriter:
         body = decoded.body
         if type(body) is ProjectedBody:
             if body.columns:  # else only what pairing needs was read: nothing asked for
-                text = self._shared_text(body, 0) if decoded.shared else _LISTS.encode(body.to_dict())
+                text = self._shared_text(body, 0) if decoded.shared else _projected_text(body)
                 parts.append(f', "{label}": {text}')
             if body.note:
                 parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
@@ -251,7 +251,7 @@ class LineWriter:
         kept = texts.get(id(body))
         if kept is not None and kept[1] == version:  # (kept[0] is body: held, its id is not reused)
             return kept[2]
-        text = _LISTS.encode(body.to_dict()) if type(body) is ProjectedBody else self._render(body, version)
+        text = _projected_text(body) if type(body) is ProjectedBody else self._render(body, version)
         if len(texts) >= _TEXTS_KEPT:
             texts.clear()
         texts[id(body)] = (body, version, text)
@@ -307,6 +307,11 @@ class LineWriter:
             self._second = second
             self._next_second = second + 1.0
         return f'{self._second_text}{micro:06d}Z"'
+
+
+def _projected_text(body: ProjectedBody) -> str:
+    """A projected body's columns as JSON text (the reference's ``json_line`` of ``to_dict()``)."""
+    return body.int_text() or _LISTS.encode(body.to_dict())
 
 
 def _auth(body: Any) -> bool:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from json.encoder import encode_basestring
 from typing import Any
 
 from kafka_epochs.projection import Projection, has_path, projection
+from kafka_epochs.projection.paths import leaf_field
 from kafka_epochs.wire.errors import DecodeError
 from kafka_epochs.wire.uuids import uuid_text
 
@@ -35,7 +37,7 @@ CONTROL: dict[tuple[int, str], tuple[str, ...]] = {
 class ProjectedBody:
     """The asked-for fields of one body, as columns (one list of values per path)."""
 
-    __slots__ = ("columns", "control", "message", "note", "version")
+    __slots__ = ("columns", "control", "int_keys", "message", "note", "version")
 
     def __init__(
         self,
@@ -44,12 +46,15 @@ class ProjectedBody:
         columns: dict[str, list[Any]],
         control: dict[str, Any],
         note: str | None = None,
+        int_keys: tuple[str, ...] | None = None,
     ) -> None:
         self.message = message
         self.version = version
         self.columns = columns
         self.control = control  # the values pairing needs (acks, mechanism, error_code)
         self.note = note  # why some asked-for paths were not read, if so
+        # the columns' paths as JSON strings, when every column is of integers (or lists of them)
+        self.int_keys = int_keys
 
     def __getattr__(self, name: str) -> Any:
         control = object.__getattribute__(self, "control")
@@ -63,6 +68,20 @@ class ProjectedBody:
     def to_dict(self, version: int | None = None) -> dict[str, Any]:
         """The columns, JSON-ready (bytes as base64, uuids as Kafka's base64url text)."""
         return {path: [_plain(v) for v in values] for path, values in self.columns.items()}
+
+    def int_text(self) -> str | None:
+        """:meth:`to_dict` as JSON text (``json.dumps``'s separators), when every column holds
+        integers or lists of them, none missing: a list of ints is written as Python writes
+        it. None otherwise (a column of another type, a field the version does not carry)."""
+        keys = self.int_keys
+        if keys is None:
+            return None
+        parts = []
+        for key, values in zip(keys, self.columns.values(), strict=True):
+            if None in values:
+                return None
+            parts.append(f"{key}: {values!r}")
+        return "{" + ", ".join(parts) + "}"
 
 
 def _plain(value: Any) -> Any:
@@ -86,12 +105,24 @@ class _Plan:
         own = [p for p in paths if has_path(message, p)]
         self.note: str | None = None
         self.fields: Projection | None = None
+        self.int_keys: tuple[str, ...] | None = None
         if own:
             try:
                 self.fields = projection(message, own)
             except ValueError as e:
                 self.note = f"fields not read: {e}"
+            else:
+                if all(_integers(leaf_field(message, p)) for p in self.fields.paths):
+                    self.int_keys = tuple(encode_basestring(p) for p in self.fields.paths)
         self.reads_body = self.fields is not None or self.control is not None
+
+
+_INTEGERS = frozenset({"int8", "int16", "uint16", "int32", "uint32", "int64"})
+
+
+def _integers(field: Any) -> bool:
+    """Whether a field's values are integers, or lists of them (not bools, which are ints too)."""
+    return field.kind in _INTEGERS or (field.kind == "array" and field.element in _INTEGERS)
 
 
 class ProjectingReader:
@@ -170,7 +201,7 @@ class FieldsReader(ProjectingReader):
             columns = plan.fields.empty()
             stop = plan.fields.read(columns, data, version, pos, limit, explain=explain)
             values = dict(zip(plan.fields.paths, columns, strict=True))
-        return ProjectedBody(message, version, values, control, plan.note), stop
+        return ProjectedBody(message, version, values, control, plan.note, plan.int_keys), stop
 
     def quick(self, message: Any, version: int) -> QuickRead | None:
         """:meth:`attempt` of one (message, version), made once, for a caller that wants the
@@ -191,7 +222,7 @@ class FieldsReader(ProjectingReader):
             return None
         control_paths = () if plan.control is None else plan.control.paths
         field_paths = () if plan.fields is None else plan.fields.paths
-        note = plan.note
+        note, int_keys = plan.note, plan.int_keys
 
         def quick(data: bytes, pos: int) -> tuple[ProjectedBody | None, int] | None:
             end = stop = len(data)
@@ -208,6 +239,6 @@ class FieldsReader(ProjectingReader):
                     values = dict(zip(field_paths, columns, strict=True))
             except Exception:
                 return None  # (as attempt: bytes the projection does not fit)
-            return ProjectedBody(message, version, values, control, note), stop
+            return ProjectedBody(message, version, values, control, note, int_keys), stop
 
         return quick
