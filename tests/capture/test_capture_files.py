@@ -27,6 +27,7 @@ from packet_builders import (
 from kafka_epochs import DecodeError, EncodeError, KafkaEpochsError
 from kafka_epochs.capture import BadRecord, CaptureFormatError, Packet, read_packets, write_pcap
 from kafka_epochs.capture.files import layouts as formats
+from kafka_epochs.capture.files import pcap as pcap_reader
 
 SAMPLES = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
 FRAMES = [
@@ -521,3 +522,14 @@ def test_the_last_representable_pcapng_time_is_kept() -> None:
     data = pcapng_section(LE) + pcapng_interface(1, LE, tsresol=9) + pcapng_enhanced(0, (1 << 63) - 1, FRAMES[0][1])
     (packet,) = packets(data)
     assert isinstance(packet, Packet) and packet.timestamp_ns == (1 << 63) - 1
+
+
+def test_pcap_batches_hold_at_most_batch_records_and_every_record_in_order() -> None:
+    count = 2 * pcap_reader.BATCH_RECORDS + 3  # (all in one read of the stream)
+    frames = [(1_700_000_000_000_000_000 + n * 1000, bytes([n % 256]) * 60) for n in range(count)]
+    data = pcap_file(frames, nanoseconds=True)
+    batches = list(pcap_reader.read_pcap_batches(io.BytesIO(data[4:]), data[:4], max_record_size=1 << 16))
+    assert [len(batch) for batch in batches] == [pcap_reader.BATCH_RECORDS, pcap_reader.BATCH_RECORDS, 3]
+    records = [record for batch in batches for record in batch]
+    assert [record.index for record in records] == list(range(count))
+    assert [(r.timestamp_ns, r.data) for r in records] == frames  # type: ignore[union-attr]

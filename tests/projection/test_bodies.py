@@ -6,7 +6,6 @@ import json
 import uuid
 
 import pytest
-import strategies
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from produce_frames import apache_produce, kip_produce
@@ -14,6 +13,8 @@ from produce_frames import apache_produce, kip_produce
 import kafka_epochs.decoded as decoded_module
 from kafka_epochs import DecodeError, Protocol
 from kafka_epochs.projection.bodies import FieldsReader, ProjectedBody
+
+import strategies
 
 APACHE, KIP, AUTO = Protocol.apache(), Protocol.kip(), Protocol.auto()
 EPOCHS = ["topic_data[].name", "topic_data[].partition_data[].current_leader_epoch"]
