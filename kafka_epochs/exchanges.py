@@ -169,10 +169,15 @@ class ConnectionConsumer(typing.Protocol[Item_co]):
         """The connection is over (``end``: its last stream's end; None: the capture's): what it left unfinished."""
         ...
 
+
+class SinkingConsumer(ConnectionConsumer[Item_co], typing.Protocol[Item_co]):
+    """A consumer that can also take frames straight from the capture's lanes, when followed
+    with ``sinks=True`` (a consumer without :meth:`frame_sink` is given its bytes as events)."""
+
     def frame_sink(self, direction: Direction, max_frame_size: int) -> FrameSink | None:
-        """A sink for ``direction``'s frames (see :mod:`~kafka_epochs.capture.pipeline`), when
-        followed with ``sinks=True``: it takes whole frames its connection can take as they are,
-        as ``client``/``broker`` would, and puts what it makes in the list it is given."""
+        """A sink for ``direction``'s frames (see :mod:`~kafka_epochs.capture.pipeline`): it
+        takes whole frames its connection can take as they are, as ``client``/``broker`` would,
+        and puts what it makes in the list it is given."""
         ...
 
 
@@ -210,9 +215,6 @@ class ConnectionExchanges:
     def leftovers(self, end: StreamEnd | None) -> Iterator[Exchange]:
         return _leftovers(self.flow, self.connection, end)
 
-    def frame_sink(self, direction: Direction, max_frame_size: int) -> None:
-        return None  # (its frames go through the pairer, as events)
-
 
 def follow_connections(
     source: CaptureSource,
@@ -241,8 +243,8 @@ def follow_connection_batches(
     sinks: bool = False,
 ) -> Iterator[Iterable[Item_co | Exchange]]:
     """:func:`follow_connections`' items as made, a non-empty batch at a time (for a consumer
-    of many small items, a step less per item). With ``sinks``, each connection's
-    :meth:`~ConnectionConsumer.frame_sink` takes the frames of in-order packets straight from the
+    of many small items, a step less per item). With ``sinks``, the :meth:`~SinkingConsumer.frame_sink`
+    of each connection that has one takes the frames of in-order packets straight from the
     capture's lanes (same items, in the same order; no event per packet)."""
     follower: _Follower[Item_co] = _Follower(open_connection)
     streams = CaptureStreams(source, ports=ports, max_connections=max_connections, sinks=follower if sinks else None)
@@ -269,7 +271,8 @@ class _Follower(typing.Generic[Item_co]):
         conn = self.connections.get(flow)
         if conn is None:
             conn = self.connections[flow] = self.open_connection(flow)
-        return conn.frame_sink(direction, max_frame_size)
+        frame_sink = getattr(conn, "frame_sink", None)  # (see SinkingConsumer)
+        return None if frame_sink is None else frame_sink(direction, max_frame_size)
 
     def deliver(self, events: list[Any], start: int) -> None:
         events[start:] = self.dispatch(events, start)

@@ -17,6 +17,7 @@ import io
 import random
 import struct
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +79,16 @@ def header_end(data: bytes) -> int:
 
 
 ABSURD_32 = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFF0)
+
+
+def damaged(captures: dict[str, bytes], seed: int, count: int) -> Iterator[tuple[bytes, random.Random]]:
+    """``count`` mutations of captures picked from ``captures`` (by name order, so a seed always
+    gives the same ones), each with the generator that made it (for a test's own draws after)."""
+    rng = random.Random(seed)
+    names = sorted(captures)
+    for _ in range(count):
+        mutated, _, _ = mutate(captures[rng.choice(names)], rng)
+        yield mutated, rng
 
 
 def mutate(data: bytes, rng: random.Random) -> tuple[bytes, str, bool]:

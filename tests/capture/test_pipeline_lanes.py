@@ -4,11 +4,10 @@ exactly the events and counts of the layered way, on real, damaged and misbehavi
 from __future__ import annotations
 
 import io
-import random
 from dataclasses import asdict
 from typing import Any
 
-from capture_mutations import mutate, real_captures
+from capture_mutations import damaged, real_captures
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from packet_builders import ACK, FIN, PSH, RST, SYN, Conversation, ethernet, ipv4, pcap_file, request_frame, tcp
@@ -81,11 +80,7 @@ def test_real_captures_take_lanes_and_give_the_layered_events() -> None:
 
 
 def test_damaged_real_captures_give_the_layered_events() -> None:
-    rng = random.Random(20)
-    names = sorted(CAPTURES)
-    for _ in range(60):
-        name = rng.choice(names)
-        mutated, _, _ = mutate(CAPTURES[name], rng)
+    for mutated, _ in damaged(CAPTURES, 20, 60):
         assert_same(mutated)
 
 

@@ -5,11 +5,10 @@ damaged and misbehaving captures, whether the sink takes, refuses or is not give
 from __future__ import annotations
 
 import io
-import random
 import zlib
 from typing import Any
 
-from capture_mutations import mutate, real_captures
+from capture_mutations import damaged, real_captures
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from packet_builders import pcap_file
@@ -157,10 +156,7 @@ def test_real_captures_give_the_events_frames() -> None:
 
 
 def test_damaged_real_captures_give_the_events_frames() -> None:
-    rng = random.Random(16)
-    names = sorted(CAPTURES)
-    for _ in range(60):
-        mutated, _, _ = mutate(CAPTURES[rng.choice(names)], rng)
+    for mutated, rng in damaged(CAPTURES, 16, 60):
         assert_same(mutated, rng.choice((0, 2, 7)))
 
 

@@ -27,7 +27,8 @@ from kafka_epochs.capture import CaptureFormatError
 from kafka_epochs.capture.synth import RecordedConnection, write_capture
 from kafka_epochs.cli import main
 from kafka_epochs.cli.decode_output import Printer
-from kafka_epochs.exchanges import DecodeSummary, Exchange
+from kafka_epochs.exchanges import ConnectionExchanges, DecodeSummary, Exchange, follow_connection_batches
+from kafka_epochs.framing import Connection, FrameDecoding
 from kafka_epochs.fused_lines import LineConnection, decode_lines
 from kafka_epochs.json_lines import LineWriter
 from kafka_epochs.projection.bodies import FieldsReader
@@ -251,3 +252,23 @@ def test_the_command_prints_the_same_either_way(
     assert fused_out.out == layered_out.out
     assert fused_out.err == layered_out.err
     assert fused_out.out.count("\n") > (100 if len(options) < 2 else 5)
+
+
+def test_following_with_sinks_gives_consumers_without_one_their_bytes_as_events() -> None:
+    """``follow_connection_batches(sinks=True)`` with consumers that have no ``frame_sink`` (the
+    layered path's): the same exchanges as without sinks, and no sink asked of them."""
+    data = (SAMPLES / "clients.pcap").read_bytes()
+    decoding = FrameDecoding(P, None)
+    opened: list[ConnectionExchanges] = []
+
+    def open_connection(flow: Any) -> ConnectionExchanges:
+        opened.append(ConnectionExchanges(flow, Connection(P, decoding=decoding)))
+        return opened[-1]
+
+    def lines(sinks: bool) -> list[str]:
+        batches = follow_connection_batches(io.BytesIO(data), open_connection, sinks=sinks)
+        return [json_line(exchange_json(exchange)) for batch in batches for exchange in batch]
+
+    with_sinks = lines(True)
+    assert with_sinks == lines(False)
+    assert len(with_sinks) > 50 and opened
