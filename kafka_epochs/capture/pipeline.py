@@ -196,7 +196,8 @@ class StreamPipeline:
                                             sink = self._ask_sink(key, lane)
                                         if sink is not None:
                                             taken = sink(payload, timestamp_ns, out)
-                                            aligner.passed(delivered + taken)
+                                            if taken:
+                                                aligner.passed(delivered + taken)
                                         delivered_to = len(out)
                                     if taken < len(payload):
                                         event = StreamData(

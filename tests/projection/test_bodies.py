@@ -110,3 +110,12 @@ def test_int_text_is_the_json_of_the_columns(data: st.DataObject) -> None:
         assert text == expected
     mixed, _ = FieldsReader([*paths, "topics[].is_internal"]).read(metadata, body, 0, version, None, True)
     assert mixed is not None and mixed.int_text() is None  # bools are ints to Python, not to JSON
+
+
+def test_quick_reader_of_a_version_the_message_lacks_is_none() -> None:
+    """No quick reader where the projection cannot read the version (the general way says why)."""
+    metadata = APACHE.message("MetadataResponse")
+    reader = FieldsReader(["topics[].name"])
+    assert reader.quick(metadata, max(metadata.VALID_VERSIONS) + 1) is None
+    quick = reader.quick(metadata, 12)
+    assert quick is not None and quick(b"\x00\x01", 0) is None  # bytes that do not fit
