@@ -12,7 +12,6 @@ import enum
 import functools
 import typing
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_epochs.capture import (
@@ -43,6 +42,7 @@ from kafka_epochs.framing import (
 )
 from kafka_epochs.protocol import BodyReader, Protocol
 from kafka_epochs.protocol_refs import api_name_of
+from kafka_epochs.values import Value
 
 Item_co = typing.TypeVar("Item_co", covariant=True)
 
@@ -58,16 +58,36 @@ class Kind(enum.StrEnum):
     CUT_OFF = "cut_off"  # a stream ended inside a frame (the connection closed, was given up, or the capture ended)
 
 
-@dataclass(slots=True)
-class Exchange:
+class Exchange(Value):
+    __slots__ = ("flow", "kind", "problem", "request", "request_time_ns", "response", "timestamp_ns", "tokens")
     kind: Kind
     timestamp_ns: int
-    flow: Flow | None = None
-    request: RequestEvent | None = None
-    response: ResponseEvent | None = None
-    problem: str | None = None  # what went wrong, for everything but a clean pair
-    request_time_ns: int | None = None
-    tokens: tuple[SaslToken, ...] = ()  # for SASL_TOKEN: the client's token, then the broker's answer
+    flow: Flow | None
+    request: RequestEvent | None
+    response: ResponseEvent | None
+    problem: str | None  # what went wrong, for everything but a clean pair
+    request_time_ns: int | None
+    tokens: tuple[SaslToken, ...]  # for SASL_TOKEN: the client's token, then the broker's answer
+
+    def __init__(
+        self,
+        kind: Kind,
+        timestamp_ns: int,
+        flow: Flow | None = None,
+        request: RequestEvent | None = None,
+        response: ResponseEvent | None = None,
+        problem: str | None = None,
+        request_time_ns: int | None = None,
+        tokens: tuple[SaslToken, ...] = (),
+    ) -> None:
+        self.kind = kind
+        self.timestamp_ns = timestamp_ns
+        self.flow = flow
+        self.request = request
+        self.response = response
+        self.problem = problem
+        self.request_time_ns = request_time_ns
+        self.tokens = tokens
 
     @property
     def ok(self) -> bool:
@@ -82,17 +102,49 @@ class Exchange:
         return req.error is None and (resp is None or resp.error is None)
 
 
-@dataclass(slots=True)
-class DecodeSummary:
-    exchanges: int = 0
-    pairs: int = 0
-    requests: int = 0
-    responses: int = 0
-    problems: int = 0
-    unanswered: int = 0  # requests that expected a response and saw none
-    cut_off: int = 0  # frames a stream ended inside of
-    per_api: dict[str, int] = field(default_factory=dict)
-    capture: CaptureStats | None = None
+class DecodeSummary(Value):
+    __slots__ = (
+        "capture",
+        "cut_off",
+        "exchanges",
+        "pairs",
+        "per_api",
+        "problems",
+        "requests",
+        "responses",
+        "unanswered",
+    )
+    exchanges: int
+    pairs: int
+    requests: int
+    responses: int
+    problems: int
+    unanswered: int  # requests that expected a response and saw none
+    cut_off: int  # frames a stream ended inside of
+    per_api: dict[str, int]
+    capture: CaptureStats | None
+
+    def __init__(
+        self,
+        exchanges: int = 0,
+        pairs: int = 0,
+        requests: int = 0,
+        responses: int = 0,
+        problems: int = 0,
+        unanswered: int = 0,
+        cut_off: int = 0,
+        per_api: dict[str, int] | None = None,
+        capture: CaptureStats | None = None,
+    ) -> None:
+        self.exchanges = exchanges
+        self.pairs = pairs
+        self.requests = requests
+        self.responses = responses
+        self.problems = problems
+        self.unanswered = unanswered
+        self.cut_off = cut_off
+        self.per_api = {} if per_api is None else per_api
+        self.capture = capture
 
     def count(self, exchange: Exchange) -> None:
         self.exchanges += 1

@@ -16,7 +16,6 @@ capture or a test, and read the events it returns::
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_epochs.decoded import FrameReader, frame_reader
@@ -34,6 +33,7 @@ from kafka_epochs.pairing import (
     StreamLost,
 )
 from kafka_epochs.protocol import BodyReader, Decoded, Protocol
+from kafka_epochs.values import Value
 
 __all__ = [
     "DEFAULT_MAX_FRAME",
@@ -54,19 +54,51 @@ _SIZE = struct.Struct(">i")
 _UNSET: Any = object()
 
 
-@dataclass(slots=True)
-class RequestEvent:
+class RequestEvent(Value):
     """A request frame seen from the client, decoded or carrying why it could not be."""
 
+    __slots__ = (
+        "api_key",
+        "api_version",
+        "correlation_id",
+        "decoded",
+        "error",
+        "frame",
+        "stream_offset",
+        "timestamp_ns",
+        "warnings",
+    )
     frame: bytes
     stream_offset: int
     timestamp_ns: int | None
     api_key: int | None
     api_version: int | None
     correlation_id: int | None
-    decoded: Decoded | None = None
-    error: KafkaEpochsError | None = None
-    warnings: list[str] = field(default_factory=list)
+    decoded: Decoded | None
+    error: KafkaEpochsError | None
+    warnings: list[str]
+
+    def __init__(
+        self,
+        frame: bytes,
+        stream_offset: int,
+        timestamp_ns: int | None,
+        api_key: int | None,
+        api_version: int | None,
+        correlation_id: int | None,
+        decoded: Decoded | None = None,
+        error: KafkaEpochsError | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.frame = frame
+        self.stream_offset = stream_offset
+        self.timestamp_ns = timestamp_ns
+        self.api_key = api_key
+        self.api_version = api_version
+        self.correlation_id = correlation_id
+        self.decoded = decoded
+        self.error = error
+        self.warnings = [] if warnings is None else warnings
 
     @property
     def expects_response(self) -> bool:
@@ -75,18 +107,38 @@ class RequestEvent:
         return not (self.api_key == 0 and body is not None and getattr(body, "acks", 1) == 0)
 
 
-@dataclass(slots=True)
-class ResponseEvent:
+class ResponseEvent(Value):
     """A response frame seen from the broker, paired with its request when there was one."""
 
+    __slots__ = ("correlation_id", "decoded", "error", "frame", "request", "stream_offset", "timestamp_ns", "warnings")
     frame: bytes
     stream_offset: int
     timestamp_ns: int | None
     correlation_id: int | None
     request: RequestEvent | None
-    decoded: Decoded | None = None
-    error: KafkaEpochsError | None = None
-    warnings: list[str] = field(default_factory=list)
+    decoded: Decoded | None
+    error: KafkaEpochsError | None
+    warnings: list[str]
+
+    def __init__(
+        self,
+        frame: bytes,
+        stream_offset: int,
+        timestamp_ns: int | None,
+        correlation_id: int | None,
+        request: RequestEvent | None,
+        decoded: Decoded | None = None,
+        error: KafkaEpochsError | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.frame = frame
+        self.stream_offset = stream_offset
+        self.timestamp_ns = timestamp_ns
+        self.correlation_id = correlation_id
+        self.request = request
+        self.decoded = decoded
+        self.error = error
+        self.warnings = [] if warnings is None else warnings
 
 
 Event = RequestEvent | ResponseEvent | SaslToken | StreamLost

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from kafka_epochs.direction import Direction
 from kafka_epochs.errors import DecodeError
 from kafka_epochs.resync import REQUEST_PREFIX, RESPONSE_PREFIX, plausible_request, plausible_response
 from kafka_epochs.sasl import SASL_HANDSHAKE, SaslTokens
+from kafka_epochs.values import Value
 
 __all__ = [
     "DEFAULT_MAX_FRAME",
@@ -119,49 +119,88 @@ class FrameBuffer:
         self._start = 0
 
 
-# Not frozen: one is built per frame, and a frozen dataclass costs four times as much to build.
-@dataclass(slots=True)
-class FrameHead:
+# Not frozen: one is built per frame, a frozen one (object.__setattr__ per field) costs more.
+class FrameHead(Value):
     """Where a frame sits and what its header says, before anyone decodes its body.
 
     For a request, ``api_key``/``api_version`` are its own (None when the frame is too short to
     hold them); for a response, its request's, when the request was seen.
     """
 
+    __slots__ = ("api_key", "api_version", "correlation_id", "direction", "frame", "stream_offset", "timestamp_ns")
     frame: bytes
     direction: Direction
     stream_offset: int
     timestamp_ns: int | None
     correlation_id: int | None
-    api_key: int | None = None
-    api_version: int | None = None
+    api_key: int | None
+    api_version: int | None
+
+    def __init__(
+        self,
+        frame: bytes,
+        direction: Direction,
+        stream_offset: int,
+        timestamp_ns: int | None,
+        correlation_id: int | None,
+        api_key: int | None = None,
+        api_version: int | None = None,
+    ) -> None:
+        self.frame = frame
+        self.direction = direction
+        self.stream_offset = stream_offset
+        self.timestamp_ns = timestamp_ns
+        self.correlation_id = correlation_id
+        self.api_key = api_key
+        self.api_version = api_version
 
 
-@dataclass(slots=True)
-class SaslToken:
+class SaslToken(Value):
     """A raw SASL token (no Kafka header) after a SaslHandshake v0; a broker token carries the
     client token it answers in ``request``. The bytes are credentials: show them only when asked."""
 
+    __slots__ = ("frame", "from_client", "mechanism", "request", "stream_offset", "timestamp_ns")
     frame: bytes
     stream_offset: int
     timestamp_ns: int | None
     from_client: bool
     mechanism: str | None
-    request: SaslToken | None = None
+    request: SaslToken | None
+
+    def __init__(
+        self,
+        frame: bytes,
+        stream_offset: int,
+        timestamp_ns: int | None,
+        from_client: bool,
+        mechanism: str | None,
+        request: SaslToken | None = None,
+    ) -> None:
+        self.frame = frame
+        self.stream_offset = stream_offset
+        self.timestamp_ns = timestamp_ns
+        self.from_client = from_client
+        self.mechanism = mechanism
+        self.request = request
 
     @property
     def length(self) -> int:
         return len(self.frame) - 4
 
 
-@dataclass(slots=True)
-class StreamLost:
+class StreamLost(Value):
     """A direction became unreadable (an oversized size prefix): its bytes are skipped until a
     frame start is found again (or the caller says where one is, with ``restart``)."""
 
+    __slots__ = ("direction", "reason", "stream_offset")
     direction: Direction
     stream_offset: int
     reason: str
+
+    def __init__(self, direction: Direction, stream_offset: int, reason: str) -> None:
+        self.direction = direction
+        self.stream_offset = stream_offset
+        self.reason = reason
 
 
 Req = TypeVar("Req")

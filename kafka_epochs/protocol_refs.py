@@ -12,12 +12,14 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from kafka_epochs.protocol import PROFILES, Protocol, ProtocolChain, version_warnings
+from kafka_epochs.values import FrozenValue
 from kafka_epochs.wire.message import Message
+
+_set = object.__setattr__  # how a frozen value's __init__ sets its fields
 
 #: What the ``protocol=`` arguments accept: a Protocol, a profile name or spec directory, several
 #: of those (chained), or None for the default profile.
@@ -76,15 +78,24 @@ def _absolute(path: str | os.PathLike[str]) -> str:
     return str(Path(path).resolve())
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(FrozenValue):
     """What decoding one (api key, version, direction) needs, looked up once per batch."""
 
+    __slots__ = ("api_name", "cls", "header_version", "profile", "warnings")
     cls: type[Message] | None  # None: several layouts share the version number; decode_* picks one
     api_name: str  # "Produce": the message name without Request/Response
     header_version: int
     profile: str  # the layout that reads it (Decoded.profile)
     warnings: tuple[str, ...]  # carried by every decode of it (an unstable version)
+
+    def __init__(
+        self, cls: type[Message] | None, api_name: str, header_version: int, profile: str, warnings: tuple[str, ...]
+    ) -> None:
+        _set(self, "cls", cls)
+        _set(self, "api_name", api_name)
+        _set(self, "header_version", header_version)
+        _set(self, "profile", profile)
+        _set(self, "warnings", warnings)
 
 
 class Lookup:

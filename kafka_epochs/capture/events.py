@@ -10,12 +10,14 @@ skipped to get there. ``PacketError`` reports a packet or file record that could
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
 
 from kafka_epochs.direction import Direction
 from kafka_epochs.errors import KafkaEpochsError
+from kafka_epochs.values import FrozenValue, Value
+
+_set = object.__setattr__  # how a frozen value's __init__ sets its fields
 
 
 class Endpoint(NamedTuple):
@@ -62,14 +64,14 @@ class ResyncReason(StrEnum):
     IMPLAUSIBLE_SIZE = "implausible_size"  # a frame size made no sense: the stream is searched again
 
 
-@dataclass(frozen=True, slots=True)
-class StreamStart:
+class StreamStart(FrozenValue):
     """A direction of a flow begins. ``seq`` is the TCP sequence number of stream offset 0.
 
     ``midstream`` is true when the capture missed the start (no SYN, and no SYN-ACK that would
     tell where it was): offset 0 is then the first byte captured, usually not a frame boundary.
     """
 
+    __slots__ = ("direction", "flow", "midstream", "packet", "seq", "timestamp_ns")
     flow: Flow
     direction: Direction
     timestamp_ns: int
@@ -77,16 +79,26 @@ class StreamStart:
     seq: int
     midstream: bool
 
+    def __init__(
+        self, flow: Flow, direction: Direction, timestamp_ns: int, packet: int, seq: int, midstream: bool
+    ) -> None:
+        _set(self, "flow", flow)
+        _set(self, "direction", direction)
+        _set(self, "timestamp_ns", timestamp_ns)
+        _set(self, "packet", packet)
+        _set(self, "seq", seq)
+        _set(self, "midstream", midstream)
 
-# Not frozen: one is built per packet, and a frozen dataclass costs four times as much to build.
-@dataclass(slots=True)
-class StreamData:
+
+# Not frozen: one is built per packet, a frozen one (object.__setattr__ per field) costs more.
+class StreamData(Value):
     """Bytes of a direction, from the packet ``packet`` (its index in the file), at ``stream_offset``.
 
     Consecutive ``StreamData`` of one direction are contiguous unless a ``Gap``, ``Discarded`` or
     ``Resync`` of that direction comes between them.
     """
 
+    __slots__ = ("data", "direction", "flow", "packet", "stream_offset", "timestamp_ns")
     flow: Flow
     direction: Direction
     timestamp_ns: int
@@ -94,15 +106,25 @@ class StreamData:
     stream_offset: int
     data: bytes
 
+    def __init__(
+        self, flow: Flow, direction: Direction, timestamp_ns: int, packet: int, stream_offset: int, data: bytes
+    ) -> None:
+        self.flow = flow
+        self.direction = direction
+        self.timestamp_ns = timestamp_ns
+        self.packet = packet
+        self.stream_offset = stream_offset
+        self.data = data
 
-@dataclass(frozen=True, slots=True)
-class Gap:
+
+class Gap(FrozenValue):
     """``length`` bytes of the stream, from ``stream_offset`` (TCP sequence number ``seq``), were not captured.
 
     ``timestamp_ns`` and ``packet`` are those of the packet that made the loss certain (the last
     packet of the capture for losses found at its end).
     """
 
+    __slots__ = ("direction", "flow", "length", "packet", "reason", "seq", "stream_offset", "timestamp_ns")
     flow: Flow
     direction: Direction
     timestamp_ns: int
@@ -112,45 +134,89 @@ class Gap:
     seq: int
     reason: GapReason
 
+    def __init__(
+        self,
+        flow: Flow,
+        direction: Direction,
+        timestamp_ns: int,
+        packet: int,
+        stream_offset: int,
+        length: int,
+        seq: int,
+        reason: GapReason,
+    ) -> None:
+        _set(self, "flow", flow)
+        _set(self, "direction", direction)
+        _set(self, "timestamp_ns", timestamp_ns)
+        _set(self, "packet", packet)
+        _set(self, "stream_offset", stream_offset)
+        _set(self, "length", length)
+        _set(self, "seq", seq)
+        _set(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
-class Discarded:
+
+class Discarded(FrozenValue):
     """Captured bytes skipped because they could not be placed in a frame (frame alignment only)."""
 
+    __slots__ = ("direction", "flow", "length", "stream_offset", "timestamp_ns")
     flow: Flow
     direction: Direction
     timestamp_ns: int
     stream_offset: int
     length: int
 
+    def __init__(self, flow: Flow, direction: Direction, timestamp_ns: int, stream_offset: int, length: int) -> None:
+        _set(self, "flow", flow)
+        _set(self, "direction", direction)
+        _set(self, "timestamp_ns", timestamp_ns)
+        _set(self, "stream_offset", stream_offset)
+        _set(self, "length", length)
 
-@dataclass(frozen=True, slots=True)
-class Resync:
+
+class Resync(FrozenValue):
     """The next ``StreamData`` of this direction starts a Kafka frame at ``stream_offset``.
 
     Any partial frame the consumer holds for this direction is incomplete and must be dropped.
     """
 
+    __slots__ = ("direction", "flow", "reason", "stream_offset", "timestamp_ns")
     flow: Flow
     direction: Direction
     timestamp_ns: int
     stream_offset: int
     reason: ResyncReason
 
+    def __init__(
+        self, flow: Flow, direction: Direction, timestamp_ns: int, stream_offset: int, reason: ResyncReason
+    ) -> None:
+        _set(self, "flow", flow)
+        _set(self, "direction", direction)
+        _set(self, "timestamp_ns", timestamp_ns)
+        _set(self, "stream_offset", stream_offset)
+        _set(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
-class StreamEnd:
+
+class StreamEnd(FrozenValue):
     """A direction of a flow ends; ``stream_offset`` is where it ended (its length, gaps included)."""
 
+    __slots__ = ("direction", "flow", "reason", "stream_offset", "timestamp_ns")
     flow: Flow
     direction: Direction
     timestamp_ns: int
     stream_offset: int
     reason: EndReason
 
+    def __init__(
+        self, flow: Flow, direction: Direction, timestamp_ns: int, stream_offset: int, reason: EndReason
+    ) -> None:
+        _set(self, "flow", flow)
+        _set(self, "direction", direction)
+        _set(self, "timestamp_ns", timestamp_ns)
+        _set(self, "stream_offset", stream_offset)
+        _set(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
-class PacketError:
+
+class PacketError(FrozenValue):
     """A packet (or file record) at index ``packet`` that could not be decoded or followed.
 
     ``error`` is a :class:`~kafka_epochs.errors.DecodeError` for malformed bytes (its
@@ -159,9 +225,15 @@ class PacketError:
     the previous packet's when the record was too broken to have one.
     """
 
+    __slots__ = ("error", "packet", "timestamp_ns")
     packet: int
     timestamp_ns: int
     error: KafkaEpochsError
+
+    def __init__(self, packet: int, timestamp_ns: int, error: KafkaEpochsError) -> None:
+        _set(self, "packet", packet)
+        _set(self, "timestamp_ns", timestamp_ns)
+        _set(self, "error", error)
 
 
 #: An event about one direction of one flow.

@@ -2,33 +2,48 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from kafka_epochs.values import Value
 
 __all__ = ["ExchangeFilter", "api_names", "has_problem"]
 
 
-@dataclass
-class ExchangeFilter:
+class ExchangeFilter(Value):
     """What ``--api``, ``--topic``, ``--client``, ``--broker``, ``--correlation-id`` and
     ``--errors-only`` select; empty means everything."""
 
-    apis: set[str] = field(default_factory=set)
-    topics: set[str] = field(default_factory=set)
-    clients: set[str] = field(default_factory=set)
-    brokers: set[str] = field(default_factory=set)
-    correlation_ids: set[int] = field(default_factory=set)
-    errors_only: bool = False
+    __slots__ = ("_api_name", "apis", "brokers", "clients", "correlation_ids", "errors_only", "topics")
+    apis: set[str]
+    topics: set[str]
+    clients: set[str]
+    brokers: set[str]
+    correlation_ids: set[int]
+    errors_only: bool
+
+    def __init__(
+        self,
+        apis: set[str] | None = None,
+        topics: set[str] | None = None,
+        clients: set[str] | None = None,
+        brokers: set[str] | None = None,
+        correlation_ids: set[int] | None = None,
+        errors_only: bool = False,
+    ) -> None:
+        self.apis = set() if apis is None else apis
+        self.topics = set() if topics is None else topics
+        self.clients = set() if clients is None else clients
+        self.brokers = set() if brokers is None else brokers
+        self.correlation_ids = set() if correlation_ids is None else correlation_ids
+        self.errors_only = errors_only
+        from kafka_epochs.exchanges import api_name  # here, not per exchange nor for every command
+
+        self._api_name = api_name
 
     def __bool__(self) -> bool:
         return bool(
             self.apis or self.topics or self.clients or self.brokers or self.correlation_ids or self.errors_only
         )
-
-    def __post_init__(self) -> None:
-        from kafka_epochs.exchanges import api_name  # here, not per exchange nor for every command
-
-        self._api_name = api_name
 
     def matches_flow(self, exchange: Any) -> bool:
         """The filters that need no rendering: api, correlation id, client, broker."""

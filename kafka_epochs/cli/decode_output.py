@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_epochs.cli.decode_filters import ExchangeFilter
+from kafka_epochs.values import Value
 
 __all__ = ["TABLE_HEADER", "Printed", "Printer", "Progress", "summary_text", "table_row"]
 
 
-@dataclass
-class Printed:
+class Printed(Value):
     """What the command printed: the summary's last lines and the exit status come from it."""
 
-    exchanges: int = 0
-    problems: int = 0  # printed exchanges that did not decode or pair whole
-    record_errors: int = 0  # record batches that did not decode, in printed exchanges
-    captures: list[Any] = field(default_factory=list)  # each input's CaptureStats
+    __slots__ = ("captures", "exchanges", "problems", "record_errors")
+    exchanges: int
+    problems: int  # printed exchanges that did not decode or pair whole
+    record_errors: int  # record batches that did not decode, in printed exchanges
+    captures: list[Any]  # each input's CaptureStats
+
+    def __init__(
+        self, exchanges: int = 0, problems: int = 0, record_errors: int = 0, captures: list[Any] | None = None
+    ) -> None:
+        self.exchanges = exchanges
+        self.problems = problems
+        self.record_errors = record_errors
+        self.captures = [] if captures is None else captures
 
 
 class Printer:

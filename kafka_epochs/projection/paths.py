@@ -16,22 +16,34 @@ A projection that walks no array has one row per message.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_epochs.values import Value
 from kafka_epochs.wire.schema import FieldInfo
 
 __all__ = ["Node", "has_path", "leaf_field", "resolve", "walks_tree"]
 
 
-@dataclass
-class Node:
+class Node(Value):
     """The fields wanted from one struct (the message itself, a nested struct or an array element)."""
 
+    __slots__ = ("array", "cls", "leaves", "structs")
     cls: Any
-    leaves: dict[str, int] = field(default_factory=dict)  #: field attr -> column index
-    structs: dict[str, Node] = field(default_factory=dict)  #: plain (non-array) struct fields
-    array: tuple[str, Node] | None = None  #: the array of structs the rows continue into
+    leaves: dict[str, int]  #: field attr -> column index
+    structs: dict[str, Node]  #: plain (non-array) struct fields
+    array: tuple[str, Node] | None  #: the array of structs the rows continue into
+
+    def __init__(
+        self,
+        cls: Any,
+        leaves: dict[str, int] | None = None,
+        structs: dict[str, Node] | None = None,
+        array: tuple[str, Node] | None = None,
+    ) -> None:
+        self.cls = cls
+        self.leaves = {} if leaves is None else leaves
+        self.structs = {} if structs is None else structs
+        self.array = array
 
     def wants(self, attr: str) -> bool:
         return attr in self.leaves or attr in self.structs or (self.array is not None and self.array[0] == attr)

@@ -4,7 +4,6 @@ exactly the events and counts of the layered way, on real, damaged and misbehavi
 from __future__ import annotations
 
 import io
-from dataclasses import asdict
 from typing import Any
 
 from capture_mutations import damaged, real_captures
@@ -15,6 +14,7 @@ from packet_builders import ACK, FIN, PSH, RST, SYN, Conversation, ethernet, ipv
 from kafka_epochs.capture import BadRecord, Packet, PacketError, read_packets
 from kafka_epochs.capture.errors import CaptureFormatError
 from kafka_epochs.capture.pipeline import StreamPipeline
+from kafka_epochs.values import fields_of
 
 CAPTURES = real_captures()
 
@@ -41,7 +41,7 @@ def run(data: bytes, lanes: bool) -> tuple[list[Any], dict[str, Any], int]:
     except CaptureFormatError as e:
         events.append(("refused", str(e)))
     events.extend(pipeline.finish())
-    stats = asdict(pipeline.stats)
+    stats = fields_of(pipeline.stats)
     return events, stats, packets - layered
 
 

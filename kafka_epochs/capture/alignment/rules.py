@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from kafka_epochs.capture.events import Flow
 from kafka_epochs.direction import Direction
@@ -15,10 +14,12 @@ from kafka_epochs.resync import (
     plausible_request,
     plausible_response,
 )
+from kafka_epochs.values import FrozenValue
+
+_set = object.__setattr__  # how a frozen value's __init__ sets its fields
 
 
-@dataclass(frozen=True)
-class FrameRule:
+class FrameRule(FrozenValue):
     """How to recognise frame starts in one direction, and the bounds frame alignment works within.
 
     ``lookahead``: bytes after an offset the predicate gets before it is asked (fewer only at the
@@ -28,11 +29,26 @@ class FrameRule:
     over rather than held, and a later frame is found instead.
     """
 
+    __slots__ = ("candidates", "lookahead", "max_size", "max_span", "plausible")
     plausible: PlausibleFrame
-    candidates: re.Pattern[bytes] | None = None
-    lookahead: int = 64
-    max_size: int = MAX_FRAME_SIZE
-    max_span: int = 1024 * 1024
+    candidates: re.Pattern[bytes] | None
+    lookahead: int
+    max_size: int
+    max_span: int
+
+    def __init__(
+        self,
+        plausible: PlausibleFrame,
+        candidates: re.Pattern[bytes] | None = None,
+        lookahead: int = 64,
+        max_size: int = MAX_FRAME_SIZE,
+        max_span: int = 1024 * 1024,
+    ) -> None:
+        _set(self, "plausible", plausible)
+        _set(self, "candidates", candidates)
+        _set(self, "lookahead", lookahead)
+        _set(self, "max_size", max_size)
+        _set(self, "max_span", max_span)
 
 
 REQUEST_RULE = FrameRule(plausible_request, REQUEST_CANDIDATES)

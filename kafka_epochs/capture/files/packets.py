@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kafka_epochs.capture.errors import CaptureFormatError
+from kafka_epochs.values import FrozenValue, Value
+
+_set = object.__setattr__  # how a frozen value's __init__ sets its fields
 
 
-# Not frozen: one is built per packet, and a frozen dataclass costs four times as much to build.
-@dataclass(slots=True)
-class Packet:
+# Not frozen: one is built per packet, a frozen one (object.__setattr__ per field) costs more.
+class Packet(Value):
     """One captured packet, as the file stored it.
 
     ``index`` counts the file's records from 0 (packets and bad records alike), so ``index + 1`` is
@@ -20,22 +20,46 @@ class Packet:
     (decompressed) file, -1 where not known.
     """
 
+    __slots__ = ("data", "index", "interface", "link_type", "offset", "original_length", "timestamp_ns")
     timestamp_ns: int
     link_type: int
     data: bytes
     interface: int
     index: int
     original_length: int
-    offset: int = -1
+    offset: int
+
+    def __init__(
+        self,
+        timestamp_ns: int,
+        link_type: int,
+        data: bytes,
+        interface: int,
+        index: int,
+        original_length: int,
+        offset: int = -1,
+    ) -> None:
+        self.timestamp_ns = timestamp_ns
+        self.link_type = link_type
+        self.data = data
+        self.interface = interface
+        self.index = index
+        self.original_length = original_length
+        self.offset = offset
 
 
-@dataclass(frozen=True, slots=True)
-class BadRecord:
+class BadRecord(FrozenValue):
     """A record of the file that could not be read; reading goes on after it when it can.
 
     ``offset`` is the record's byte position in the (decompressed) file.
     """
 
+    __slots__ = ("error", "index", "offset")
     index: int
     offset: int
     error: CaptureFormatError
+
+    def __init__(self, index: int, offset: int, error: CaptureFormatError) -> None:
+        _set(self, "index", index)
+        _set(self, "offset", offset)
+        _set(self, "error", error)

@@ -1,0 +1,63 @@
+"""A run builds only the parser of the command it names: the same parse and help as the whole
+parser gives, and the other commands' modules not imported."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import subprocess
+import sys
+
+import pytest
+
+from kafka_epochs.cli import _COMMANDS, build_parser
+from kafka_epochs.samples import CLIENTS_CAPTURE
+
+ARGV = {
+    "generate": ["generate", "--specs", "specs", "--out", "out"],
+    "catalogue": ["catalogue", "--check"],
+    "decode": ["decode", "a.pcap", "--fields", "error_code", "--api", "fetch"],
+    "spark-decode": ["spark-decode", "a.pcap", "--out", "out"],
+    "audit": ["audit", "a.pcap"],
+}
+
+
+def _help(parser: object, argv: list[str]) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        parser.parse_args(argv)  # type: ignore[attr-defined]
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+def test_a_commands_own_parser_parses_as_the_whole_parser(command: str) -> None:
+    whole, own = build_parser(), build_parser(command)
+    argv = ARGV[command]
+    assert vars(own.parse_args(argv)) == vars(whole.parse_args(argv))
+    assert _help(own, [command, "--help"]) == _help(whole, [command, "--help"])
+
+
+def test_anything_but_a_command_gets_every_parser() -> None:
+    for first in (None, "--help", "nosuch", "-h"):
+        assert _help(build_parser(first), ["--help"]) == _help(build_parser(), ["--help"])
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()) as err:
+        build_parser("nosuch").parse_args(["nosuch"])
+    assert "choose from 'generate', 'catalogue', 'decode', 'spark-decode', 'audit'" in err.getvalue()
+
+
+def test_decode_imports_no_other_commands_module() -> None:
+    script = (
+        "import sys, io, contextlib\n"
+        "from kafka_epochs.cli import main\n"
+        "sys.argv = ['kafka-epochs', 'decode', sys.argv[1], '--quiet']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs.cli.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(CLIENTS_CAPTURE)], capture_output=True, text=True, check=True
+    )
+    loaded = ast.literal_eval(done.stdout)
+    assert "kafka_epochs.cli.decode" in loaded
+    assert not {"kafka_epochs.cli.audit", "kafka_epochs.cli.generate", "kafka_epochs.cli.spark_decode"} & set(loaded)
