@@ -15,7 +15,6 @@ capture or a test, and read the events it returns::
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 from kafka_epochs.decoded import FrameReader, frame_reader
@@ -24,6 +23,7 @@ from kafka_epochs.errors import DecodeError, KafkaEpochsError
 from kafka_epochs.pairing import (
     DEFAULT_MAX_FRAME,
     DEFAULT_MAX_PENDING,
+    INT32,
     SASL_HANDSHAKE,
     FrameBuffer,
     FrameHead,
@@ -50,7 +50,6 @@ __all__ = [
     "describe",
 ]
 PRODUCE = 0
-_SIZE = struct.Struct(">i")
 _UNSET: Any = object()
 
 
@@ -164,7 +163,7 @@ class FrameDecoding:
         read = self._readers.get((api_key, api_version, request), _UNSET)
         if read is _UNSET:
             read = self._reader(api_key, api_version, request)
-        if read is None or _SIZE.unpack_from(frame)[0] != len(frame) - 4:
+        if read is None or INT32.unpack_from(frame)[0] != len(frame) - 4:
             return None
         decoded: Decoded | None = read(frame)
         return decoded

@@ -24,7 +24,6 @@ both paths equal, character for character and in order, over real clients' captu
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -43,13 +42,11 @@ from kafka_epochs.framing import (
     ResponseEvent,
 )
 from kafka_epochs.json_lines import LineWriter
-from kafka_epochs.pairing import PRODUCE, SASL_HANDSHAKE
+from kafka_epochs.pairing import INT32, PRODUCE, REQUEST_HEAD, SASL_HANDSHAKE
 from kafka_epochs.protocol import BodyReader, Protocol
 
 __all__ = ["LineConnection", "decode_lines"]
 
-_REQUEST_HEAD = struct.Struct(">ihhi")  # size, api key, api version, correlation id
-_INT32 = struct.Struct(">i")
 _CLIENT = Direction.CLIENT_TO_BROKER
 _BROKER = Direction.BROKER_TO_CLIENT
 #: A frame's taker: (frame, stream offset, time, where its line goes) -> whether it took it.
@@ -92,7 +89,7 @@ def _whole_frames(buffer: FrameBuffer, data: bytes, timestamp_ns: int, take: _Ta
     moving ``buffer``'s stream offset past each; stops at the first it refuses. The bytes taken."""
     pos, length = 0, len(data)
     while length - pos >= 4:
-        size = _INT32.unpack_from(data, pos)[0]
+        size = INT32.unpack_from(data, pos)[0]
         end = pos + 4 + size
         if size < 0 or size > limit or end > length:
             break
@@ -107,7 +104,7 @@ def _whole_at_start(data: bytes, limit: int) -> bool:
     """Whether ``data`` starts with a whole frame of a size up to ``limit``."""
     if len(data) < 4:
         return False
-    size = _INT32.unpack_from(data, 0)[0]
+    size = INT32.unpack_from(data, 0)[0]
     return 0 <= size <= limit and 4 + size <= len(data)
 
 
@@ -228,9 +225,9 @@ class LineConnection:
 
     def _request(self, frame: bytes, offset: int, timestamp_ns: int, out: list[str | Exchange]) -> bool:
         """Hold a request frame for its answer; False for one only the layered path takes."""
-        if len(frame) < _REQUEST_HEAD.size:
+        if len(frame) < REQUEST_HEAD.size:
             return False
-        _, api_key, api_version, correlation_id = _REQUEST_HEAD.unpack_from(frame, 0)
+        _, api_key, api_version, correlation_id = REQUEST_HEAD.unpack_from(frame, 0)
         pending = self._pending
         if len(pending) >= DEFAULT_MAX_PENDING:
             return False
@@ -249,7 +246,7 @@ class LineConnection:
         """Write the line of the pair a response frame completes; False for one only the layered path takes."""
         if len(frame) < 8:
             return False
-        correlation_id = _INT32.unpack_from(frame, 4)[0]
+        correlation_id = INT32.unpack_from(frame, 4)[0]
         pending = self._pending
         request = pending.get(correlation_id)
         if request is None:

@@ -28,6 +28,8 @@ from kafka_epochs.values import Value
 __all__ = [
     "DEFAULT_MAX_FRAME",
     "DEFAULT_MAX_PENDING",
+    "INT32",
+    "REQUEST_HEAD",
     "SASL_HANDSHAKE",
     "FrameBuffer",
     "FrameHead",
@@ -45,9 +47,11 @@ PRODUCE = 0
 #: Requests kept waiting for a response before the oldest are forgotten.
 DEFAULT_MAX_PENDING = 10_000
 
-_INT32 = struct.Struct(">i")
+#: A frame's size prefix (and a response's correlation id after it).
+INT32 = struct.Struct(">i")
+#: What a request frame starts with: size, api key, api version, correlation id.
+REQUEST_HEAD = struct.Struct(">ihhi")
 _CLIENT, _BROKER = Direction.CLIENT_TO_BROKER, Direction.BROKER_TO_CLIENT
-_REQUEST_HEAD = struct.Struct(">ihhi")  # size, api key, api version, correlation id
 
 
 class FrameTooLarge(DecodeError):
@@ -79,7 +83,7 @@ class FrameBuffer:
         start = self._start
         if len(self._buffer) - start < 4:
             return None
-        size = _INT32.unpack_from(self._buffer, start)[0]
+        size = INT32.unpack_from(self._buffer, start)[0]
         if size < 0 or size > self.max_frame_size:
             raise FrameTooLarge(
                 f"frame size {size} is outside 0..{self.max_frame_size} (the frame size limit)", self.offset, "size"
@@ -304,7 +308,7 @@ class Pairer(Generic[Req, Resp]):
         pos = 0
         limit = buffer.max_frame_size
         while len(data) - pos >= 4:
-            size = _INT32.unpack_from(data, pos)[0]
+            size = INT32.unpack_from(data, pos)[0]
             end = pos + 4 + size
             if size < 0 or size > limit or end > len(data):
                 break
@@ -352,8 +356,8 @@ class Pairer(Generic[Req, Resp]):
             self._tokens.append(token)
             return token
         api_key = api_version = correlation_id = None
-        if len(frame) >= _REQUEST_HEAD.size:
-            _, api_key, api_version, correlation_id = _REQUEST_HEAD.unpack_from(frame, 0)
+        if len(frame) >= REQUEST_HEAD.size:
+            _, api_key, api_version, correlation_id = REQUEST_HEAD.unpack_from(frame, 0)
         request = self.reader.request(
             FrameHead(frame, Direction.CLIENT_TO_BROKER, offset, timestamp_ns, correlation_id, api_key, api_version)
         )
@@ -370,7 +374,7 @@ class Pairer(Generic[Req, Resp]):
         return request
 
     def _from_broker(self, frame: bytes, offset: int, timestamp_ns: int | None) -> Resp | SaslToken:
-        correlation_id = _INT32.unpack_from(frame, 4)[0] if len(frame) >= 8 else None
+        correlation_id = INT32.unpack_from(frame, 4)[0] if len(frame) >= 8 else None
         sasl = self.sasl
         if (sasl.active or sasl.unanswered) and sasl.broker_token(frame, self.pending, correlation_id):
             asked = self._tokens.pop(0) if self._tokens else None
@@ -416,11 +420,11 @@ class Pairer(Generic[Req, Resp]):
             return None
         if not (plausible_request if client else plausible_response)(data, offset):
             return False
-        size = _INT32.unpack_from(data, offset)[0]
+        size = INT32.unpack_from(data, offset)[0]
         if size > limit:
             return False
         request = None
-        correlation_id = _INT32.unpack_from(data, offset + (8 if client else 4))[0]
+        correlation_id = INT32.unpack_from(data, offset + (8 if client else 4))[0]
         if not client:
             request = self.pending.get(correlation_id)
             if request is None:
