@@ -101,14 +101,14 @@ class LineWriter:
             "null" if req is None or req.api_version is None else str(req.api_version),
         ]
         if resp is not None and start is not None and resp.timestamp_ns is not None:
-            latency = float.__repr__(round((resp.timestamp_ns - start) / 1e6, 3))
+            latency = _latency(resp.timestamp_ns - start)
             parts.append(f', "response_time": {self._time(resp.timestamp_ns)}, "latency_ms": {latency}')
         if req is not None:
             self._event(parts, "request", req)
         if resp is not None:
             self._event(parts, "response", resp)
-            if resp.decoded is not None:
-                self._errors(parts, resp.decoded.body)
+            if resp.decoded is not None and resp.decoded.body is not None:
+                parts.append(self._errors(resp.decoded.body))
         if exchange.problem:
             parts.append(f', "problem": {_ESCAPE(exchange.problem)}')
         parts.append("}")
@@ -129,35 +129,28 @@ class LineWriter:
             answered = self._kind(resp, response, "response")
         start, end = req.timestamp_ns, resp.timestamp_ns
         correlation_id = req.correlation_id
-        parts = [
-            '{"kind": "pair", "time": '
-            if capture is None
-            else f'{{"capture": {_ESCAPE(capture)}, "kind": "pair", "time": ',
-            self._time((end or 0) if start is None else start),
-            self._flows.get(flow) or self._flow_text(flow),
-            "null" if correlation_id is None else str(correlation_id),
-            asked[0],
-        ]
+        sent = self._time((end or 0) if start is None else start)
         if start is not None and end is not None:
-            latency = float.__repr__(round((end - start) / 1e6, 3))
-            parts.append(f', "response_time": {self._time(end)}, "latency_ms": {latency}')
-        parts.append(f', "request_header": {asked[1](request.header)}')
-        if request.body is not None:
-            self._body(parts, "request", request)
-        parts.append(asked[2])
-        if req.error is not None or req.warnings:
-            self._trouble(parts, "request", req)
-        parts.append(f', "response_header": {answered[1](response.header)}')
+            timing = f', "response_time": {self._time(end)}, "latency_ms": {_latency(end - start)}'
+        else:
+            timing = ""
         body = response.body
-        if body is not None:
-            self._body(parts, "response", response)
-        parts.append(answered[2])
-        if resp.error is not None or resp.warnings:
-            self._trouble(parts, "response", resp)
-        if body is not None:
-            self._errors(parts, body)
-        parts.append("}")
-        return "".join(parts)
+        return (
+            (
+                '{"kind": "pair", "time": '
+                if capture is None
+                else f'{{"capture": {_ESCAPE(capture)}, "kind": "pair", "time": '
+            )
+            + f"{sent}{self._flows.get(flow) or self._flow_text(flow)}"
+            f"{'null' if correlation_id is None else correlation_id}{asked[0]}{timing}"
+            f', "request_header": {asked[1](request.header)}'
+            f"{'' if request.body is None else self._body('request', request)}{asked[2]}"
+            f"{'' if req.error is None and not req.warnings else self._trouble('request', req)}"
+            f', "response_header": {answered[1](response.header)}'
+            f"{'' if body is None else self._body('response', response)}{answered[2]}"
+            f"{'' if resp.error is None and not resp.warnings else self._trouble('response', resp)}"
+            f"{'' if body is None else self._errors(body)}}}"
+        )
 
     def _kind(self, event: RequestEvent | ResponseEvent, decoded: Decoded, label: str) -> tuple[str, Any, str]:
         """What a line says alike of every frame of one (class, version, header version, profile):
@@ -178,27 +171,29 @@ class LineWriter:
         self._kinds[decoded.message, decoded.api_version, decoded.header_version, decoded.profile] = kind
         return kind
 
-    def _body(self, parts: list[str], label: str, decoded: Decoded) -> None:
-        """A body's key: the fields asked for (and why some could not be read), or the whole body."""
+    def _body(self, label: str, decoded: Decoded) -> str:
+        """A body's keys: the fields asked for (and why some could not be read), or the whole body."""
         body = decoded.body
         if type(body) is ProjectedBody:
+            text = ""
             if body.columns:  # else only what pairing needs was read: nothing asked for
-                text = self._shared_text(body, 0) if decoded.shared else _projected_text(body)
-                parts.append(f', "{label}": {text}')
+                text = f', "{label}": {self._shared_text(body, 0) if decoded.shared else _projected_text(body)}'
             if body.note:
-                parts.append(f', "{label}_fields_note": {_ESCAPE(body.note)}')
-        elif decoded.shared:  # a body read once for bytes that repeat: its text is made once too
-            parts.append(f', "{label}": {self._shared_text(body, decoded.api_version)}')
-        else:
-            parts.append(f', "{label}": {self._render(body, decoded.api_version)}')
+                text += f', "{label}_fields_note": {_ESCAPE(body.note)}'
+            return text
+        if decoded.shared:  # a body read once for bytes that repeat: its text is made once too
+            return f', "{label}": {self._shared_text(body, decoded.api_version)}'
+        return f', "{label}": {self._render(body, decoded.api_version)}'
 
     @staticmethod
-    def _trouble(parts: list[str], label: str, event: RequestEvent | ResponseEvent) -> None:
+    def _trouble(label: str, event: RequestEvent | ResponseEvent) -> str:
         """An event's error and warnings, where it has them."""
+        text = ""
         if event.error is not None:
-            parts.append(f', "{label}_error": {_ESCAPE(str(event.error))}')
+            text = f', "{label}_error": {_ESCAPE(str(event.error))}'
         if event.warnings:
-            parts.append(f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}')
+            text += f', "{label}_warnings": {_LISTS.encode(list(event.warnings))}'
+        return text
 
     def _flow_text(self, flow: Flow | None) -> str:
         """``, "client": ..., "broker": ..., "correlation_id": `` of a connection."""
@@ -216,29 +211,28 @@ class LineWriter:
         if decoded is not None:
             parts.append(f', "{label}_header": {self._render(decoded.header, decoded.header_version)}')
             if decoded.body is not None:  # (None: headers only, the body was not read)
-                self._body(parts, label, decoded)
+                parts.append(self._body(label, decoded))
             parts.append(f', "{label}_profile": {_ESCAPE(decoded.profile)}')
-        self._trouble(parts, label, event)
+        parts.append(self._trouble(label, event))
 
-    def _errors(self, parts: list[str], body: Any) -> None:
-        """The ``errors`` key of a response body: its non-zero error codes (none said when the body was not read)."""
-        if body is None:
-            pass  # its body was not read: no error codes to speak of
-        elif type(body) is ProjectedBody:
+    def _errors(self, body: Any) -> str:
+        """The ``errors`` key of a response body: its non-zero error codes (none said when the
+        body was not read, or was projected on no error code)."""
+        if type(body) is ProjectedBody:
             # the error codes among the fields asked for: none asked, none said
             columns = body.columns
             paths = self._error_columns.get(tuple(columns))
             if paths is None:
                 paths = self._error_columns[tuple(columns)] = tuple(p for p in columns if p.endswith("error_code"))
-            if paths:
-                found = error_codes(body) if any(any(columns[p]) for p in paths) else None
-                parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
+            if not paths:
+                return ""
+            found = error_codes(body) if any(any(columns[p]) for p in paths) else None
         else:
             check = self._error_checks.get(type(body), _UNKNOWN)
             if check is _UNKNOWN:
                 check = self._error_checks[type(body)] = self._error_check(type(body))
-            found = error_codes(body) if check is not None and check(body) else []
-            parts.append(f', "errors": {_LISTS.encode(found) if found else "[]"}')
+            found = error_codes(body) if check is not None and check(body) else None
+        return f', "errors": {_LISTS.encode(found) if found else "[]"}'
 
     @staticmethod
     def _error_check(message: type) -> Callable[[Any], bool] | None:
@@ -307,6 +301,23 @@ class LineWriter:
             self._second = second
             self._next_second = second + 1.0
         return f'{self._second_text}{micro:06d}Z"'
+
+
+def _latency(ns: int) -> str:
+    """``float.__repr__(round(ns / 1e6, 3))``, the reference's milliseconds, for a span in ns.
+
+    The float ``ns / 1e6`` is within 1.2e-7 ms of the true value below 1e15 ns, and a span that is
+    not a whole number of microseconds plus exactly 500 ns is at least 1e-6 ms from a rounding
+    tie: so ``round`` goes the way the integers say, and the repr of a number of thousandths is
+    its digits (floats are 2.4e-7 apart there at most: no shorter text reads back to it). Ties,
+    negative spans and huge ones take the float way."""
+    micros, rest = divmod(ns, 1000)
+    if rest == 500 or not 0 <= ns < 1_000_000_000_000_000:
+        return float.__repr__(round(ns / 1e6, 3))
+    if rest > 500:
+        micros += 1
+    whole, fraction = divmod(micros, 1000)
+    return f"{whole}.{fraction:03d}".rstrip("0") if fraction else f"{whole}.0"
 
 
 def _projected_text(body: ProjectedBody) -> str:

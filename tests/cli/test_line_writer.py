@@ -10,6 +10,7 @@ nanosecond times a capture can hold.
 from __future__ import annotations
 
 import io
+import json
 import random
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from kafka_epochs import Protocol
 from kafka_epochs.capture import CaptureFormatError
 from kafka_epochs.exchanges import Kind
-from kafka_epochs.json_lines import LineWriter
+from kafka_epochs.json_lines import LineWriter, _latency
 from kafka_epochs.projection.bodies import FieldsReader
 from kafka_epochs.rendering import _time, json_line
 from kafka_epochs.traffic import decode_capture, exchange_json
@@ -116,6 +117,25 @@ def test_time_texts_of_one_writer_are_renderings(start: int, steps: list[int]) -
 @pytest.mark.parametrize("ns", [999_999_500, 1_700_000_000_999_999_500, 1_700_000_000_999_999_499, 0, 1])
 def test_time_text_at_rounding_edges(ns: int) -> None:
     assert LineWriter()._time(ns) == f'"{_time(ns)}"'
+
+
+@given(
+    st.one_of(
+        st.integers(min_value=0, max_value=10**12),  # up to 1,000 s: every real latency
+        st.integers(min_value=-(10**18), max_value=10**19),  # negative (clocks), huge: the float way
+        st.integers(min_value=0, max_value=10**9).map(lambda n: n * 500),  # ties and near them
+        st.integers(min_value=0, max_value=10**9).map(lambda n: n * 1000),  # whole microseconds (pcap)
+    )
+)
+def test_latency_text_is_renderings(ns: int) -> None:
+    """The reference writes ``json.dumps`` of ``round(ns / 1e6, 3)``: a float's repr."""
+    assert _latency(ns) == json.dumps(round(ns / 1e6, 3))
+    assert _latency(ns + 1) == json.dumps(round((ns + 1) / 1e6, 3))
+
+
+@pytest.mark.parametrize("ns", [0, 1, 499, 500, 501, 999, 1000, 1500, 2500, 999_999_500, 10**15 - 500, 10**15, -500])
+def test_latency_text_at_rounding_edges(ns: int) -> None:
+    assert _latency(ns) == json.dumps(round(ns / 1e6, 3))
 
 
 def _sasl_authenticate_capture() -> bytes:
