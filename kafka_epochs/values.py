@@ -14,14 +14,16 @@ A class's fields are its slots, in the order the class annotates them, and its `
 takes them in that order: ``==`` compares them (instances of the same class only), the repr shows them as a
 dataclass's does, ``match`` takes them positionally, and pickling and :func:`copy.copy` rebuild
 an instance with them. :func:`fields_of` gives them as a dict (what ``dataclasses.asdict`` gave,
-one level deep).
+one level deep) and :func:`replace` a copy with some changed (``dataclasses.replace``).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
-__all__ = ["FrozenValue", "Value", "fields_of"]
+__all__ = ["FrozenValue", "Value", "fields_of", "replace"]
+
+V = TypeVar("V", bound="Value")
 
 
 class Value:
@@ -76,3 +78,11 @@ class FrozenValue(Value):
 def fields_of(value: Value) -> dict[str, Any]:
     """A value's fields by name, in order."""
     return dict(zip(value._fields, value._values(), strict=True))
+
+
+def replace(value: V, **changes: Any) -> V:
+    """A copy of ``value`` with the fields named in ``changes`` set to them."""
+    unknown = changes.keys() - set(value._fields)
+    if unknown:
+        raise TypeError(f"{type(value).__name__} has no field {', '.join(sorted(unknown))}")
+    return type(value)(**{**fields_of(value), **changes})

@@ -24,7 +24,7 @@ from kafka_epochs.framing import RequestEvent, ResponseEvent
 from kafka_epochs.pairing import FrameHead, SaslToken, StreamLost
 from kafka_epochs.projection.paths import Node
 from kafka_epochs.protocol_refs import Entry
-from kafka_epochs.values import FrozenValue, Value, fields_of
+from kafka_epochs.values import FrozenValue, Value, fields_of, replace
 
 VALUE_CLASSES = [
     StreamStart,
@@ -78,6 +78,11 @@ def test_a_value_is_what_its_dataclass_was(cls: type[Value]) -> None:
     assert value == cls(*values) and value != cls(*_sample(cls, 2))
     assert value != other and value != tuple(values)  # another class's value is never equal
     assert pickle.loads(pickle.dumps(value)) == value and copy.copy(value) == value
+    changed = replace(value, **{cls._fields[-1]: "changed"})
+    assert fields_of(changed) == dataclasses.asdict(dataclasses.replace(other, **{cls._fields[-1]: "changed"}))
+    assert type(changed) is cls and value == cls(*values)  # the original is left as it was
+    with pytest.raises(TypeError):
+        replace(value, not_a_field=1)
     if issubclass(cls, FrozenValue):
         assert hash(value) == hash(cls(*values))
         with pytest.raises(AttributeError):
