@@ -212,6 +212,15 @@ class FrameDecoding:
             event.error = e
         return event
 
+    def quick_response(self, frame: bytes, request: RequestEvent) -> Decoded | None:
+        """A response frame to ``request`` read the quick way, or None where :meth:`response_event`
+        must read it (the general way: a frame of two layouts, a body that does not read whole,
+        an ApiVersions refusal in v0, a request whose api or version is not known)."""
+        api_key, api_version = request.api_key, request.api_version
+        if api_key is None or api_version is None or type(frame) is not bytes or len(frame) < 8:
+            return None
+        return self._quick(frame, api_key, api_version, False)
+
     def response(self, head: FrameHead, request: RequestEvent | None) -> ResponseEvent:
         return self.response_event(head.frame, head.stream_offset, head.timestamp_ns, head.correlation_id, request)
 
@@ -233,12 +242,10 @@ class FrameDecoding:
                 "correlation_id",
             )
             return event
-        api_key, api_version = request.api_key, request.api_version
-        if type(frame) is bytes and len(frame) >= 8:  # (an ApiVersions refusal in v0: the quick way gives up)
-            decoded = self._quick(frame, api_key, api_version, False)
-            if decoded is not None:
-                event.decoded = decoded
-                return event
+        decoded = self.quick_response(frame, request)
+        if decoded is not None:
+            event.decoded = decoded
+            return event
         prefer = request.decoded.profile if request.decoded is not None else None
         try:
             decoded = event.decoded = self.protocol.decode_response(

@@ -251,8 +251,20 @@ class LineConnection:
         request = pending.get(correlation_id)
         if request is None:
             return False
-        response = self._decoding.response_event(frame, offset, timestamp_ns, correlation_id, request)
         del pending[correlation_id]
+        decoding = self._decoding
+        decoded = decoding.quick_response(frame, request)
+        if decoded is not None and request.error is None and self.keep is None:
+            # nearly every pair: its line, with no response event made
+            line = self.writer.answered(self.flow, request, decoded, timestamp_ns, self.capture)
+            if line is not None:
+                self.summary.count_pair(request.decoded.message)  # type: ignore[union-attr]
+                out.append(line)
+                return True
+        if decoded is None:
+            response = decoding.response_event(frame, offset, timestamp_ns, correlation_id, request)
+        else:
+            response = ResponseEvent(frame, offset, timestamp_ns, correlation_id, request, decoded)
         line = None
         if request.error is None and response.error is None:
             keep = self.keep

@@ -117,8 +117,25 @@ class LineWriter:
     def pair(self, flow: Flow | None, req: RequestEvent, resp: ResponseEvent, capture: str | None = None) -> str | None:
         """:meth:`line` of a pair from its two events (no :class:`Exchange` needed); both must
         hold their decoded frames (nearly every pair of a capture does)."""
-        request, response = req.decoded, resp.decoded
-        assert request is not None and response is not None
+        response = resp.decoded
+        assert response is not None
+        trouble = "" if resp.error is None and not resp.warnings else self._trouble("response", resp)
+        return self.answered(flow, req, response, resp.timestamp_ns, capture, trouble)
+
+    def answered(
+        self,
+        flow: Flow | None,
+        req: RequestEvent,
+        response: Decoded,
+        end: int | None,
+        capture: str | None = None,
+        trouble: str = "",
+    ) -> str | None:
+        """:meth:`pair` of a request event and the decoded frame of its response, seen at ``end``
+        with nothing to say of it but ``trouble`` (its error and warnings keys, if any): what a
+        reader that makes no response event writes."""
+        request = req.decoded
+        assert request is not None
         if req.api_key == SASL_AUTHENTICATE and not self.secrets and (_auth(request.body) or _auth(response.body)):
             return None  # its auth bytes are hidden by the reference
         asked = self._kinds.get((request.message, request.api_version, request.header_version, request.profile))
@@ -126,8 +143,8 @@ class LineWriter:
             asked = self._kind(req, request, "request")
         answered = self._kinds.get((response.message, response.api_version, response.header_version, response.profile))
         if answered is None:
-            answered = self._kind(resp, response, "response")
-        start, end = req.timestamp_ns, resp.timestamp_ns
+            answered = self._kind(req, response, "response")
+        start = req.timestamp_ns
         correlation_id = req.correlation_id
         sent = self._time((end or 0) if start is None else start)
         if start is not None and end is not None:
@@ -147,8 +164,7 @@ class LineWriter:
             f"{'' if request.body is None else self._body('request', request)}{asked[2]}"
             f"{'' if req.error is None and not req.warnings else self._trouble('request', req)}"
             f', "response_header": {answered[1](response.header)}'
-            f"{'' if body is None else self._body('response', response)}{answered[2]}"
-            f"{'' if resp.error is None and not resp.warnings else self._trouble('response', resp)}"
+            f"{'' if body is None else self._body('response', response)}{answered[2]}{trouble}"
             f"{'' if body is None else self._errors(body)}}}"
         )
 
