@@ -6,8 +6,10 @@ pairer cutting frames, events, exchanges, a printer asking what each exchange is
 of real clients those layers cost more than the decoding itself (``benchmarks/floor_headers_only.py``).
 A :class:`LineConnection` follows one connection with none of them: it cuts frames, decodes each
 with the plug-in of :class:`~kafka_epochs.framing.Connection` (:class:`~kafka_epochs.framing.FrameDecoding`,
-so its requests and responses are the same events), holds requests by correlation id and writes
-each answer's line at once with :meth:`~kafka_epochs.json_lines.LineWriter.pair`.
+so its frames read as the layered path reads them), holds request events by correlation id and
+writes each answer's line at once with :meth:`~kafka_epochs.json_lines.LineWriter.answered`
+(from the response's quick read: no response event is made unless a filter, a fallback or the
+general way needs one).
 
 It takes only what it can take exactly. At the first thing it does not (a SASL handshake v0,
 after which raw tokens travel; a Produce with ``acks=0``; a response to no request it holds; a
