@@ -173,20 +173,21 @@ class FieldsReader(ProjectingReader):
         self.paths = tuple(paths)
         self._plans: dict[Any, _Plan] = {}
 
-    def skips(self, message: Any) -> bool:
-        """Whether this reader looks at no body of ``message`` (reading one gives None and the
-        frame's end): no path asked for is in it, and pairing needs nothing from it."""
+    def _plan(self, message: Any) -> _Plan:
         plan = self._plans.get(message)
         if plan is None:
             plan = self._plans[message] = _Plan(message, self.paths)
-        return not plan.reads_body
+        return plan
+
+    def skips(self, message: Any) -> bool:
+        """Whether this reader looks at no body of ``message`` (reading one gives None and the
+        frame's end): no path asked for is in it, and pairing needs nothing from it."""
+        return not self._plan(message).reads_body
 
     def read(
         self, message: Any, data: bytes, pos: int, version: int, end: int | None, explain: bool
     ) -> tuple[ProjectedBody | None, int]:
-        plan = self._plans.get(message)
-        if plan is None:
-            plan = self._plans[message] = _Plan(message, self.paths)
+        plan = self._plan(message)
         limit = len(data) if end is None else end
         if not plan.reads_body:
             return None, limit  # headers only: the body is not looked at
@@ -210,9 +211,7 @@ class FieldsReader(ProjectingReader):
         takes any offset but the end as not fitting), or None where the bytes do not fit. It
         calls the projections' generated functions itself (none of :meth:`read`'s steps per
         body). None for a version the projections cannot read (the general way says why)."""
-        plan = self._plans.get(message)
-        if plan is None:
-            plan = self._plans[message] = _Plan(message, self.paths)
+        plan = self._plan(message)
         if not plan.reads_body:
             return lambda data, pos: (None, len(data))
         try:
