@@ -17,7 +17,6 @@ from types import ModuleType
 from typing import Any
 
 from kafka_epochs.capture import Flow
-from kafka_epochs.epochs.errors import Errors
 from kafka_epochs.exchanges import SASL_TOKENS, Exchange, Kind, api_name
 from kafka_epochs.projection.bodies import ProjectedBody
 from kafka_epochs.wire.code_cache import compile_cached
@@ -28,6 +27,15 @@ def _time(ns: int | None) -> str | None:
     if ns is None:
         return None
     return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@functools.cache
+def _error_name(code: int) -> str:
+    """Kafka's name for a non-zero error code. The table of codes (an enum of 135 members, 2 ms
+    to build) is imported on the first error a run meets: a clean capture never needs it."""
+    from kafka_epochs.epochs.errors import Errors
+
+    return Errors.for_code(code).name
 
 
 def _endpoint(flow: Flow | None, side: str) -> str | None:
@@ -385,7 +393,7 @@ def error_codes(body: Any, path: str = "") -> list[dict[str, Any]]:
         return _error_codes_in_plain(body, path)
     if type(body) is ProjectedBody:  # the error codes among the fields asked for, by row
         return [
-            {"path": where, "row": row, "code": code, "name": Errors.for_code(code).name}
+            {"path": where, "row": row, "code": code, "name": _error_name(code)}
             for where, values in body.columns.items()
             if where.endswith("error_code")
             for row, code in enumerate(values)
@@ -397,7 +405,7 @@ def error_codes(body: Any, path: str = "") -> list[dict[str, Any]]:
         where = f"{path}.{f.attr}" if path else f.attr
         if f.kind == "int16":
             if value:
-                found.append({"path": where, "code": value, "name": Errors.for_code(value).name})
+                found.append({"path": where, "code": value, "name": _error_name(value)})
         elif f.kind == "struct" and value is not None:
             found.extend(error_codes(value, where))
         elif f.kind == "array" and value:
@@ -412,7 +420,7 @@ def _error_codes_in_plain(plain: Any, path: str) -> list[dict[str, Any]]:
         for key, value in plain.items():
             where = f"{path}.{key}" if path else key
             if key == "error_code" and isinstance(value, int) and value != 0:
-                found.append({"path": where, "code": value, "name": Errors.for_code(value).name})
+                found.append({"path": where, "code": value, "name": _error_name(value)})
             elif isinstance(value, (dict, list)):
                 found.extend(_error_codes_in_plain(value, where))
     elif isinstance(plain, list):
