@@ -28,7 +28,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kafka_epochs.projection.emit import emit
 from kafka_epochs.projection.paths import Node, has_path, resolve
 from kafka_epochs.wire.code_cache import compile_cached
 from kafka_epochs.wire.errors import DecodeError
@@ -136,6 +135,8 @@ class Projection:
 
     def source(self, version: int) -> tuple[str, dict[str, Any]]:
         """The generated source for ``version`` and the globals it runs with (for reading)."""
+        from kafka_epochs.projection.emit import emit  # (once per version: a run without projections does without it)
+
         return emit(self.message, version, self._root)
 
     def _error(self, data: bytes, offset: int, end: int, version: int, pos: int) -> DecodeError:

@@ -46,14 +46,14 @@ def test_anything_but_a_command_gets_every_parser() -> None:
     assert "choose from 'generate', 'catalogue', 'decode', 'spark-decode', 'audit'" in err.getvalue()
 
 
-def test_decode_imports_no_other_commands_module() -> None:
+def test_decode_imports_no_other_commands_module_nor_what_it_does_not_use() -> None:
     script = (
         "import sys, io, contextlib\n"
         "from kafka_epochs.cli import main\n"
         "sys.argv = ['kafka-epochs', 'decode', sys.argv[1], '--quiet']\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    main()\n"
-        "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs.cli.')))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs.')))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(CLIENTS_CAPTURE)], capture_output=True, text=True, check=True
@@ -61,3 +61,5 @@ def test_decode_imports_no_other_commands_module() -> None:
     loaded = ast.literal_eval(done.stdout)
     assert "kafka_epochs.cli.decode" in loaded
     assert not {"kafka_epochs.cli.audit", "kafka_epochs.cli.generate", "kafka_epochs.cli.spark_decode"} & set(loaded)
+    # nor what this run does not use: pcapng reading (a pcap file), projections (no --fields)
+    assert not {"kafka_epochs.capture.files.pcapng", "kafka_epochs.projection.emit"} & set(loaded)

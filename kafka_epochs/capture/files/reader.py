@@ -10,7 +10,6 @@ from kafka_epochs.capture.errors import CaptureFormatError
 from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import BadRecord, Packet
 from kafka_epochs.capture.files.pcap import PCAP_MAGICS, read_pcap_batches
-from kafka_epochs.capture.files.pcapng import read_pcapng
 from kafka_epochs.capture.files.source import GZIP_MAGIC, ByteStream, GzipInput, read_head
 
 #: Sanity bound on one pcap record or pcapng block. Reading never allocates more than the file
@@ -78,6 +77,8 @@ def _read_uncompressed(
         raise CaptureFormatError(f"file is {len(head)} bytes long, too short for a capture", 0, "magic")
     magic = int.from_bytes(head, "big")
     if magic == formats.PCAPNG_SECTION_HEADER:
+        from kafka_epochs.capture.files.pcapng import read_pcapng  # (a pcap file's run does without it)
+
         return ((record,) for record in read_pcapng(stream, head, max_record_size=max_record_size))
     if magic in PCAP_MAGICS:
         return read_pcap_batches(stream, head, max_record_size=max_record_size)
