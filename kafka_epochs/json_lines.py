@@ -22,7 +22,7 @@ from kafka_epochs.capture import Flow
 from kafka_epochs.decoded import Decoded
 from kafka_epochs.exchanges import Exchange, Kind, api_name, message_api
 from kafka_epochs.framing import RequestEvent, ResponseEvent
-from kafka_epochs.projection.bodies import ProjectedBody
+from kafka_epochs.projection.bodies import ProjectedBody, error_paths
 from kafka_epochs.rendering import SASL_AUTHENTICATE, any_error_code, error_codes, has_error_codes
 from kafka_epochs.wire.json_text import json_renderer
 
@@ -146,10 +146,24 @@ class LineWriter:
             answered = self._kind(req, response, "response")
         start = req.timestamp_ns
         correlation_id = req.correlation_id
-        sent = self._time((end or 0) if start is None else start)
         if start is not None and end is not None:
-            timing = f', "response_time": {self._time(end)}, "latency_ms": {_latency(end - start)}'
+            # both times in the second of the time before, as nearly always: _time's first way,
+            # inline (a time in a later second gives a million microseconds or more)
+            second = self._second
+            sent_at, answered_at = start / 1e9, end / 1e9
+            if second <= sent_at and second <= answered_at:
+                sent_micro = round((sent_at - second) * 1e6)
+                answered_micro = round((answered_at - second) * 1e6)
+                if sent_micro < 1_000_000 and answered_micro < 1_000_000:
+                    text = self._second_text
+                    sent = f'{text}{sent_micro:06d}Z"'
+                    timing = f', "response_time": {text}{answered_micro:06d}Z", "latency_ms": {_latency(end - start)}'
+                else:
+                    sent, timing = self._times(start, end)
+            else:
+                sent, timing = self._times(start, end)
         else:
+            sent = self._time((end or 0) if start is None else start)
             timing = ""
         body = response.body
         return (
@@ -167,6 +181,11 @@ class LineWriter:
             f"{'' if body is None else self._body('response', response)}{answered[2]}{trouble}"
             f"{'' if body is None else self._errors(body)}}}"
         )
+
+    def _times(self, start: int, end: int) -> tuple[str, str]:
+        """A pair's time text and its timing keys, by :meth:`_time`."""
+        sent = self._time(start)
+        return sent, f', "response_time": {self._time(end)}, "latency_ms": {_latency(end - start)}'
 
     def _kind(self, event: RequestEvent | ResponseEvent, decoded: Decoded, label: str) -> tuple[str, Any, str]:
         """What a line says alike of every frame of one (class, version, header version, profile):
@@ -237,12 +256,18 @@ class LineWriter:
         if type(body) is ProjectedBody:
             # the error codes among the fields asked for: none asked, none said
             columns = body.columns
-            paths = self._error_columns.get(tuple(columns))
-            if paths is None:
-                paths = self._error_columns[tuple(columns)] = tuple(p for p in columns if p.endswith("error_code"))
+            paths = body.error_paths
+            if paths is None:  # (a body not made by a FieldsReader: its columns say)
+                paths = self._error_columns.get(tuple(columns))
+                if paths is None:
+                    paths = self._error_columns[tuple(columns)] = error_paths(columns)
             if not paths:
                 return ""
-            found = error_codes(body) if any(any(columns[p]) for p in paths) else None
+            found = None
+            for path in paths:
+                if any(columns[path]):
+                    found = error_codes(body)
+                    break
         else:
             check = self._error_checks.get(type(body), _UNKNOWN)
             if check is _UNKNOWN:

@@ -21,7 +21,7 @@ from kafka_epochs.projection.paths import leaf_field
 from kafka_epochs.wire.errors import DecodeError
 from kafka_epochs.wire.uuids import uuid_text
 
-__all__ = ["FieldsReader", "ProjectedBody", "ProjectingReader", "projecting"]
+__all__ = ["FieldsReader", "ProjectedBody", "ProjectingReader", "error_paths", "projecting"]
 
 PRODUCE, SASL_HANDSHAKE, API_VERSIONS = 0, 17, 18
 
@@ -37,7 +37,7 @@ CONTROL: dict[tuple[int, str], tuple[str, ...]] = {
 class ProjectedBody:
     """The asked-for fields of one body, as columns (one list of values per path)."""
 
-    __slots__ = ("columns", "control", "int_keys", "message", "note", "version")
+    __slots__ = ("columns", "control", "error_paths", "int_keys", "message", "note", "version")
 
     def __init__(
         self,
@@ -47,6 +47,7 @@ class ProjectedBody:
         control: dict[str, Any],
         note: str | None = None,
         int_keys: tuple[str, ...] | None = None,
+        error_paths: tuple[str, ...] | None = None,
     ) -> None:
         self.message = message
         self.version = version
@@ -55,6 +56,8 @@ class ProjectedBody:
         self.note = note  # why some asked-for paths were not read, if so
         # the columns' paths as JSON strings, when every column is of integers (or lists of them)
         self.int_keys = int_keys
+        # the columns that hold error codes (what a line's "errors" looks at), when known
+        self.error_paths = error_paths
 
     def __getattr__(self, name: str) -> Any:
         control = object.__getattribute__(self, "control")
@@ -84,6 +87,11 @@ class ProjectedBody:
         return "{" + ", ".join(parts) + "}"
 
 
+def error_paths(paths: Any) -> tuple[str, ...]:
+    """The paths among ``paths`` that name error codes."""
+    return tuple(p for p in paths if p.endswith("error_code"))
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
@@ -106,12 +114,14 @@ class _Plan:
         self.note: str | None = None
         self.fields: Projection | None = None
         self.int_keys: tuple[str, ...] | None = None
+        self.error_paths: tuple[str, ...] = ()
         if own:
             try:
                 self.fields = projection(message, own)
             except ValueError as e:
                 self.note = f"fields not read: {e}"
             else:
+                self.error_paths = error_paths(self.fields.paths)
                 if all(_integers(leaf_field(message, p)) for p in self.fields.paths):
                     self.int_keys = tuple(encode_basestring(p) for p in self.fields.paths)
         self.reads_body = self.fields is not None or self.control is not None
@@ -202,7 +212,7 @@ class FieldsReader(ProjectingReader):
             columns = plan.fields.empty()
             stop = plan.fields.read(columns, data, version, pos, limit, explain=explain)
             values = dict(zip(plan.fields.paths, columns, strict=True))
-        return ProjectedBody(message, version, values, control, plan.note, plan.int_keys), stop
+        return ProjectedBody(message, version, values, control, plan.note, plan.int_keys, plan.error_paths), stop
 
     def quick(self, message: Any, version: int) -> QuickRead | None:
         """:meth:`attempt` of one (message, version), made once, for a caller that wants the
@@ -221,7 +231,7 @@ class FieldsReader(ProjectingReader):
             return None
         control_paths = () if plan.control is None else plan.control.paths
         field_paths = () if plan.fields is None else plan.fields.paths
-        note, int_keys = plan.note, plan.int_keys
+        note, int_keys, errors = plan.note, plan.int_keys, plan.error_paths
 
         def quick(data: bytes, pos: int) -> tuple[ProjectedBody | None, int] | None:
             end = stop = len(data)
@@ -238,6 +248,6 @@ class FieldsReader(ProjectingReader):
                     values = dict(zip(field_paths, columns, strict=True))
             except Exception:
                 return None  # (as attempt: bytes the projection does not fit)
-            return ProjectedBody(message, version, values, control, note, int_keys), stop
+            return ProjectedBody(message, version, values, control, note, int_keys, errors), stop
 
         return quick

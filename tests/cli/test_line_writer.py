@@ -21,11 +21,12 @@ from hypothesis import strategies as st
 
 from kafka_epochs import Protocol
 from kafka_epochs.capture import CaptureFormatError
-from kafka_epochs.exchanges import Kind
+from kafka_epochs.exchanges import Exchange, Kind
 from kafka_epochs.json_lines import LineWriter, _latency
 from kafka_epochs.projection.bodies import FieldsReader
 from kafka_epochs.rendering import _time, json_line
 from kafka_epochs.traffic import decode_capture, exchange_json
+from kafka_epochs.values import replace
 
 SAMPLES = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
 
@@ -190,3 +191,34 @@ def test_a_shared_bodys_text_is_made_once_per_version() -> None:
     assert writer._shared_text(body, 1) == json_renderer(metadata, 1, ascii=False)(body) != first
     other = metadata(brokers=[], topics=[], cluster_id="d")  # another object: its own text
     assert writer._shared_text(other, 12) == json_renderer(metadata, 12, ascii=False)(other) != first
+
+
+def _first_pair() -> Exchange:
+    for exchange in decode_capture(SAMPLES / "clients.pcap", Protocol.auto()):
+        if exchange.kind is Kind.PAIR and exchange.problem is None:
+            return exchange
+    raise AssertionError("no clean pair in the bundled capture")
+
+
+_PAIR = _first_pair()
+_SPANS = [0, 1, 499, 500, 501, 1000, 999_999, 999_999_499, 999_999_500, 10**9, 3 * 10**9 + 7]
+
+
+@given(
+    st.integers(min_value=0, max_value=4_102_444_800 * 10**9),
+    st.lists(st.tuples(st.sampled_from([0, 1, 500, 999_999_500, 10**9, -1]), st.sampled_from(_SPANS)), max_size=20),
+)
+def test_a_pairs_two_times_are_renderings(start: int, steps: list[tuple[int, int]]) -> None:
+    """``answered`` writes both of a pair's times straight from the second it keeps when both
+    fall in it, and the long way otherwise: one writer, pairs whose answers come in the same
+    second, the next, or later, starting at any time, always the reference's line."""
+    writer, sent = LineWriter(), start
+    request, response = _PAIR.request, _PAIR.response
+    assert request is not None and response is not None and response.decoded is not None
+    for step, span in steps:
+        sent = max(0, sent + step)
+        asked = replace(request, timestamp_ns=sent)
+        answer = replace(response, timestamp_ns=sent + span, request=asked)
+        pair = replace(_PAIR, timestamp_ns=sent + span, request=asked, response=answer, request_time_ns=sent)
+        line = writer.answered(pair.flow, asked, response.decoded, sent + span)
+        assert line == reference(pair, None, False)
