@@ -1,18 +1,19 @@
 #!/usr/bin/env python
-"""Where a ``decode --fields`` run's CPU goes, per real-shaped capture: start-up, first use of
+"""Where a ``decode --fields`` run's work goes, per real-shaped capture: start-up, first use of
 each (api, version), the capture layers, and the pairs with their lines.
 
-    python benchmarks/fields_breakdown.py [--real DIR] [--only NAME] [--repeat 3]
+    python benchmarks/fields_breakdown.py [--real DIR] [--only NAME] [--repeat 5] [--instructions]
 
 Issue 20 asks ``--fields`` for 10x ``tshark -T json``'s rate. Profilers blur a run this short
 (py-spy's samples fall on imports out of proportion; cProfile inflates every call), so this
-splits the run by difference, each figure the least CPU (user + sys) of ``--repeat`` runs:
+splits the run by difference. Each piece is measured in processes of its own, each running the
+command's ``main`` once or twice (the collector tuned as the command tunes it):
 
-- **whole**: the command on the capture, in a process of its own;
+- **whole**: the command on the capture;
 - **start-up**: the command on the capture's first 12 packets (Python, the imports, the parser);
-- **warm**: a second run in the same process, after a first (the message modules imported, the
+- **warm**: a second run in one process, after a first (the message modules imported, the
   renderers and projections made): the work every exchange costs;
-- **first use**: the first of those two runs less the second: what meeting each (api, version)
+- **first use**: a first run less a second, less the start-up: what meeting each (api, version)
   the first time costs (importing its message module, making its frame reader, projection and
   renderers);
 - **capture layers**: a warm run whose connections take every byte their lanes offer and do
@@ -20,11 +21,14 @@ splits the run by difference, each figure the least CPU (user + sys) of ``--repe
   frames that cross packets, which still go the event way);
 - **pairs**: warm - capture layers: frames cut, both headers and the projected body read, the
   pair matched, its line written and printed;
-- **lines alone**: ``LineWriter.answered`` replayed on the run's own pairs, without anything else.
+- **lines alone**: ``LineWriter.answered`` replayed on the run's own pairs, nothing else.
 
-The differences are approximations (a sink that takes whole packets leaves fewer frames to
-the event way than the real one does), good to a few per cent of the whole: they say which
-share a change can hope to move, not what it will win.
+By default each figure is the least CPU (user + sys) of ``--repeat`` processes; a shared machine
+moves those by 10% to 30%, and differences of them by more. ``--instructions`` counts what each
+process executes instead (valgrind's cachegrind, about 20 times slower, the same figure every
+time): the shares are then of instructions, not of time. The differences are approximations (a
+sink that takes whole packets leaves fewer frames to the event way than the real one does): they
+say which share a change can hope to move, not what it will win.
 """
 
 from __future__ import annotations
@@ -32,22 +36,26 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
+import resource
+import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_decode import FIELDS, REAL, child_env, cpu_seconds  # noqa: E402  (after the path is set)
+from bench_decode import FIELDS, REAL, child_env  # noqa: E402  (after the path is set)
 
 CAPTURES = ("kafka-python", "aiokafka", "confluent-kafka", "kafkajs")
-_RUN = "import sys; from kafka_epochs.cli import main; sys.exit(main())"
 _RECORD = struct.Struct("<IIII")
+_VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
 
 
 def first_packets(path: Path, count: int, out: Path) -> Path:
@@ -60,118 +68,177 @@ def first_packets(path: Path, count: int, out: Path) -> Path:
     return out
 
 
-def _argv(capture: str) -> list[str]:
-    return ["decode", capture, "--quiet", "--fields", FIELDS]
+# -- in the measured process ------------------------------------------------------------------
 
 
-def _run(argv: list[str]) -> float:
-    """CPU seconds of one in-process run of the command (its output thrown away)."""
+def _run(capture: str) -> None:
+    """The command once, in this process (its output thrown away)."""
     from kafka_epochs.cli import main
 
-    started = time.process_time()
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
-        main(argv)
-    return time.process_time() - started
+        main(["decode", capture, "--quiet", "--fields", FIELDS])
+
+
+def _null_sinks() -> None:
+    """Connections whose lanes' sinks take every byte and make nothing of it."""
+    from kafka_epochs import fused_lines
+
+    def frame_sink(self: Any, direction: Any, max_frame_size: int) -> Any:
+        return lambda data, timestamp_ns, out: len(data)
+
+    fused_lines.LineConnection.frame_sink = frame_sink  # type: ignore[method-assign]
+
+
+def _recorded_pairs(capture: str) -> list[tuple[Any, ...]]:
+    """The command once, keeping the arguments of each ``LineWriter.answered`` call."""
+    from kafka_epochs import json_lines
+
+    calls: list[tuple[Any, ...]] = []
+    answered = json_lines.LineWriter.answered
+
+    def recording(self: Any, *args: Any) -> Any:
+        calls.append(args)
+        return answered(self, *args)
+
+    json_lines.LineWriter.answered = recording  # type: ignore[method-assign]
+    try:
+        _run(capture)
+    finally:
+        json_lines.LineWriter.answered = answered  # type: ignore[method-assign]
+    return calls
+
+
+def _replay(calls: list[tuple[Any, ...]]) -> None:
+    from kafka_epochs.json_lines import LineWriter
+
+    write = LineWriter().answered
+    for args in calls:
+        write(*args)
 
 
 def child(mode: str, capture: str) -> None:
-    """One measurement in this process (see the module docstring); prints CPU seconds."""
-    argv = _argv(capture)
-    if mode == "warm":
-        cold = _run(argv)
-        print(_run(argv), cold)
-    elif mode == "layers":
-        from kafka_epochs import fused_lines
+    """One measured process: ``MODE`` is ``once``, ``twice``, ``layers-once``, ``layers-twice``,
+    ``record`` or ``replay`` (see :func:`breakdown`). Prints the CPU seconds of its last step
+    and, for the replays, how many pairs it wrote."""
+    from kafka_epochs.cli import _tune_collector
 
-        def frame_sink(self: Any, direction: Any, max_frame_size: int) -> Any:
-            return lambda data, timestamp_ns, out: len(data)
-
-        fused_lines.LineConnection.frame_sink = frame_sink  # type: ignore[method-assign]
-        _run(argv)
-        print(_run(argv))
-    elif mode == "lines":
-        from kafka_epochs import json_lines
-
-        calls: list[tuple[Any, ...]] = []
-        answered = json_lines.LineWriter.answered
-
-        def recording(self: Any, *args: Any) -> Any:
-            calls.append(args)
-            return answered(self, *args)
-
-        json_lines.LineWriter.answered = recording  # type: ignore[method-assign]
-        _run(argv)
-        json_lines.LineWriter.answered = answered  # type: ignore[method-assign]
-        best = float("inf")
-        for _ in range(5):
-            write = json_lines.LineWriter().answered
-            started = time.process_time()
-            for args in calls:
-                write(*args)
-            best = min(best, time.process_time() - started)
-        print(best, len(calls))
-    else:
-        raise SystemExit(f"unknown mode {mode}")
+    _tune_collector()  # as the command's own process has it (main(argv) leaves a caller's alone)
+    if mode.startswith("layers-"):
+        _null_sinks()
+        mode = mode.removeprefix("layers-")
+    if mode in ("record", "replay"):
+        calls = _recorded_pairs(capture)
+        started = time.process_time()
+        if mode == "replay":
+            _replay(calls)
+        print(time.process_time() - started, len(calls))
+        return
+    runs = {"once": 1, "twice": 2}[mode]
+    for _ in range(runs):
+        started = time.process_time()
+        _run(capture)
+    print(time.process_time() - started)
 
 
-def in_process(mode: str, capture: Path, repeat: int) -> list[float]:
-    """The least of ``repeat`` child measurements (each figure of the child's line)."""
-    best: list[float] | None = None
-    for _ in range(repeat):
-        done = subprocess.run(
-            [sys.executable, str(Path(__file__).resolve()), "--child", mode, str(capture)],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=child_env(),
-            cwd=tempfile.gettempdir(),
-        )
-        figures = [float(word) for word in done.stdout.split()]
-        best = figures if best is None or figures[0] < best[0] else best
-    assert best is not None
+# -- the measuring process --------------------------------------------------------------------
+
+
+def _child_command(mode: str, capture: Path) -> list[str]:
+    return [sys.executable, str(Path(__file__).resolve()), "--child", mode, str(capture)]
+
+
+def _command(capture: Path) -> list[str]:
+    run = "import sys; from kafka_epochs.cli import main; sys.exit(main())"
+    return [sys.executable, "-c", run, "decode", str(capture), "--quiet", "--fields", FIELDS]
+
+
+def _process(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """``command`` run as every measured process is: bytecode written (as an installed package
+    has it), from a directory that shadows no package. A decode exits 1 when some exchange has
+    a problem (a cut capture's requests unanswered): that is not a failure here."""
+    done = subprocess.run(
+        command, capture_output=True, text=True, check=False, env=child_env(), cwd=tempfile.gettempdir()
+    )
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    return done
+
+
+def cpu(command: list[str], repeat: int) -> float:
+    """The least user + sys CPU of ``repeat`` runs of ``command`` (after one uncounted)."""
+    best = float("inf")
+    for attempt in range(repeat + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _process(command)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if attempt:
+            best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return best
 
 
-def breakdown(capture: Path, repeat: int, scratch: Path) -> None:
-    command = [sys.executable, "-c", _RUN, *_argv(str(capture))]
-    whole = cpu_seconds(command, repeat)
+def instructions(command: list[str], repeat: int) -> float:
+    """What ``command`` executes, in instructions (after one uncounted run that compiles)."""
+    _process(command)
+    done = _process([*_VALGRIND, *command])
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count from valgrind:\n{done.stderr[-2000:]}")
+    return float(found.group(1).replace(",", ""))
+
+
+def pairs_of(capture: Path) -> int:
+    return int(_process(_child_command("record", capture)).stdout.split()[1])
+
+
+def breakdown(capture: Path, measure: Callable[[list[str], int], float], repeat: int, scratch: Path) -> None:
+    def of(mode: str) -> float:
+        return measure(_child_command(mode, capture), repeat)
+
     small = first_packets(capture, 12, scratch / f"{capture.stem}-12.pcap")
-    start = cpu_seconds([sys.executable, "-c", _RUN, *_argv(str(small))], repeat)
-    warm, cold = in_process("warm", capture, repeat)
-    layers = in_process("layers", capture, repeat)[0]
-    lines, pairs = in_process("lines", capture, repeat)
-    first = cold - warm
-    rows = [
+    whole = measure(_command(capture), repeat)
+    start = measure(_command(small), repeat)
+    once, twice = of("once"), of("twice")
+    layers = of("layers-twice") - of("layers-once")
+    lines = of("replay") - of("record")
+    warm = twice - once
+    first = whole - start - warm  # (not ``once``: the measuring script's own imports are in it)
+    pairs = pairs_of(capture)
+    unit = "instructions" if measure is instructions else "CPU s"
+    shown = (lambda n: f"{n / 1e6:8.0f}M") if measure is instructions else (lambda n: f"{n:8.3f} ")
+    print(f"{capture.stem}: whole {shown(whole).strip()} {unit}, {pairs:,} pairs")
+    for label, amount in (
         ("start-up", start),
-        ("rest of the whole", whole - start - first - warm),
         ("first use", first),
         ("capture layers", layers),
         ("pairs", warm - layers),
         ("  of which lines alone", lines),
-    ]
-    print(f"{capture.stem}: whole {whole:.3f} CPU s, {int(pairs):,} lines ({1e6 * lines / pairs:.2f} us each)")
-    for label, seconds in rows:
-        print(f"  {label:<24} {seconds:6.3f} s {100 * seconds / whole:5.1f}%")
+    ):
+        print(f"  {label:<24}{shown(amount)} {100 * amount / whole:5.1f}%")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--real", type=Path, default=REAL, help="the real-shaped captures' directory")
     parser.add_argument("--only", action="append", choices=CAPTURES, help="a capture (repeatable)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5, help="processes per CPU figure (the least counts)")
+    parser.add_argument("--instructions", action="store_true", help="count instructions (valgrind) instead of CPU")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "CAPTURE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
-    print(f"decode --fields {FIELDS!r}; least CPU of {args.repeat} runs each")
+    if args.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    measure = instructions if args.instructions else cpu
+    how = "instructions (cachegrind)" if args.instructions else f"least CPU of {args.repeat} processes each"
+    print(f"decode --fields {FIELDS!r}; {how}")
     with tempfile.TemporaryDirectory() as scratch:
         for name in args.only or CAPTURES:
             path = args.real / f"{name}.pcap"
             if not path.exists():
                 print(f"{name}: no capture at {path} (record them with benchmarks/real_shaped.py)")
                 continue
-            breakdown(path, args.repeat, Path(scratch))
+            breakdown(path, measure, args.repeat, Path(scratch))
 
 
 if __name__ == "__main__":

@@ -155,29 +155,40 @@ class FrameDecoding:
         # True: a body whose bytes repeat a recent one's is that body object (decoded.BodyMemo), for
         # a caller that changes no body (the command line's lines)
         self.memo = memo
-        # the way nearly every frame goes, per (api key, version, kind); None: the protocol's own
-        self._readers: dict[tuple[int, int, bool], FrameReader | None] = {}
+        # The way nearly every frame goes, per api key and version (reader_key), one table per
+        # kind; None: the protocol's own. A caller that cuts frames itself may look its readers
+        # up here (reader() makes one not yet made).
+        self.request_readers: dict[int, FrameReader | None] = {}
+        self.response_readers: dict[int, FrameReader | None] = {}
 
     def _quick(self, frame: bytes, api_key: int, api_version: int, request: bool) -> Decoded | None:
         """The frame read the quick way, or None where the protocol's general way must read it."""
-        read = self._readers.get((api_key, api_version, request), _UNSET)
+        readers = self.request_readers if request else self.response_readers
+        read = readers.get(api_key * 65536 + api_version, _UNSET)
         if read is _UNSET:
-            read = self._reader(api_key, api_version, request)
+            read = self.reader(api_key, api_version, request)
         if read is None or INT32.unpack_from(frame)[0] != len(frame) - 4:
             return None
         decoded: Decoded | None = read(frame)
         return decoded
 
-    def _reader(self, api_key: int, api_version: int, request: bool) -> FrameReader | None:
-        if not self.quick:
-            return None
-        try:
-            plan = self.protocol.frame_plan(api_key, api_version, "request" if request else "response", -1)
-        except KafkaEpochsError:
-            reader = None  # (the protocol's decode says why)
-        else:
-            reader = frame_reader(plan, api_key, api_version, self.body_reader, self.memo)
-        self._readers[api_key, api_version, request] = reader
+    def reader(self, api_key: int, api_version: int, request: bool) -> FrameReader | None:
+        """The quick reader of (api key, version, kind), made once (None where only the general
+        way reads): it takes whole frames, as ``bytes`` whose size prefix is their length, and
+        gives None for any it cannot read (see :func:`~kafka_epochs.decoded.frame_reader`)."""
+        readers = self.request_readers if request else self.response_readers
+        key = reader_key(api_key, api_version)
+        if key in readers:
+            return readers[key]
+        reader = None
+        if self.quick:
+            try:
+                plan = self.protocol.frame_plan(api_key, api_version, "request" if request else "response", -1)
+            except KafkaEpochsError:
+                pass  # (the protocol's decode says why)
+            else:
+                reader = frame_reader(plan, api_key, api_version, self.body_reader, self.memo)
+        readers[key] = reader
         return reader
 
     def request(self, head: FrameHead) -> RequestEvent:
@@ -292,6 +303,12 @@ class FrameDecoding:
         except KafkaEpochsError:
             return False
         return True
+
+
+def reader_key(api_key: int, api_version: int) -> int:
+    """The key of (api key, version) in :class:`FrameDecoding`'s tables of readers: one int, made
+    and hashed for less than a tuple (the two are 16-bit, so no two pairs share a key)."""
+    return api_key * 65536 + api_version
 
 
 def _doubtful(decoded: Decoded, frame_length: int) -> DecodeError:

@@ -51,6 +51,7 @@ __all__ = ["LineConnection", "decode_lines"]
 
 _CLIENT = Direction.CLIENT_TO_BROKER
 _BROKER = Direction.BROKER_TO_CLIENT
+_UNSET: Any = object()
 #: A frame's taker: (frame, stream offset, time, where its line goes) -> whether it took it.
 _Take = Callable[[bytes, int, int, list[str | Exchange]], bool]
 
@@ -122,6 +123,8 @@ class LineConnection:
         "_client",
         "_decoding",
         "_pending",
+        "_request_readers",
+        "_response_readers",
         "capture",
         "connection",
         "flow",
@@ -151,6 +154,9 @@ class LineConnection:
         self._broker = connection.buffers[_BROKER]
         self._pending = connection.pending  # (the pairer's own dict: handing over needs no copy)
         self._decoding = connection.decoding
+        # the decoding's readers, looked up here: every frame this reads is whole and ``bytes``
+        self._request_readers = connection.decoding.request_readers
+        self._response_readers = connection.decoding.response_readers
 
     # -- the consumer --------------------------------------------------------------------------
 
@@ -194,8 +200,8 @@ class LineConnection:
         limit = min(max_frame_size, buffer.max_frame_size)
 
         def sink(data: bytes, timestamp_ns: int, out: list[Any]) -> int:
-            if self.layered is not None or buffer.buffered:
-                return 0
+            if self.layered is not None or buffer.buffered or type(data) is not bytes:
+                return 0  # (a packet's data not ``bytes``, from a source of its own: the buffer copies it)
             return _whole_frames(buffer, data, timestamp_ns, take, out, limit)
 
         return sink
@@ -234,7 +240,16 @@ class LineConnection:
         if len(pending) >= DEFAULT_MAX_PENDING:
             return False
         decoding = self._decoding
-        request = decoding.request_event(frame, offset, timestamp_ns, api_key, api_version, correlation_id)
+        # FrameDecoding.request_event's quick way, without its calls (every frame taken here is
+        # whole and ``bytes``); the key is framing.reader_key's, computed in place
+        read = self._request_readers.get(api_key * 65536 + api_version, _UNSET)
+        if read is _UNSET:
+            read = decoding.reader(api_key, api_version, True)
+        decoded = None if read is None else read(frame)
+        if decoded is None:  # the general way (which tries the quick way again, to no avail)
+            request = decoding.request_event(frame, offset, timestamp_ns, api_key, api_version, correlation_id)
+        else:
+            request = RequestEvent(frame, offset, timestamp_ns, api_key, api_version, correlation_id, decoded)
         if api_key == PRODUCE and not request.expects_response:
             return False
         if api_key == SASL_HANDSHAKE:
@@ -255,7 +270,15 @@ class LineConnection:
             return False
         del pending[correlation_id]
         decoding = self._decoding
-        decoded = decoding.quick_response(frame, request)
+        # FrameDecoding.quick_response, without its calls (see _request)
+        api_key, api_version = request.api_key, request.api_version
+        decoded = None
+        if api_key is not None and api_version is not None:
+            read = self._response_readers.get(api_key * 65536 + api_version, _UNSET)
+            if read is _UNSET:
+                read = decoding.reader(api_key, api_version, False)
+            if read is not None:
+                decoded = read(frame)
         if decoded is not None and request.error is None and self.keep is None:
             # nearly every pair: its line, with no response event made
             line = self.writer.answered(self.flow, request, decoded, timestamp_ns, self.capture)

@@ -79,6 +79,9 @@ class ProjectedBody:
         keys = self.int_keys
         if keys is None:
             return None
+        if len(keys) == 1:  # (one path asked for: no list of parts to join)
+            (values,) = self.columns.values()
+            return None if None in values else f"{{{keys[0]}: {values!r}}}"
         parts = []
         for key, values in zip(keys, self.columns.values(), strict=True):
             if None in values:

@@ -20,7 +20,7 @@ import pytest
 from kafka_epochs import Protocol
 from kafka_epochs.decoded import frame_reader
 from kafka_epochs.exchanges import Kind, decode_capture
-from kafka_epochs.framing import FrameDecoding, RequestEvent, ResponseEvent
+from kafka_epochs.framing import FrameDecoding, RequestEvent, ResponseEvent, reader_key
 from kafka_epochs.projection.bodies import FieldsReader, ProjectedBody
 
 SAMPLES = Path(__file__).resolve().parents[2] / "kafka_epochs" / "samples"
@@ -105,7 +105,7 @@ def both_ways(frames: Frames, reader: Any, memo: bool = False) -> tuple[int, int
                 assert event_value(got) == event_value(request_event)
         answers = [d.response_event(response, 0, 2, cid, request_event) for d in (fast, general)]
         assert event_value(answers[0]) == event_value(answers[1])
-        read = fast._readers.get((key, version, True))
+        read = fast.request_readers.get(reader_key(key, version))
         taken += read is not None and read(request) is not None
     return len(frames), taken
 
