@@ -31,6 +31,7 @@ __all__ = ["LineWriter"]
 _ESCAPE = json.encoder.encode_basestring  # json's C escaper, as ensure_ascii=False writes strings
 _LISTS = json.JSONEncoder(ensure_ascii=False)
 _NO_FLOW = ("null", "null")
+_PAIR = '{"kind": "pair", "time": '  # how a pair's line starts
 _UNKNOWN: Any = object()
 _TEXTS_KEPT = 256  # shared bodies' texts kept at once (a memo keeps a few dozen small bodies a message)
 #: "000" to "999", by the number: looking three digits up costs a third of formatting them with a
@@ -175,12 +176,8 @@ class LineWriter:
             timing = ""
         body = response.body
         return (
-            (
-                '{"kind": "pair", "time": '
-                if capture is None
-                else f'{{"capture": {_ESCAPE(capture)}, "kind": "pair", "time": '
-            )
-            + f"{sent}{self._flows.get(flow) or self._flow_text(flow)}"
+            f"{_PAIR if capture is None else self._pair_start(capture)}"
+            f"{sent}{self._flows.get(flow) or self._flow_text(flow)}"
             f"{'null' if correlation_id is None else correlation_id}{asked[0]}{timing}"
             f', "request_header": {asked[1](request.header)}'
             f"{'' if request.body is None else self._body('request', request)}{asked[2]}"
@@ -189,6 +186,10 @@ class LineWriter:
             f"{'' if body is None else self._body('response', response)}{answered[2]}{trouble}"
             f"{'' if body is None else self._errors(body)}}}"
         )
+
+    def _pair_start(self, capture: str) -> str:
+        """A pair's line up to its time, with the capture's key first."""
+        return f'{{"capture": {_ESCAPE(capture)}, {_PAIR[1:]}'
 
     def _times(self, start: int, end: int) -> tuple[str, str]:
         """A pair's time text and its timing keys, by :meth:`_time`."""
