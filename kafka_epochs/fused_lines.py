@@ -202,18 +202,7 @@ class LineConnection:
         def sink(data: bytes, timestamp_ns: int, out: list[Any]) -> int:
             if self.layered is not None or buffer.buffered or type(data) is not bytes:
                 return 0  # (a packet's data not ``bytes``, from a source of its own: the buffer copies it)
-            # _whole_frames, in place: a call less for every packet of the capture
-            pos, length = 0, len(data)
-            while length - pos >= 4:
-                size = INT32.unpack_from(data, pos)[0]
-                end = pos + 4 + size
-                if size < 0 or size > limit or end > length:
-                    break
-                if not take(data if pos == 0 and end == length else data[pos:end], buffer.offset, timestamp_ns, out):
-                    break
-                buffer.offset += 4 + size
-                pos = end
-            return pos
+            return _whole_frames(buffer, data, timestamp_ns, take, out, limit)
 
         return sink
 
