@@ -164,7 +164,7 @@ class FrameDecoding:
     def _quick(self, frame: bytes, api_key: int, api_version: int, request: bool) -> Decoded | None:
         """The frame read the quick way, or None where the protocol's general way must read it."""
         readers = self.request_readers if request else self.response_readers
-        read = readers.get(api_key * 65536 + api_version, _UNSET)
+        read = readers.get(api_key * 65536 + api_version, _UNSET)  # (reader_key, without its call)
         if read is _UNSET:
             read = self.reader(api_key, api_version, request)
         if read is None or INT32.unpack_from(frame)[0] != len(frame) - 4:

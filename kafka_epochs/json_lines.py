@@ -221,10 +221,7 @@ class LineWriter:
         if type(body) is ProjectedBody:
             text = ""
             if body.columns:  # else only what pairing needs was read: nothing asked for
-                if decoded.shared:
-                    text = f', "{label}": {self._shared_text(body, 0)}'
-                else:
-                    text = f', "{label}": {body.int_text() or _LISTS.encode(body.to_dict())}'
+                text = f', "{label}": {self._shared_text(body, 0) if decoded.shared else _projected_text(body)}'
             if body.note:
                 text += f', "{label}_fields_note": {_ESCAPE(body.note)}'
             return text
