@@ -34,6 +34,7 @@ _NO_FLOW = ("null", "null")
 _PAIR = '{"kind": "pair", "time": '  # how a pair's line starts
 _UNKNOWN: Any = object()
 _TEXTS_KEPT = 256  # shared bodies' texts kept at once (a memo keeps a few dozen small bodies a message)
+_SECONDS_KEPT = 64  # whole seconds' texts kept at once (lines come in time order, give or take a request's wait)
 #: "000" to "999", by the number: looking three digits up costs a third of formatting them with a
 #: format spec (``f"{n:03d}"``), and every line writes two times and a latency
 _DIGITS3 = tuple([str(n)[1:] for n in range(1000, 2000)])
@@ -55,6 +56,7 @@ class LineWriter:
         "_renderers",
         "_second",
         "_second_text",
+        "_second_texts",
         "_texts",
         "secrets",
     )
@@ -64,6 +66,9 @@ class LineWriter:
         self._second = math.nan  # the whole second of the last time written, and its text
         self._next_second = math.nan
         self._second_text = ""
+        # the texts of recent whole seconds: a pair sent in one second and answered in the next
+        # moves the writer's second back and forth, and each move would format the time anew
+        self._second_texts: dict[float, str] = {}
         self._endpoints: dict[Flow, tuple[str, str]] = {}
         self._renderers: dict[tuple[type, int], Any] = {}
         self._names: dict[type, str] = {}
@@ -346,8 +351,14 @@ class LineWriter:
             second -= 1.0
             micro += 1_000_000
         if second != self._second:
-            text = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")
-            self._second_text = '"' + text.removesuffix("+00:00") + "."
+            texts = self._second_texts
+            text = texts.get(second)
+            if text is None:
+                if len(texts) >= _SECONDS_KEPT:
+                    texts.clear()
+                text = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")
+                text = texts[second] = '"' + text.removesuffix("+00:00") + "."
+            self._second_text = text
             self._second = second
             self._next_second = second + 1.0
         return f'{self._second_text}{micro:06d}Z"'

@@ -115,6 +115,20 @@ def test_time_texts_of_one_writer_are_renderings(start: int, steps: list[int]) -
         assert writer._time(ns) == f'"{_time(ns)}"'
 
 
+@given(
+    st.integers(min_value=0, max_value=4_102_444_800 * 10**9),
+    st.lists(st.integers(min_value=-100, max_value=100).map(lambda seconds: seconds * 10**9 + 1), max_size=200),
+)
+def test_time_texts_of_seconds_gone_back_to_are_renderings(start: int, hops: list[int]) -> None:
+    """A writer going back and forth among more seconds than it keeps texts of (a pair sent in
+    one second and answered in the next; a long poll answered seconds later)."""
+    writer, ns = LineWriter(), start
+    for hop in hops:
+        ns = max(0, ns + hop)
+        assert writer._time(ns) == f'"{_time(ns)}"'
+    assert len(writer._second_texts) <= 64
+
+
 @pytest.mark.parametrize("ns", [999_999_500, 1_700_000_000_999_999_500, 1_700_000_000_999_999_499, 0, 1])
 def test_time_text_at_rounding_edges(ns: int) -> None:
     assert LineWriter()._time(ns) == f'"{_time(ns)}"'
