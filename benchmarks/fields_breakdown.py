@@ -21,7 +21,8 @@ command's ``main`` once or twice (the collector tuned as the command tunes it):
   frames that cross packets, which still go the event way);
 - **pairs**: warm - capture layers: frames cut, both headers and the projected body read, the
   pair matched, its line written and printed;
-- **lines alone**: ``LineWriter.answered`` replayed on the run's own pairs, nothing else.
+- **lines alone**: the writer's entries for the fused path's pairs (``LineWriter.answered_plainly``,
+  ``answered``) replayed on the run's own pairs, nothing else.
 
 By default each figure is the least CPU (user + sys) of ``--repeat`` processes; a shared machine
 moves those by 10% to 30%, and differences of them by more. ``--instructions`` counts what each
@@ -89,31 +90,41 @@ def _null_sinks() -> None:
     fused_lines.LineConnection.frame_sink = frame_sink  # type: ignore[method-assign]
 
 
-def _recorded_pairs(capture: str) -> list[tuple[Any, ...]]:
-    """The command once, keeping the arguments of each ``LineWriter.answered`` call."""
+def _recorded_pairs(capture: str) -> list[tuple[str, tuple[Any, ...]]]:
+    """The command once, keeping the arguments of each call of the writer's two entries for a
+    pair read by the fused path (``answered_plainly`` for nearly every one, ``answered``)."""
     from kafka_epochs import json_lines
 
-    calls: list[tuple[Any, ...]] = []
-    answered = json_lines.LineWriter.answered
+    calls: list[tuple[str, tuple[Any, ...]]] = []
+    entries = {name: getattr(json_lines.LineWriter, name) for name in _ENTRIES}
 
-    def recording(self: Any, *args: Any) -> Any:
-        calls.append(args)
-        return answered(self, *args)
+    def recording(name: str) -> Any:
+        def record(self: Any, *args: Any) -> Any:
+            calls.append((name, args))
+            return entries[name](self, *args)
 
-    json_lines.LineWriter.answered = recording  # type: ignore[method-assign]
+        return record
+
+    for name in _ENTRIES:
+        setattr(json_lines.LineWriter, name, recording(name))
     try:
         _run(capture)
     finally:
-        json_lines.LineWriter.answered = answered  # type: ignore[method-assign]
+        for name, entry in entries.items():
+            setattr(json_lines.LineWriter, name, entry)
     return calls
 
 
-def _replay(calls: list[tuple[Any, ...]]) -> None:
+_ENTRIES = ("answered", "answered_plainly")
+
+
+def _replay(calls: list[tuple[str, tuple[Any, ...]]]) -> None:
     from kafka_epochs.json_lines import LineWriter
 
-    write = LineWriter().answered
-    for args in calls:
-        write(*args)
+    writer = LineWriter()
+    entries = {name: getattr(writer, name) for name in _ENTRIES}
+    for name, args in calls:
+        entries[name](*args)
 
 
 def child(mode: str, capture: str) -> None:

@@ -22,12 +22,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENT_QUIRKS",
+    "BodyAt",
     "BodyMemo",
     "BodyReader",
     "Decoded",
     "FramePlan",
     "FrameReader",
+    "PlainResponse",
     "frame_reader",
+    "frame_readers",
     "pick_layout",
     "read_body",
     "read_header",
@@ -196,6 +199,9 @@ def read_body(
 #: A reader of whole frames of one (api key, version, kind): the frame decoded, or None where
 #: the general way must read it (see :func:`frame_reader`).
 FrameReader = Callable[[bytes], "Decoded | None"]
+#: The body reader within a :data:`FrameReader`: (whole frame, where its body starts) -> (the
+#: body, whether it is shared: see :class:`BodyMemo`), or None where the general way must read it.
+BodyAt = Callable[[bytes, int], "tuple[Any, bool] | None"]
 
 
 class BodyMemo:
@@ -227,6 +233,24 @@ class BodyMemo:
         bodies[key] = body
 
 
+class PlainResponse:
+    """How a reader that cuts frames itself reads the response frames of one (api key, version)
+    whose header is the plain one (a correlation id, and in header v1 no tagged field), which is
+    nearly every response: only the body is read (:attr:`read_body`), from :attr:`body_start`;
+    the header's values are the request's correlation id. The frame's own header must be looked
+    at first: in header v1, ``frame[8] == 0`` (no tagged fields) makes it plain."""
+
+    __slots__ = ("api_version", "body_start", "header_version", "message", "profile", "read_body")
+
+    def __init__(self, read_body: BodyAt, plan: FramePlan, api_version: int) -> None:
+        self.read_body = read_body
+        self.header_version = plan.header_version
+        self.body_start = 8 if plan.header_version == 0 else 9  # after the tagged fields' count, 0
+        self.message = plan.body_class
+        self.api_version = api_version
+        self.profile = plan.layout.name
+
+
 def frame_reader(
     plan: FramePlan, api_key: int, version: int, body_reader: BodyReader | None, memo: bool = False
 ) -> FrameReader | None:
@@ -237,6 +261,14 @@ def frame_reader(
     explains or warns), and there is no reader (None) where the general way is the only one (two
     layouts, an unstable version, a body reader that cannot *try*). Frames must be ``bytes``.
     With ``memo``, a body whose bytes repeat a recent one's is that one's (:class:`BodyMemo`)."""
+    readers = frame_readers(plan, api_key, version, body_reader, memo)
+    return None if readers is None else readers[0]
+
+
+def frame_readers(
+    plan: FramePlan, api_key: int, version: int, body_reader: BodyReader | None, memo: bool = False
+) -> tuple[FrameReader, BodyAt] | None:
+    """:func:`frame_reader`'s reader and the body reader it reads bodies with (one memo for both)."""
     cls = plan.body_class
     attempt = None if body_reader is None else getattr(body_reader, "attempt", None)
     if cls is None or plan.notes or (body_reader is not None and attempt is None):
@@ -256,28 +288,25 @@ def frame_reader(
                 return None
             return Decoded(header, None, api_key, version, header_version, 0, profile, [], cls, None)
 
-        return decode_header
+        return decode_header, _no_body
 
     # a reader that makes its own per (class, version) (FieldsReader.quick) saves its steps per body
     make_quick = None if attempt is None else getattr(body_reader, "quick", None)
     quick = None if make_quick is None else make_quick(cls, version)
     bodies = BodyMemo() if memo else None
 
-    def decode(data: bytes) -> Decoded | None:
+    def read_body(data: bytes, pos: int) -> tuple[Any, bool] | None:
         nonlocal bodies
         length = len(data)
         key = None
         try:
-            header, pos = read_header(data, 4, length)
             if bodies is not None and 0 <= length - pos <= BodyMemo.MAX_BODY:  # (a header past the end: no)
                 key = data[pos:]
                 body = bodies.bodies.get(key, _NOT_KEPT)
                 bodies.looks += 1
                 if body is not _NOT_KEPT:
                     bodies.hits += 1
-                    decoded = Decoded(header, body, api_key, version, header_version, 0, profile, [], cls, None)
-                    decoded.shared = True
-                    return decoded
+                    return body, True
             if read is not None:
                 body, end = read(data, pos, length)
             else:
@@ -294,9 +323,27 @@ def frame_reader(
                 bodies.keep(key, body)
             else:
                 bodies = None  # these bodies do not repeat: no more looks
-        return Decoded(header, body, api_key, version, header_version, 0, profile, [], cls, None)
+        return body, False
 
-    return decode
+    def decode(data: bytes) -> Decoded | None:
+        try:
+            header, pos = read_header(data, 4, len(data))
+        except Exception:
+            return None
+        got = read_body(data, pos)
+        if got is None:
+            return None
+        decoded = Decoded(header, got[0], api_key, version, header_version, 0, profile, [], cls, None)
+        if got[1]:
+            decoded.shared = True
+        return decoded
+
+    return decode, read_body
+
+
+def _no_body(data: bytes, pos: int) -> tuple[Any, bool] | None:
+    """The body reader of a reader that reads no body: none read, a header that ends past the frame refused."""
+    return None if pos > len(data) else (None, False)
 
 
 _NOT_KEPT: Any = object()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_epochs.decoded import FrameReader, frame_reader
+from kafka_epochs.decoded import FrameReader, PlainResponse, frame_readers
 from kafka_epochs.direction import Direction
 from kafka_epochs.errors import DecodeError, KafkaEpochsError
 from kafka_epochs.pairing import (
@@ -160,6 +160,9 @@ class FrameDecoding:
         # up here (reader() makes one not yet made).
         self.request_readers: dict[int, FrameReader | None] = {}
         self.response_readers: dict[int, FrameReader | None] = {}
+        #: how to read just the body of a response whose header is the plain one, by reader_key
+        #: (made with its reader; None: the reader, or the general way, reads them all)
+        self.plain_responses: dict[int, PlainResponse | None] = {}
 
     def _quick(self, frame: bytes, api_key: int, api_version: int, request: bool) -> Decoded | None:
         """The frame read the quick way, or None where the protocol's general way must read it."""
@@ -180,16 +183,31 @@ class FrameDecoding:
         key = reader_key(api_key, api_version)
         if key in readers:
             return readers[key]
-        reader = None
+        reader = plain = None
         if self.quick:
             try:
                 plan = self.protocol.frame_plan(api_key, api_version, "request" if request else "response", -1)
             except KafkaEpochsError:
                 pass  # (the protocol's decode says why)
             else:
-                reader = frame_reader(plan, api_key, api_version, self.body_reader, self.memo)
+                made = frame_readers(plan, api_key, api_version, self.body_reader, self.memo)
+                if made is not None:
+                    reader = made[0]
+                    if not request and plan.header_version in (0, 1):
+                        plain = PlainResponse(made[1], plan, api_version)
         readers[key] = reader
+        if not request:
+            self.plain_responses[key] = plain
         return reader
+
+    def plain_response(self, api_key: int, api_version: int) -> PlainResponse | None:
+        """How to read the body alone of a response of (api key, version) whose header is the
+        plain one (see :class:`~kafka_epochs.decoded.PlainResponse`), made with its reader; None
+        where only the reader, or the general way, reads them. Frames as :meth:`reader` takes."""
+        key = reader_key(api_key, api_version)
+        if key not in self.plain_responses:
+            self.reader(api_key, api_version, False)
+        return self.plain_responses[key]
 
     def request(self, head: FrameHead) -> RequestEvent:
         return self.request_event(

@@ -123,6 +123,7 @@ class LineConnection:
         "_client",
         "_decoding",
         "_pending",
+        "_plain_responses",
         "_request_readers",
         "_response_readers",
         "capture",
@@ -157,6 +158,7 @@ class LineConnection:
         # the decoding's readers, looked up here: every frame this reads is whole and ``bytes``
         self._request_readers = connection.decoding.request_readers
         self._response_readers = connection.decoding.response_readers
+        self._plain_responses = connection.decoding.plain_responses
 
     # -- the consumer --------------------------------------------------------------------------
 
@@ -270,8 +272,26 @@ class LineConnection:
             return False
         del pending[correlation_id]
         decoding = self._decoding
-        # FrameDecoding.quick_response, without its calls (see _request)
         api_key, api_version = request.api_key, request.api_version
+        if api_key is not None and api_version is not None and request.error is None and self.keep is None:
+            # nearly every pair: the response's header is the plain one, and only its body is
+            # read, for its line (no header, decoded frame or response event made)
+            plain = self._plain_responses.get(api_key * 65536 + api_version, _UNSET)  # (see _request)
+            if plain is _UNSET:
+                plain = decoding.plain_response(api_key, api_version)
+            if plain is not None:
+                start = plain.body_start
+                if start == 8 or (len(frame) > 8 and frame[8] == 0):
+                    got = plain.read_body(frame, start)
+                    if got is not None:
+                        line = self.writer.answered_plainly(
+                            self.flow, request, plain, got[0], got[1], timestamp_ns, self.capture
+                        )
+                        if line is not None:
+                            self.summary.count_pair(request.decoded.message)  # type: ignore[union-attr]
+                            out.append(line)
+                            return True
+        # FrameDecoding.quick_response, without its calls (see _request)
         decoded = None
         if api_key is not None and api_version is not None:
             read = self._response_readers.get(api_key * 65536 + api_version, _UNSET)

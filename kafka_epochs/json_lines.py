@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kafka_epochs.capture import Flow
-from kafka_epochs.decoded import Decoded
+from kafka_epochs.decoded import Decoded, PlainResponse
 from kafka_epochs.exchanges import Exchange, Kind, api_name, message_api
 from kafka_epochs.framing import RequestEvent, ResponseEvent
 from kafka_epochs.projection.bodies import ProjectedBody, error_paths
@@ -53,6 +53,7 @@ class LineWriter:
         "_kinds",
         "_names",
         "_next_second",
+        "_plain_profiles",
         "_renderers",
         "_second",
         "_second_text",
@@ -75,6 +76,7 @@ class LineWriter:
         # what a pair's line repeats: per connection, and per (class, version, header version, profile)
         self._flows: dict[Flow | None, str] = {}
         self._kinds: dict[tuple[type, int, int, str], tuple[str, Any, str]] = {}
+        self._plain_profiles: dict[PlainResponse, str] = {}  # a plain response's profile key
         self._error_checks: dict[type, Callable[[Any], bool] | None] = {}
         self._error_columns: dict[tuple[str, ...], tuple[str, ...]] = {}  # a projection's error code columns
         self._texts: dict[int, tuple[Any, int, str]] = {}  # a shared body's text, by the body object's id
@@ -145,18 +147,56 @@ class LineWriter:
         """:meth:`pair` of a request event and the decoded frame of its response, seen at ``end``
         with nothing to say of it but ``trouble`` (its error and warnings keys, if any): what a
         reader that makes no response event writes."""
+        kind = self._kinds.get((response.message, response.api_version, response.header_version, response.profile))
+        if kind is None:
+            kind = self._kind(req, response, "response")
+        header = kind[1](response.header)
+        return self._line(
+            flow, req, header, response.body, response.shared, response.api_version, kind[2], end, capture, trouble
+        )
+
+    def answered_plainly(
+        self,
+        flow: Flow | None,
+        req: RequestEvent,
+        plain: PlainResponse,
+        body: Any,
+        shared: bool,
+        end: int | None,
+        capture: str | None = None,
+    ) -> str | None:
+        """:meth:`answered` of a response read by ``plain`` (its body, and whether it is shared):
+        the header, a plain one, holds the correlation id of the request it answers."""
+        profile = self._plain_profiles.get(plain)
+        if profile is None:
+            profile = self._plain_profiles[plain] = f', "response_profile": {_ESCAPE(plain.profile)}'
+        header = f'{{"correlation_id": {req.correlation_id}}}'
+        return self._line(flow, req, header, body, shared, plain.api_version, profile, end, capture, "")
+
+    def _line(
+        self,
+        flow: Flow | None,
+        req: RequestEvent,
+        response_header: str,
+        body: Any,
+        shared: bool,
+        version: int,
+        response_profile: str,
+        end: int | None,
+        capture: str | None,
+        trouble: str,
+    ) -> str | None:
+        """A pair's line, from its request event and what its response says: the header's text,
+        the body (``shared``: see :class:`~kafka_epochs.decoded.BodyMemo`) read at ``version``,
+        the profile's key, its error and warnings keys (``trouble``)."""
         request = req.decoded
         assert request is not None
-        if req.api_key == SASL_AUTHENTICATE and not self.secrets and (_auth(request.body) or _auth(response.body)):
+        if req.api_key == SASL_AUTHENTICATE and not self.secrets and (_auth(request.body) or _auth(body)):
             return None  # its auth bytes are hidden by the reference
         asked = self._kinds.get((request.message, request.api_version, request.header_version, request.profile))
         if asked is None:
             asked = self._kind(req, request, "request")
-        answered = self._kinds.get((response.message, response.api_version, response.header_version, response.profile))
-        if answered is None:
-            answered = self._kind(req, response, "response")
-        start = req.timestamp_ns
-        correlation_id = req.correlation_id
+        start, correlation_id, asked_body = req.timestamp_ns, req.correlation_id, request.body
         if start is not None and end is not None:
             # both times in the second of the time before, as nearly always: _time's first way,
             # inline (a time in a later second gives a million microseconds or more)
@@ -179,16 +219,16 @@ class LineWriter:
         else:
             sent = self._time((end or 0) if start is None else start)
             timing = ""
-        body = response.body
         return (
             f"{_PAIR if capture is None else self._pair_start(capture)}"
             f"{sent}{self._flows.get(flow) or self._flow_text(flow)}"
             f"{'null' if correlation_id is None else correlation_id}{asked[0]}{timing}"
             f', "request_header": {asked[1](request.header)}'
-            f"{'' if request.body is None else self._body('request', request)}{asked[2]}"
+            f"{'' if asked_body is None else self._body('request', asked_body, request.shared, request.api_version)}"
+            f"{asked[2]}"
             f"{'' if req.error is None and not req.warnings else self._trouble('request', req)}"
-            f', "response_header": {answered[1](response.header)}'
-            f"{'' if body is None else self._body('response', response)}{answered[2]}{trouble}"
+            f', "response_header": {response_header}'
+            f"{'' if body is None else self._body('response', body, shared, version)}{response_profile}{trouble}"
             f"{'' if body is None else self._errors(body)}}}"
         )
 
@@ -220,19 +260,19 @@ class LineWriter:
         self._kinds[decoded.message, decoded.api_version, decoded.header_version, decoded.profile] = kind
         return kind
 
-    def _body(self, label: str, decoded: Decoded) -> str:
-        """A body's keys: the fields asked for (and why some could not be read), or the whole body."""
-        body = decoded.body
+    def _body(self, label: str, body: Any, shared: bool, version: int) -> str:
+        """A body's keys: the fields asked for (and why some could not be read), or the whole
+        body (read at ``version``; ``shared``: read once for bytes that repeat)."""
         if type(body) is ProjectedBody:
             text = ""
             if body.columns:  # else only what pairing needs was read: nothing asked for
-                text = f', "{label}": {self._shared_text(body, 0) if decoded.shared else _projected_text(body)}'
+                text = f', "{label}": {self._shared_text(body, 0) if shared else _projected_text(body)}'
             if body.note:
                 text += f', "{label}_fields_note": {_ESCAPE(body.note)}'
             return text
-        if decoded.shared:  # a body read once for bytes that repeat: its text is made once too
-            return f', "{label}": {self._shared_text(body, decoded.api_version)}'
-        return f', "{label}": {self._render(body, decoded.api_version)}'
+        if shared:  # a body read once for bytes that repeat: its text is made once too
+            return f', "{label}": {self._shared_text(body, version)}'
+        return f', "{label}": {self._render(body, version)}'
 
     @staticmethod
     def _trouble(label: str, event: RequestEvent | ResponseEvent) -> str:
@@ -260,7 +300,7 @@ class LineWriter:
         if decoded is not None:
             parts.append(f', "{label}_header": {self._render(decoded.header, decoded.header_version)}')
             if decoded.body is not None:  # (None: headers only, the body was not read)
-                parts.append(self._body(label, decoded))
+                parts.append(self._body(label, decoded.body, decoded.shared, decoded.api_version))
             parts.append(f', "{label}_profile": {_ESCAPE(decoded.profile)}')
         parts.append(self._trouble(label, event))
 

@@ -1,5 +1,5 @@
 """``benchmarks/fields_breakdown.py`` splits a ``--fields`` run by replacing pieces of the fused
-path (a connection's frame sink, the line writer's ``answered``): these tests hold that the
+path (a connection's frame sink, the line writer's entries for a pair): these tests hold that the
 pieces it replaces are still the ones the command runs, so its figures keep meaning something."""
 
 from __future__ import annotations

@@ -144,6 +144,18 @@ def _produce(correlation_id: int, acks: int) -> bytes:
     return _request("ProduceRequest", 3, correlation_id, acks=acks, timeout_ms=100, topic_data=[])
 
 
+def _flexible_metadata(
+    correlation_id: int, header_tags: bytes = b"\x00", after: bytes = b""
+) -> list[tuple[str, bytes]]:
+    """A Metadata v12 pair (response header v1), the response's header ending with the tagged
+    fields ``header_tags`` and its body followed by ``after``."""
+    request = _request("MetadataRequest", 12, correlation_id, topics=[])
+    response = _response("MetadataResponse", 12, correlation_id, topics=[])
+    assert response[8] == 0  # (the header's empty tagged fields)
+    body = header_tags + response[9:] + after
+    return [("client", request), ("broker", struct.pack(">ii", 4 + len(body), correlation_id) + body)]
+
+
 def sessions() -> list[list[tuple[str, bytes]]]:
     """One list of (side, bytes) per connection, each reaching hand-overs and coming back."""
     newer = _request("ApiVersionsRequest", 3, 40)
@@ -173,6 +185,8 @@ def sessions() -> list[list[tuple[str, bytes]]]:
         [*metadata(1), ("client", metadata(2)[0][1][:9])],
         # duplicated correlation ids
         [metadata(7)[0], metadata(7)[0], metadata(7)[1], metadata(7)[1], *metadata(8)],
+        # flexible responses: a plain header, one with a tagged field (tag 5), a body with bytes after it
+        [*_flexible_metadata(1), *_flexible_metadata(2, b"\x01\x05\x01A"), *_flexible_metadata(3, after=b"\x00")],
     ]
 
 

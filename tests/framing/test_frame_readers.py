@@ -92,6 +92,37 @@ def default_frames() -> Frames:
 CAPTURED, DEFAULTS = capture_frames(), default_frames()
 
 
+def plainly(frames: Frames, reader: Any, memo: bool = False) -> int:
+    """Read the responses of ``frames`` whose header is plain by their ``PlainResponse`` and by
+    the quick reader, and hold the two equal (the plain way reads None exactly where the quick
+    reader does); the responses read the plain way."""
+    plains, quick = FrameDecoding(AUTO, reader, memo=memo), FrameDecoding(AUTO, reader, memo=memo)
+    taken = 0
+    for _, key, version, cid, response in frames:
+        plain = plains.plain_response(key, version)
+        read = quick.reader(key, version, False)
+        assert (plain is None) == (read is None)
+        if plain is None or struct.unpack_from(">i", response)[0] != len(response) - 4:
+            continue  # (a frame must be whole, as its cutter makes it)
+        start = plain.body_start
+        if len(response) < start or (start == 9 and response[8] != 0):
+            continue  # a header that is not the plain one
+        got, decoded = plain.read_body(response, start), read(response)  # type: ignore[misc]
+        assert (got is None) == (decoded is None)
+        if got is None or decoded is None:
+            continue
+        assert decoded.header.correlation_id == cid and decoded.header._unknown_tags is None
+        assert (plain.message, plain.api_version, plain.header_version, plain.profile) == (
+            decoded.message,
+            decoded.api_version,
+            decoded.header_version,
+            decoded.profile,
+        )
+        assert (body_value(got[0]), got[1]) == (body_value(decoded.body), decoded.shared)
+        taken += 1
+    return taken
+
+
 def both_ways(frames: Frames, reader: Any, memo: bool = False) -> tuple[int, int]:
     """Decode ``frames`` both ways and hold them equal; (frames, frames the readers took)."""
     fast, general = FrameDecoding(AUTO, reader, memo=memo), FrameDecoding(AUTO, reader, quick=False)
@@ -114,12 +145,14 @@ def both_ways(frames: Frames, reader: Any, memo: bool = False) -> tuple[int, int
 def test_captured_frames_decode_alike_both_ways(reader: Any) -> None:
     count, taken = both_ways(CAPTURED, reader)
     assert count >= 90 and taken >= count * 0.9  # nearly every frame goes the quick way
+    assert plainly(CAPTURED, reader) >= count * 0.9  # and nearly every response the plain way
 
 
 @pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
 def test_every_api_and_version_decodes_alike_both_ways(reader: Any) -> None:
     count, taken = both_ways(DEFAULTS, reader)
     assert count >= 300 and taken >= count * 0.8
+    assert plainly(DEFAULTS, reader) >= count * 0.8
 
 
 def damaged(frames: Frames, seed: int) -> Frames:
@@ -160,7 +193,9 @@ def cut(frame: bytes, rng: random.Random) -> bytes:
 def test_damaged_frames_decode_alike_both_ways(reader: Any, seed: int, memo: bool) -> None:
     # (each damaged copy after its whole one: a memo has the whole one's body to be fooled by)
     frames = CAPTURED + DEFAULTS
-    both_ways([f for pair in zip(frames, damaged(frames, seed), strict=True) for f in pair], reader, memo)
+    mixed = [f for pair in zip(frames, damaged(frames, seed), strict=True) for f in pair]
+    both_ways(mixed, reader, memo)
+    plainly(mixed, reader, memo)
 
 
 def test_a_header_that_runs_past_its_frame_is_not_taken_for_a_kept_empty_body() -> None:
