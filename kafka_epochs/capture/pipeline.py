@@ -220,6 +220,36 @@ class StreamPipeline:
                                     if acked > other.peer_acked:  # noqa: PLR1730 (max() is a call)
                                         other.peer_acked = acked
                                 continue
+                    if (
+                        lane is not None
+                        and not offset_flags & SYN
+                        and not fragment & FRAGMENT_BITS
+                        and TCP_START + 20 <= start <= end <= len(data)
+                        and timestamp_ns < reassembler.next_sweep_ns
+                    ):
+                        # The direction's other segments (a FIN, an RST, bytes out of order): the
+                        # reassembler takes them as it would from the layered way, with the flow
+                        # and halves the lane knows (no dissecting, no classifying).
+                        half, other, _, flow, _, connection, _ = lane
+                        stats.segments += 1
+                        connection.last_ns = timestamp_ns
+                        events: list[FlowEvent] = []
+                        reassembler.carry(
+                            flow,
+                            connection,
+                            half,
+                            other,
+                            seq,
+                            ack,
+                            offset_flags & 0xFF,
+                            data[start:end],
+                            0,
+                            timestamp_ns,
+                            record.index,
+                            events,
+                        )
+                        out += self._aligned(events)
+                        continue
             out += self._layered(record, key)
         return out
 

@@ -136,17 +136,51 @@ class StreamReassembler:
                 half.start(payload_seq, False, timestamp_ns, packet, out)
             if flags & ACK and not other.started:
                 other.start(segment.ack, False, timestamp_ns, packet, out)
-        if segment.payload or segment.missing or flags & FIN:
+        self.carry(
+            flow,
+            connection,
+            half,
+            other,
+            payload_seq,
+            segment.ack,
+            flags,
+            segment.payload,
+            segment.missing,
+            timestamp_ns,
+            packet,
+            out,
+        )
+        return out
+
+    def carry(
+        self,
+        flow: Flow,
+        connection: TcpConnection,
+        half: HalfStream,
+        other: HalfStream,
+        seq: int,
+        ack: int,
+        flags: int,
+        payload: bytes,
+        missing: int,
+        timestamp_ns: int,
+        packet: int,
+        out: list[FlowEvent],
+    ) -> None:
+        """The rest of :meth:`feed`, once the segment's connection is found (open) and its SYN,
+        if any, taken: its bytes (from ``seq``; ``missing`` more not captured), FIN, ACK and RST.
+        A reader that knows the connection of a segment with no SYN (counted in ``stats.segments``,
+        its time in ``connection.last_ns``, no sweep due) may call this instead of :meth:`feed`."""
+        if payload or missing or flags & FIN:
             if not half.started:
-                half.start(payload_seq, True, timestamp_ns, packet, out)
-            half.segment(payload_seq, segment.payload, segment.missing, bool(flags & FIN), timestamp_ns, packet, out)
+                half.start(seq, True, timestamp_ns, packet, out)
+            half.segment(seq, payload, missing, bool(flags & FIN), timestamp_ns, packet, out)
         if flags & ACK:
-            other.peer_ack(segment.ack, timestamp_ns, packet, out)
+            other.peer_ack(ack, timestamp_ns, packet, out)
         if flags & RST:
             connection.finish(EndReason.RST, timestamp_ns, packet, out)
         if connection.closed or flags & RST:
             self._close(flow)
-        return out
 
     def connection(self, flow: Flow) -> TcpConnection | None:
         """``flow``'s open connection, if it has one (a reader that takes a segment by a shortcut
