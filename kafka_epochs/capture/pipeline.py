@@ -28,6 +28,7 @@ is called.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
@@ -130,6 +131,10 @@ class StreamPipeline:
         self._use_lanes = lanes and align_frames
         self._lanes: dict[_LaneKey, _Lane] = {}
         self._lane_keys: dict[tuple[Flow, Direction], _LaneKey] = {}  # to drop a lane when its direction ends
+        # The flows of lanes dropped when their direction ended, by lane key (the most recent
+        # ones): a connection's last ACK comes after both FINs, a late segment of a closed flow.
+        self._ended_lanes: OrderedDict[_LaneKey, Flow] = OrderedDict()
+        self._max_ended_lanes = 2 * max(1, max_connections)
         self._sinks = sinks if self._use_lanes else None
         #: the time of the last readable packet and the index of the last record (what the end
         #: of the capture is stamped with)
@@ -221,35 +226,41 @@ class StreamPipeline:
                                         other.peer_acked = acked
                                 continue
                     if (
-                        lane is not None
-                        and not offset_flags & SYN
+                        not offset_flags & SYN
                         and not fragment & FRAGMENT_BITS
                         and TCP_START + 20 <= start <= end <= len(data)
                         and timestamp_ns < reassembler.next_sweep_ns
                     ):
-                        # The direction's other segments (a FIN, an RST, bytes out of order): the
-                        # reassembler takes them as it would from the layered way, with the flow
-                        # and halves the lane knows (no dissecting, no classifying).
-                        half, other, _, flow, _, connection, _ = lane
-                        stats.segments += 1
-                        connection.last_ns = timestamp_ns
-                        events: list[FlowEvent] = []
-                        reassembler.carry(
-                            flow,
-                            connection,
-                            half,
-                            other,
-                            seq,
-                            ack,
-                            offset_flags & 0xFF,
-                            data[start:end],
-                            0,
-                            timestamp_ns,
-                            record.index,
-                            events,
-                        )
-                        out += self._aligned(events)
-                        continue
+                        if lane is not None:
+                            # The direction's other segments (a FIN, an RST, bytes out of order):
+                            # the reassembler takes them as it would from the layered way, with
+                            # the flow and halves the lane knows (no dissecting, no classifying).
+                            half, other, _, flow, _, connection, _ = lane
+                            stats.segments += 1
+                            connection.last_ns = timestamp_ns
+                            events: list[FlowEvent] = []
+                            reassembler.carry(
+                                flow,
+                                connection,
+                                half,
+                                other,
+                                seq,
+                                ack,
+                                offset_flags & 0xFF,
+                                data[start:end],
+                                0,
+                                timestamp_ns,
+                                record.index,
+                                events,
+                            )
+                            out += self._aligned(events)
+                            continue
+                        ended = self._ended_lanes.get(key)
+                        if ended is not None and reassembler.is_closed(ended):
+                            # a segment of a connection closed (its last ACK): feed only counts it
+                            stats.segments += 1
+                            stats.late_segments += 1
+                            continue
             out += self._layered(record, key)
         return out
 
@@ -347,4 +358,8 @@ class StreamPipeline:
                 lane = self._lane_keys.pop(key, None)
                 if lane is not None:
                     self._lanes.pop(lane, None)
+                    ended = self._ended_lanes
+                    ended[lane] = event.flow
+                    if len(ended) > self._max_ended_lanes:
+                        ended.popitem(last=False)
         return out

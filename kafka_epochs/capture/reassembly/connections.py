@@ -187,6 +187,11 @@ class StreamReassembler:
         sets its ``last_ns`` as :meth:`feed` would)."""
         return self._connections.get(flow)
 
+    def is_closed(self, flow: Flow) -> bool:
+        """Whether ``flow``'s last connection closed, with none open since: :meth:`feed` counts
+        a segment of it without a SYN as late, and does nothing else."""
+        return flow in self._closed and flow not in self._connections
+
     def finish_all(self, timestamp_ns: int, packet: int) -> list[FlowEvent]:
         """End every connection still open (the capture is over)."""
         out: list[FlowEvent] = []
