@@ -98,6 +98,8 @@ _Lane = tuple[HalfStream, HalfStream, FrameAligner, Flow, Direction, TcpConnecti
 #: The TCP flags (and data offset) bits a lane looks at: ACK must be set, SYN, FIN and RST clear.
 _LANE_FLAGS: Final = SYN | FIN | RST | ACK
 _UNASKED: Final = object()  # a lane's sink not yet asked for
+_SYN_ACK: Final = SYN | ACK
+_CLIENT, _BROKER = Direction.CLIENT_TO_BROKER, Direction.BROKER_TO_CLIENT
 
 
 class StreamPipeline:
@@ -261,6 +263,19 @@ class StreamPipeline:
                             stats.segments += 1
                             stats.late_segments += 1
                             continue
+                    elif (
+                        lane is None
+                        and offset_flags & _LANE_FLAGS == _SYN_ACK
+                        and start == end
+                        and not fragment & FRAGMENT_BITS
+                        and TCP_START + 20 <= start <= len(data)
+                        and timestamp_ns < reassembler.next_sweep_ns
+                    ):
+                        # the answer to a SYN whose direction has its lane (made by the SYN)
+                        opposite = lanes.get(ends[4:8] + ends[:4] + ends[10:] + ends[8:10])
+                        if opposite is not None and not opposite[1].started:
+                            out += self._syn_answered(key, opposite, seq, ack, timestamp_ns, record.index)
+                            continue
             out += self._layered(record, key)
         return out
 
@@ -279,6 +294,24 @@ class StreamPipeline:
             self._lay(key, segment)
         return events
 
+    def _syn_answered(
+        self, key: _LaneKey, opposite: _Lane, seq: int, ack: int, timestamp_ns: int, packet: int
+    ) -> Sequence[StreamEvent]:
+        """A SYN-ACK (no bytes, no FIN) answering a SYN whose direction has a lane (``opposite``)
+        and whose own direction has not started: what feed makes of it, with the flow and halves
+        the lane knows, and the direction's lane."""
+        other, half, _, flow, opposite_direction, connection, _ = opposite  # (the halves the other way round)
+        direction = _BROKER if opposite_direction is _CLIENT else _CLIENT
+        self.stats.segments += 1
+        connection.last_ns = timestamp_ns
+        seq = (seq + 1) & SEQ_MASK  # the SYN takes one sequence number
+        events: list[FlowEvent] = []
+        half.start(seq, False, timestamp_ns, packet, events)
+        self.reassembler.carry(flow, connection, half, other, seq, ack, _SYN_ACK, b"", 0, timestamp_ns, packet, events)
+        aligned = self._aligned(events)
+        self._make_lane(key, flow, direction, connection)
+        return aligned
+
     def _lay(self, key: _LaneKey, segment: Segment) -> None:
         """After a packet went the layered way: make its direction's lane, or drop one that ended."""
         lane = self._lanes.get(key)
@@ -291,8 +324,13 @@ class StreamPipeline:
             return
         flow, direction = decision
         connection = self.reassembler.connection(flow)
+        if connection is not None:
+            self._make_lane(key, flow, direction, connection)
+
+    def _make_lane(self, key: _LaneKey, flow: Flow, direction: Direction, connection: TcpConnection) -> None:
+        """The lane of a direction of an open connection, once it has started (and not ended)."""
         aligner = self._aligners.get((flow, direction))
-        if connection is None or aligner is None:
+        if aligner is None:
             return
         half, other = connection.halves(direction)
         if half.started and not half.ended:
