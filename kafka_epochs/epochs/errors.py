@@ -189,3 +189,23 @@ class Errors(IntEnum):
         # Cache it so that the same unknown code is always the same object.
         cls._value2member_map_.setdefault(value, placeholder)
         return cls._value2member_map_[value]  # type: ignore[return-value]
+
+
+def names_source() -> str:
+    """The source of :mod:`kafka_epochs.epochs.error_names`, written from :class:`Errors` (a
+    test holds the committed module equal to it): the names alone, for a reader that needs no
+    enum (building this one costs some 12 million instructions; a table of names, a tenth)."""
+    members = sorted(Errors, key=int)
+    first = int(members[0])
+    assert [int(member) for member in members] == list(range(first, first + len(members)))  # (no holes)
+    names = "".join(f'    "{member.name}",\n' for member in members)
+    return (
+        "\"\"\"Kafka's error codes' names, for a reader that needs no enum (the command line's lines).\n\n"
+        "Written by :func:`kafka_epochs.epochs.errors.names_source` from\n"
+        ":class:`~kafka_epochs.epochs.errors.Errors`; a test holds this file equal to what it writes.\n"
+        "Do not edit: change the enum and write this again.\n"
+        '"""\n\n'
+        f"#: the code of NAMES[0]; NAMES[code - FIRST_CODE] names each code up to {int(members[-1])}\n"
+        f"FIRST_CODE = {first}\n"
+        f"NAMES = (\n{names})\n"
+    )
