@@ -61,7 +61,12 @@ def test_an_error_is_named_from_the_table(tmp_path: Path) -> None:
 
 
 def test_the_table_of_names_is_what_the_enum_writes() -> None:
-    assert Path(error_names.__file__).read_text() == names_source()
+    written = Path(error_names.__file__)
+    assert written.read_text() == names_source(), (
+        f"{written} is not what the enum writes; write it again with: python -c "
+        '"from kafka_epochs.epochs.errors import names_source as s; import sys; sys.stdout.write(s())" '
+        f"> {written}"
+    )
 
 
 def test_every_int16_code_is_named_as_the_enum_names_it() -> None:
