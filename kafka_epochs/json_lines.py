@@ -34,6 +34,9 @@ _NO_FLOW = ("null", "null")
 _PAIR = '{"kind": "pair", "time": '  # how a pair's line starts
 _UNKNOWN: Any = object()
 _TEXTS_KEPT = 256  # shared bodies' texts kept at once (a memo keeps a few dozen small bodies a message)
+_CLIENT_IDS_KEPT = 1024  # client ids whose request headers' texts are kept, per kind (a few, as a rule)
+#: what a line says alike of the frames of one kind (see ``LineWriter._kind``)
+_Kind = tuple[str, Any, str, "dict[Any, tuple[str, str]] | None"]
 _SECONDS_KEPT = 64  # whole seconds' texts kept at once (lines come in time order, give or take a request's wait)
 #: "000" to "999", by the number: looking three digits up costs a third of formatting them with a
 #: format spec (``f"{n:03d}"``), and every line writes two times and a latency
@@ -75,7 +78,7 @@ class LineWriter:
         self._names: dict[type, str] = {}
         # what a pair's line repeats: per connection, and per (class, version, header version, profile)
         self._flows: dict[Flow | None, str] = {}
-        self._kinds: dict[tuple[type, int, int, str], tuple[str, Any, str]] = {}
+        self._kinds: dict[tuple[type, int, int, str], _Kind] = {}
         self._plain_profiles: dict[PlainResponse, str] = {}  # a plain response's profile key
         self._error_checks: dict[type, Callable[[Any], bool] | None] = {}
         self._error_columns: dict[tuple[str, ...], tuple[str, ...]] = {}  # a projection's error code columns
@@ -197,6 +200,10 @@ class LineWriter:
         if asked is None:
             asked = self._kind(req, request, "request")
         start, correlation_id, asked_body = req.timestamp_ns, req.correlation_id, request.body
+        # the request header's text: the last one of its client's, with its correlation id
+        header, texts = request.header, asked[3]
+        around = None if texts is None or header._unknown_tags is not None else texts.get(header.client_id)
+        head = self._header(asked, header) if around is None else f"{around[0]}{header.correlation_id}{around[1]}"
         if start is not None and end is not None:
             # both times in the second of the time before, as nearly always: _time's first way,
             # inline (a time in a later second gives a million microseconds or more)
@@ -223,7 +230,7 @@ class LineWriter:
             f"{_PAIR if capture is None else self._pair_start(capture)}"
             f"{sent}{self._flows.get(flow) or self._flow_text(flow)}"
             f"{'null' if correlation_id is None else correlation_id}{asked[0]}{timing}"
-            f', "request_header": {asked[1](request.header)}'
+            f', "request_header": {head}'
             f"{'' if asked_body is None else self._body('request', asked_body, request.shared, request.api_version)}"
             f"{asked[2]}"
             f"{'' if req.error is None and not req.warnings else self._trouble('request', req)}"
@@ -241,10 +248,11 @@ class LineWriter:
         sent = self._time(start)
         return sent, f', "response_time": {self._time(end)}, "latency_ms": {_latency(end - start)}'
 
-    def _kind(self, event: RequestEvent | ResponseEvent, decoded: Decoded, label: str) -> tuple[str, Any, str]:
+    def _kind(self, event: RequestEvent | ResponseEvent, decoded: Decoded, label: str) -> _Kind:
         """What a line says alike of every frame of one (class, version, header version, profile):
         for a request, its api's keys (``, "api": ..., "api_key": ..., "api_version": ...``); the
-        header's renderer; the profile's key."""
+        header's renderer; the profile's key; for a request whose header has a client id, the
+        texts of its headers around their correlation ids, by client id (see :meth:`_header`)."""
         api = ""
         if label == "request":
             key, version = event.api_key, event.api_version  # type: ignore[union-attr]
@@ -256,9 +264,27 @@ class LineWriter:
         render = self._renderers.get((type(header), decoded.header_version)) or self._renderer(
             header, decoded.header_version
         )
-        kind = (api, render, f', "{label}_profile": {_ESCAPE(decoded.profile)}')
+        around: dict[Any, tuple[str, str]] | None = {} if label == "request" and decoded.header_version >= 1 else None
+        kind = (api, render, f', "{label}_profile": {_ESCAPE(decoded.profile)}', around)
         self._kinds[decoded.message, decoded.api_version, decoded.header_version, decoded.profile] = kind
         return kind
+
+    @staticmethod
+    def _header(kind: _Kind, header: Any) -> str:
+        """A request header's text, by the kind's renderer; one without unknown tagged fields is
+        kept around its correlation id, by client id, for the next of the same client: the rest
+        of its text is the same (its api key and version are the kind's)."""
+        text: str = kind[1](header)
+        around = kind[3]
+        if around is not None and header._unknown_tags is None:
+            key = '"correlation_id": '
+            start = text.find(key) + len(key)  # (the key is written before the client id: this is it)
+            correlation_id = str(header.correlation_id)
+            if start >= len(key) and text.startswith(correlation_id, start):
+                if len(around) >= _CLIENT_IDS_KEPT:
+                    around.clear()
+                around[header.client_id] = (text[:start], text[start + len(correlation_id) :])
+        return text
 
     def _body(self, label: str, body: Any, shared: bool, version: int) -> str:
         """A body's keys: the fields asked for (and why some could not be read), or the whole

@@ -9,6 +9,7 @@ nanosecond times a capture can hold.
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import random
@@ -235,4 +236,38 @@ def test_a_pairs_two_times_are_renderings(start: int, steps: list[tuple[int, int
         answer = replace(response, timestamp_ns=sent + span, request=asked)
         pair = replace(_PAIR, timestamp_ns=sent + span, request=asked, response=answer, request_time_ns=sent)
         line = writer.answered(pair.flow, asked, response.decoded, sent + span)
+        assert line == reference(pair, None, False)
+
+
+_CLIENT_IDS = st.one_of(
+    st.none(),
+    st.sampled_from(["app", 'a "correlation_id": 7, x', "ü\n\\", ""]),
+    st.text(max_size=12),
+)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(-(2**31), 2**31 - 1), _CLIENT_IDS, st.booleans()),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_request_header_texts_kept_by_client_id_are_renderings(headers: list[tuple[int, str | None, bool]]) -> None:
+    """A request header's text is kept around its correlation id, by client id, for the next of
+    its kind: any client id (one that holds the key's own text among them), any correlation
+    id, and a header with unknown tagged fields in between, always the reference's line."""
+    writer = LineWriter()
+    request, response = _PAIR.request, _PAIR.response
+    assert request is not None and response is not None and request.decoded is not None
+    assert response.decoded is not None
+    for correlation_id, client_id, tagged in headers:
+        header = copy.copy(request.decoded.header)
+        header.correlation_id, header.client_id = correlation_id, client_id
+        header._unknown_tags = {9: b"x"} if tagged and request.decoded.header_version >= 2 else None
+        decoded = copy.copy(request.decoded)
+        decoded.header = header
+        asked = replace(request, decoded=decoded, correlation_id=correlation_id)
+        pair = replace(_PAIR, request=asked, response=replace(response, request=asked))
+        line = writer.answered(pair.flow, asked, response.decoded, response.timestamp_ns)
         assert line == reference(pair, None, False)
