@@ -235,6 +235,11 @@ class FieldsReader(ProjectingReader):
         control_paths = () if plan.control is None else plan.control.paths
         field_paths = () if plan.fields is None else plan.fields.paths
         note, int_keys, errors = plan.note, plan.int_keys, plan.error_paths
+        # what pairing needs is nearly always one value (a Produce's acks), and a body often
+        # holds one of the fields asked for: one column is read without the comprehensions
+        # (each a call of its own) that several take
+        only_control = control_paths[0] if len(control_paths) == 1 else None
+        only_field = field_paths[0] if len(field_paths) == 1 else None
 
         def quick(data: bytes, pos: int) -> tuple[ProjectedBody | None, int] | None:
             end = stop = len(data)
@@ -242,10 +247,19 @@ class FieldsReader(ProjectingReader):
             values: dict[str, list[Any]] = {}
             try:
                 if read_control is not None:
-                    columns: list[list[Any]] = [[] for _ in control_paths]
-                    stop = read_control(data, pos, end, *columns)
-                    control = {path: column[0] for path, column in zip(control_paths, columns, strict=True)}
-                if read_fields is not None:
+                    if only_control is not None:
+                        column: list[Any] = []
+                        stop = read_control(data, pos, end, column)
+                        control = {only_control: column[0]}
+                    else:
+                        columns: list[list[Any]] = [[] for _ in control_paths]
+                        stop = read_control(data, pos, end, *columns)
+                        control = {path: column[0] for path, column in zip(control_paths, columns, strict=True)}
+                if only_field is not None and read_fields is not None:
+                    field: list[Any] = []
+                    stop = read_fields(data, pos, end, field)
+                    values = {only_field: field}
+                elif read_fields is not None:
                     columns = [[] for _ in field_paths]
                     stop = read_fields(data, pos, end, *columns)
                     values = dict(zip(field_paths, columns, strict=True))
