@@ -34,9 +34,10 @@ _NO_FLOW = ("null", "null")
 _PAIR = '{"kind": "pair", "time": '  # how a pair's line starts
 _UNKNOWN: Any = object()
 _TEXTS_KEPT = 256  # shared bodies' texts kept at once (a memo keeps a few dozen small bodies a message)
-_CLIENT_IDS_KEPT = 1024  # client ids whose request headers' texts are kept, per kind (a few, as a rule)
+_CLIENT_IDS_KEPT = 256  # client ids whose request headers' texts are kept, per kind (a few, as a rule)
+_CORRELATION_KEY = '"correlation_id": '
 #: what a line says alike of the frames of one kind (see ``LineWriter._kind``)
-_Kind = tuple[str, Any, str, "dict[Any, tuple[str, str]] | None"]
+_Kind = tuple[str, Any, str, str, "dict[Any, str] | None"]
 _SECONDS_KEPT = 64  # whole seconds' texts kept at once (lines come in time order, give or take a request's wait)
 #: "000" to "999", by the number: looking three digits up costs a third of formatting them with a
 #: format spec (``f"{n:03d}"``), and every line writes two times and a latency
@@ -200,10 +201,10 @@ class LineWriter:
         if asked is None:
             asked = self._kind(req, request, "request")
         start, correlation_id, asked_body = req.timestamp_ns, req.correlation_id, request.body
-        # the request header's text: the last one of its client's, with its correlation id
-        header, texts = request.header, asked[3]
-        around = None if texts is None or header._unknown_tags is not None else texts.get(header.client_id)
-        head = self._header(asked, header) if around is None else f"{around[0]}{header.correlation_id}{around[1]}"
+        # the request header's text: the kind's start, its correlation id, its client's rest
+        header, rests = request.header, asked[4]
+        rest = None if rests is None or header._unknown_tags is not None else rests.get(header.client_id)
+        head = self._header(asked, header) if rest is None else f"{asked[3]}{header.correlation_id}{rest}"
         if start is not None and end is not None:
             # both times in the second of the time before, as nearly always: _time's first way,
             # inline (a time in a later second gives a million microseconds or more)
@@ -251,8 +252,8 @@ class LineWriter:
     def _kind(self, event: RequestEvent | ResponseEvent, decoded: Decoded, label: str) -> _Kind:
         """What a line says alike of every frame of one (class, version, header version, profile):
         for a request, its api's keys (``, "api": ..., "api_key": ..., "api_version": ...``); the
-        header's renderer; the profile's key; for a request whose header has a client id, the
-        texts of its headers around their correlation ids, by client id (see :meth:`_header`)."""
+        header's renderer; the profile's key; for a request whose header has a client id, its
+        header's text up to the correlation id, and the rest by client id (see :meth:`_header`)."""
         api = ""
         if label == "request":
             key, version = event.api_key, event.api_version  # type: ignore[union-attr]
@@ -264,26 +265,30 @@ class LineWriter:
         render = self._renderers.get((type(header), decoded.header_version)) or self._renderer(
             header, decoded.header_version
         )
-        around: dict[Any, tuple[str, str]] | None = {} if label == "request" and decoded.header_version >= 1 else None
-        kind = (api, render, f', "{label}_profile": {_ESCAPE(decoded.profile)}', around)
+        start: str = ""
+        rests: dict[Any, str] | None = None
+        if label == "request" and decoded.header_version >= 1:
+            text = render(header)
+            at = text.find(_CORRELATION_KEY)  # (written before the client id: the key itself)
+            if at >= 0:
+                start, rests = text[: at + len(_CORRELATION_KEY)], {}
+        kind = (api, render, f', "{label}_profile": {_ESCAPE(decoded.profile)}', start, rests)
         self._kinds[decoded.message, decoded.api_version, decoded.header_version, decoded.profile] = kind
         return kind
 
     @staticmethod
     def _header(kind: _Kind, header: Any) -> str:
-        """A request header's text, by the kind's renderer; one without unknown tagged fields is
-        kept around its correlation id, by client id, for the next of the same client: the rest
-        of its text is the same (its api key and version are the kind's)."""
+        """A request header's text, by the kind's renderer; of one without unknown tagged fields,
+        the rest after its correlation id is kept by client id, for the next of the client: its
+        start is the kind's (the api key and version), the rest its client id's."""
         text: str = kind[1](header)
-        around = kind[3]
-        if around is not None and header._unknown_tags is None:
-            key = '"correlation_id": '
-            start = text.find(key) + len(key)  # (the key is written before the client id: this is it)
+        start, rests = kind[3], kind[4]
+        if rests is not None and header._unknown_tags is None:
             correlation_id = str(header.correlation_id)
-            if start >= len(key) and text.startswith(correlation_id, start):
-                if len(around) >= _CLIENT_IDS_KEPT:
-                    around.clear()
-                around[header.client_id] = (text[:start], text[start + len(correlation_id) :])
+            if text.startswith(start) and text.startswith(correlation_id, len(start)):
+                if len(rests) >= _CLIENT_IDS_KEPT:
+                    rests.clear()
+                rests[header.client_id] = text[len(start) + len(correlation_id) :]
         return text
 
     def _body(self, label: str, body: Any, shared: bool, version: int) -> str:

@@ -98,6 +98,9 @@ _Lane = tuple[HalfStream, HalfStream, FrameAligner, Flow, Direction, TcpConnecti
 #: The TCP flags (and data offset) bits a lane looks at: ACK must be set, SYN, FIN and RST clear.
 _LANE_FLAGS: Final = SYN | FIN | RST | ACK
 _UNASKED: Final = object()  # a lane's sink not yet asked for
+#: Ended lanes remembered (see ``StreamPipeline._ended_lanes``); one forgotten sends its
+#: connection's late segments the layered way, to the same count.
+ENDED_LANES_KEPT: Final = 256
 _SYN_ACK: Final = SYN | ACK
 _CLIENT, _BROKER = Direction.CLIENT_TO_BROKER, Direction.BROKER_TO_CLIENT
 
@@ -133,10 +136,9 @@ class StreamPipeline:
         self._use_lanes = lanes and align_frames
         self._lanes: dict[_LaneKey, _Lane] = {}
         self._lane_keys: dict[tuple[Flow, Direction], _LaneKey] = {}  # to drop a lane when its direction ends
-        # The flows of lanes dropped when their direction ended, by lane key (the most recent
-        # ones): a connection's last ACK comes after both FINs, a late segment of a closed flow.
+        # The flows of lanes dropped when their direction ended, by lane key, the most recent
+        # (a connection's last ACK comes right after its FINs: a late segment of a closed flow).
         self._ended_lanes: OrderedDict[_LaneKey, Flow] = OrderedDict()
-        self._max_ended_lanes = 2 * max(1, max_connections)
         self._sinks = sinks if self._use_lanes else None
         #: the time of the last readable packet and the index of the last record (what the end
         #: of the capture is stamped with)
@@ -398,6 +400,6 @@ class StreamPipeline:
                     self._lanes.pop(lane, None)
                     ended = self._ended_lanes
                     ended[lane] = event.flow
-                    if len(ended) > self._max_ended_lanes:
+                    if len(ended) > ENDED_LANES_KEPT:
                         ended.popitem(last=False)
         return out
