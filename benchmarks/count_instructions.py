@@ -35,8 +35,9 @@ MODES = {"decode": [], "--fields": ["--fields", FIELDS], "--headers-only": ["--h
 _RUN = "import sys; from kafka_epochs.cli import main; sys.exit(main())"
 
 
-def instructions(tree: Path, args: list[str]) -> int:
-    """Instructions of ``kafka-epochs decode ARGS`` run from the source tree ``tree``."""
+def instructions(tree: Path, args: list[str], command: list[str] | None = None) -> int:
+    """Instructions of ``kafka-epochs decode ARGS`` run from the source tree ``tree`` (with
+    ``command``, of ``python COMMAND ARGS``)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # (an installed package has its bytecode)
     command = [
@@ -45,9 +46,7 @@ def instructions(tree: Path, args: list[str]) -> int:
         "--cache-sim=no",
         "--cachegrind-out-file=/dev/null",
         sys.executable,
-        "-c",
-        _RUN,
-        "decode",
+        *(["-c", _RUN, "decode"] if command is None else command),
         *args,
     ]
     run = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
