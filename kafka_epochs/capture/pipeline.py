@@ -11,10 +11,13 @@ Nearly every packet of a capture is the next data of a direction already followe
 waiting in its reassembly and its frames in sync. For those the pipeline keeps a *lane* per
 direction (keyed by the packet's raw addresses and ports): the packet's headers are read in one
 unpack, the bytes are delivered and aligned, and the other direction's acknowledgement noted, with
-no segment, classification or per-layer event in between. Whatever a lane cannot take as is (other
-links, IPv6, a SYN, FIN or RST, a segment out of order, anything waiting in either direction)
-goes the layered way, which also makes the lanes; the two give the same events (a test holds them
-equal over real, damaged and reordered captures).
+no segment, classification or per-layer event in between. The direction's other segments (a FIN,
+an RST, bytes out of order or while something waits) go to the reassembler straight, with the
+flow and halves the lane knows; so does a SYN-ACK answering a SYN whose direction has its lane;
+and a segment of a connection already closed (its last ACK) is only counted, as the reassembler
+would. Whatever else (other links, IPv6, a SYN, a packet of a direction with no lane) goes the
+layered way, which also makes the lanes; the two give the same events (a test holds them equal
+over real, damaged, reordered and misbehaving captures).
 
 A reader that cuts frames itself can be given :class:`Sinks`: a lane's data that starts a frame
 with nothing pending in its aligner is then offered to the direction's sink, which takes the
