@@ -35,6 +35,7 @@ _PAIR = '{"kind": "pair", "time": '  # how a pair's line starts
 _UNKNOWN: Any = object()
 _TEXTS_KEPT = 256  # shared bodies' texts kept at once (a memo keeps a few dozen small bodies a message)
 _CLIENT_IDS_KEPT = 256  # client ids whose request headers' texts are kept, per kind (a few, as a rule)
+_HEADER_TEXT_KEPT = 512  # characters of a request header's text at most, to be kept (a client id can be 32 KiB)
 _CORRELATION_KEY = '"correlation_id": '
 #: what a line says alike of the frames of one kind (see ``LineWriter._kind``)
 _Kind = tuple[str, Any, str, str, "dict[Any, str] | None"]
@@ -283,7 +284,7 @@ class LineWriter:
         start is the kind's (the api key and version), the rest its client id's."""
         text: str = kind[1](header)
         start, rests = kind[3], kind[4]
-        if rests is not None and header._unknown_tags is None:
+        if rests is not None and header._unknown_tags is None and len(text) <= _HEADER_TEXT_KEPT:
             correlation_id = str(header.correlation_id)
             if text.startswith(start) and text.startswith(correlation_id, len(start)):
                 if len(rests) >= _CLIENT_IDS_KEPT:

@@ -241,7 +241,7 @@ def test_a_pairs_two_times_are_renderings(start: int, steps: list[tuple[int, int
 
 _CLIENT_IDS = st.one_of(
     st.none(),
-    st.sampled_from(["app", 'a "correlation_id": 7, x', "ü\n\\", ""]),
+    st.sampled_from(["app", 'a "correlation_id": 7, x', "ü\n\\", "", "x" * 600]),
     st.text(max_size=12),
 )
 
