@@ -34,6 +34,7 @@ _NO_FLOW = ("null", "null")
 _PAIR = '{"kind": "pair", "time": '  # how a pair's line starts
 _UNKNOWN: Any = object()
 _TEXTS_KEPT = 256  # shared bodies' texts kept at once (a memo keeps a few dozen small bodies a message)
+_FLOWS_KEPT = 65_536  # connections whose texts are kept at once (lines come connection by connection)
 _CLIENT_IDS_KEPT = 256  # client ids whose request headers' texts are kept, per kind (a few, as a rule)
 _HEADER_TEXT_KEPT = 512  # characters of a request header's text at most, to be kept (a client id can be 32 KiB)
 _CORRELATION_KEY = '"correlation_id": '
@@ -319,6 +320,8 @@ class LineWriter:
     def _flow_text(self, flow: Flow | None) -> str:
         """``, "client": ..., "broker": ..., "correlation_id": `` of a connection."""
         client, broker = _NO_FLOW if flow is None else (self._endpoints.get(flow) or self._endpoint(flow))
+        if len(self._flows) >= _FLOWS_KEPT:
+            self._flows.clear()  # (a capture of millions of connections must not keep a text for each)
         text = self._flows[flow] = f', "client": {client}, "broker": {broker}, "correlation_id": '
         return text
 
@@ -402,6 +405,8 @@ class LineWriter:
             _ESCAPE(f"[{end.address}]:{end.port}" if ":" in end.address else f"{end.address}:{end.port}")
             for end in (flow.client, flow.broker)
         )
+        if len(self._endpoints) >= _FLOWS_KEPT:
+            self._endpoints.clear()
         self._endpoints[flow] = texts  # type: ignore[assignment]
         return texts  # type: ignore[return-value]
 

@@ -20,8 +20,8 @@ from capture_mutations import mutate, real_captures
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_epochs import Protocol
-from kafka_epochs.capture import CaptureFormatError
+from kafka_epochs import Protocol, json_lines
+from kafka_epochs.capture import CaptureFormatError, Endpoint, Flow
 from kafka_epochs.exchanges import Exchange, Kind
 from kafka_epochs.json_lines import LineWriter, _latency
 from kafka_epochs.projection.bodies import FieldsReader
@@ -271,3 +271,18 @@ def test_request_header_texts_kept_by_client_id_are_renderings(headers: list[tup
         pair = replace(_PAIR, request=asked, response=replace(response, request=asked))
         line = writer.answered(pair.flow, asked, response.decoded, response.timestamp_ns)
         assert line == reference(pair, None, False)
+
+
+def test_connections_texts_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture of more connections than the writer keeps texts of: the lines are the
+    reference's, and the writer holds at most that many (here 3)."""
+    monkeypatch.setattr(json_lines, "_FLOWS_KEPT", 3)
+    writer = LineWriter()
+    request, response = _PAIR.request, _PAIR.response
+    assert request is not None and response is not None and response.decoded is not None and _PAIR.flow is not None
+    for port in [*range(50000, 50010), 50000, 50001]:
+        flow = Flow(Endpoint("10.0.0.1", port), _PAIR.flow.broker)
+        pair = replace(_PAIR, flow=flow)
+        line = writer.answered(flow, request, response.decoded, response.timestamp_ns)
+        assert line == reference(pair, None, False)
+        assert len(writer._flows) <= 3 and len(writer._endpoints) <= 3
