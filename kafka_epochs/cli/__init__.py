@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from kafka_epochs.errors import KafkaEpochsError
 
@@ -44,11 +46,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     is built and its module imported (the others' cost every run about 3 ms of a start that is
     most of what a small capture costs); anything else (``--help``, a name that is no command)
     gets them all."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kafka-epochs",
         description=__doc__.split("\n")[0],
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawDescriptionFormatter,
     )
     parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -56,6 +58,43 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for module, adder in dict.fromkeys(_COMMANDS.values()) if chosen is None else (chosen,):
         getattr(importlib.import_module(module), adder)(commands)
     return parser
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, given the terminal's width. Left to find it, the formatter
+    imports ``shutil`` (which imports ``bz2`` and ``lzma``), and argparse makes one for every
+    argument it adds: about 2 ms of every run's start, for help that is seldom printed."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+class _RawDescriptionFormatter(argparse.RawDescriptionHelpFormatter, _Formatter):
+    """:class:`_Formatter` that prints descriptions and epilogues as written."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """A parser whose help is formatted by :class:`_Formatter` unless told otherwise (the
+    commands' parsers are of the top parser's class)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(**kwargs)
+
+
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` gives it: ``$COLUMNS`` when it is a
+    positive number, else the width of the terminal on standard output, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 class _VersionAction(argparse.Action):

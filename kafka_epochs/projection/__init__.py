@@ -24,7 +24,7 @@ looked at.
 
 from __future__ import annotations
 
-import threading
+import _thread  # (threading's locks without importing threading at every start)
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -49,7 +49,7 @@ class Projection:
         #: the paths as given, written out in full (``[]`` on each array of structs walked)
         self.paths: tuple[str, ...] = canonical
         self._functions: dict[int, ProjectFn] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def __repr__(self) -> str:
         return f"Projection({self.message.__name__}, {list(self.paths)!r})"

@@ -15,10 +15,10 @@ holding a ``bool`` would print ``True``, not ``true``).
 
 from __future__ import annotations
 
+import _thread  # (threading's locks without importing threading at every start)
 import base64
 import json
 import math
-import threading
 from collections.abc import Callable
 from itertools import count
 from typing import Any
@@ -32,7 +32,7 @@ Renderer = Callable[[Any], str]
 
 _INTEGERS = frozenset({"int8", "int16", "uint16", "int32", "uint32", "int64"})
 _CACHE: dict[tuple[type, int, bool, bool], Renderer] = {}
-_LOCK = threading.Lock()
+_LOCK = _thread.allocate_lock()
 
 
 def json_renderer(cls: type, version: int, *, compact: bool = False, ascii: bool = True) -> Renderer:

@@ -1,13 +1,18 @@
 """A run builds only the parser of the command it names: the same parse and help as the whole
-parser gives, and the other commands' modules not imported."""
+parser gives, and the other commands' modules not imported; the help is argparse's own, though
+its width is found without ``shutil``, and ``decode`` imports none of the modules only help or
+rare inputs need."""
 
 from __future__ import annotations
 
+import argparse
 import ast
 import contextlib
+import gzip
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +68,56 @@ def test_decode_imports_no_other_commands_module_nor_what_it_does_not_use() -> N
     assert not {"kafka_epochs.cli.audit", "kafka_epochs.cli.generate", "kafka_epochs.cli.spark_decode"} & set(loaded)
     # nor what this run does not use: pcapng reading (a pcap file), projections (no --fields)
     assert not {"kafka_epochs.capture.files.pcapng", "kafka_epochs.projection.emit"} & set(loaded)
+
+
+@pytest.mark.parametrize("columns", [None, "40", "137", "not a number", "-5"])
+@pytest.mark.parametrize("command", [None, *_COMMANDS])
+def test_help_is_what_argparses_own_formatter_writes(
+    command: str | None, columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    parser = build_parser(command)
+    if command is not None:
+        parser = parser._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
+    ours = parser.format_help()
+    # the same parser, formatted by argparse's formatter, which asks shutil for the width
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter if command is None else argparse.HelpFormatter
+    assert ours == parser.format_help()
+
+
+def test_decode_imports_no_module_only_help_or_rare_inputs_need(tmp_path: Path) -> None:
+    # shutil (and the bz2 and lzma it imports) for argparse's width, threading for the locks of
+    # generated renderers and projections, gzip for gzipped captures
+    script = (
+        "import sys, io, contextlib\n"
+        "from kafka_epochs.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    for way in ([], ['--headers-only'], ['--fields', 'error_code']):\n"
+        "        main(['decode', sys.argv[1], '--quiet', *way])\n"
+        "print(sorted(m for m in ('shutil', 'threading', 'gzip', 'bz2', 'lzma') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(CLIENTS_CAPTURE)], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert done.stdout.strip() == "[]", done.stderr
+    # a gzipped capture still reads (gzip imported when one is met)
+    packed = tmp_path / "clients.pcap.gz"
+    packed.write_bytes(gzip.compress(CLIENTS_CAPTURE.read_bytes()))
+    lines = subprocess.run(
+        [sys.executable, "-m", "kafka_epochs.cli", "decode", str(packed), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    plain = subprocess.run(
+        [sys.executable, "-m", "kafka_epochs.cli", "decode", str(CLIENTS_CAPTURE), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert lines.stdout and (lines.stdout, lines.returncode) == (plain.stdout, plain.returncode), lines.stderr

@@ -8,7 +8,6 @@ bytes that really exist.
 
 from __future__ import annotations
 
-import gzip
 import io
 import zlib
 from typing import BinaryIO, Protocol
@@ -73,6 +72,8 @@ class GzipInput:
     the problem is kept in :attr:`error` so that the reader can report it after the last packet."""
 
     def __init__(self, prefix: bytes, rest: ByteStream, max_ratio: int = MAX_GZIP_RATIO) -> None:
+        import gzip  # (here: it costs every run's start, and few captures are gzipped)
+
         self._compressed = _Prefixed(prefix, rest)
         self._inner = gzip.GzipFile(None, "rb", fileobj=self._compressed)
         self.error: CaptureFormatError | None = None
