@@ -7,18 +7,24 @@ from __future__ import annotations
 import struct as _struct
 from typing import TypeAlias as _TypeAlias
 
-from kafka_epochs.wire.message import Message as _Message
-from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
-from kafka_epochs.wire.message import Struct as _Struct
-from kafka_epochs.wire.primitives import Malformed as _Malformed
-from kafka_epochs.wire.primitives import UVARINT1 as _UV1
-from kafka_epochs.wire.primitives import read_unknown_tags as _read_unknown_tags
-from kafka_epochs.wire.primitives import read_uvarint as _uvarint
-from kafka_epochs.wire.primitives import uvarint as _to_uvarint
-from kafka_epochs.wire.primitives import write_tags as _write_tags
-from kafka_epochs.wire.schema import EMPTY_ARRAY as _EMPTY_ARRAY
-from kafka_epochs.wire.schema import FieldInfo as _F
-from kafka_epochs.wire.schema import MAX_VERSION as _MAX_VERSION
+from kafka_epochs.wire.message import (
+    NO_VERSIONS as _NO_VERSIONS,
+    Message as _Message,
+    Struct as _Struct,
+)
+from kafka_epochs.wire.primitives import (
+    UVARINT1 as _UV1,
+    Malformed as _Malformed,
+    read_unknown_tags as _read_unknown_tags,
+    read_uvarint as _uvarint,
+    uvarint as _to_uvarint,
+    write_tags as _write_tags,
+)
+from kafka_epochs.wire.schema import (
+    EMPTY_ARRAY as _EMPTY_ARRAY,
+    MAX_VERSION as _MAX_VERSION,
+    FieldInfo as _F,
+)
 from kafka_epochs.wire.support import string_length as _string_length
 
 _new = object.__new__

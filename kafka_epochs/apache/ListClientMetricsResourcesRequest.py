@@ -4,10 +4,14 @@
 
 from __future__ import annotations
 
-from kafka_epochs.wire.message import Message as _Message
-from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
-from kafka_epochs.wire.primitives import read_unknown_tags as _read_unknown_tags
-from kafka_epochs.wire.primitives import write_tags as _write_tags
+from kafka_epochs.wire.message import (
+    NO_VERSIONS as _NO_VERSIONS,
+    Message as _Message,
+)
+from kafka_epochs.wire.primitives import (
+    read_unknown_tags as _read_unknown_tags,
+    write_tags as _write_tags,
+)
 
 _new = object.__new__
 

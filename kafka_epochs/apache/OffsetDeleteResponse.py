@@ -7,13 +7,17 @@ from __future__ import annotations
 import struct as _struct
 from typing import TypeAlias as _TypeAlias
 
-from kafka_epochs.wire.message import Message as _Message
-from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
-from kafka_epochs.wire.message import Struct as _Struct
+from kafka_epochs.wire.message import (
+    NO_VERSIONS as _NO_VERSIONS,
+    Message as _Message,
+    Struct as _Struct,
+)
 from kafka_epochs.wire.primitives import Malformed as _Malformed
-from kafka_epochs.wire.schema import EMPTY_ARRAY as _EMPTY_ARRAY
-from kafka_epochs.wire.schema import FieldInfo as _F
-from kafka_epochs.wire.schema import MAX_VERSION as _MAX_VERSION
+from kafka_epochs.wire.schema import (
+    EMPTY_ARRAY as _EMPTY_ARRAY,
+    MAX_VERSION as _MAX_VERSION,
+    FieldInfo as _F,
+)
 
 _new = object.__new__
 _S_h = _struct.Struct('>h')

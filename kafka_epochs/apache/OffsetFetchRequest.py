@@ -5,30 +5,40 @@
 from __future__ import annotations
 
 import struct as _struct
-from typing import Any as _Any
-from typing import TypeAlias as _TypeAlias
+from typing import (
+    Any as _Any,
+    TypeAlias as _TypeAlias,
+)
 from uuid import UUID as _UUID
 
-from kafka_epochs.wire.message import Message as _Message
-from kafka_epochs.wire.message import NO_VERSIONS as _NO_VERSIONS
-from kafka_epochs.wire.message import Struct as _Struct
-from kafka_epochs.wire.primitives import Malformed as _Malformed
-from kafka_epochs.wire.primitives import UVARINT1 as _UV1
-from kafka_epochs.wire.primitives import fixed_array as _fixed_array
-from kafka_epochs.wire.primitives import fixed_array_pack as _fixed_array_pack
-from kafka_epochs.wire.primitives import fixed_array_packers as _fixed_array_packers
-from kafka_epochs.wire.primitives import fixed_array_unpackers as _fixed_array_unpackers
-from kafka_epochs.wire.primitives import SMALL_ARRAY as _SMALL
-from kafka_epochs.wire.primitives import read_unknown_tags as _read_unknown_tags
-from kafka_epochs.wire.primitives import read_uvarint as _uvarint
-from kafka_epochs.wire.primitives import uuid_from_bytes as _uuid
-from kafka_epochs.wire.primitives import uvarint as _to_uvarint
-from kafka_epochs.wire.primitives import write_tags as _write_tags
-from kafka_epochs.wire.schema import EMPTY_ARRAY as _EMPTY_ARRAY
-from kafka_epochs.wire.schema import FieldInfo as _F
-from kafka_epochs.wire.schema import MAX_VERSION as _MAX_VERSION
-from kafka_epochs.wire.support import missing_field as _missing
-from kafka_epochs.wire.support import string_length as _string_length
+from kafka_epochs.wire.message import (
+    NO_VERSIONS as _NO_VERSIONS,
+    Message as _Message,
+    Struct as _Struct,
+)
+from kafka_epochs.wire.primitives import (
+    SMALL_ARRAY as _SMALL,
+    UVARINT1 as _UV1,
+    Malformed as _Malformed,
+    fixed_array as _fixed_array,
+    fixed_array_pack as _fixed_array_pack,
+    fixed_array_packers as _fixed_array_packers,
+    fixed_array_unpackers as _fixed_array_unpackers,
+    read_unknown_tags as _read_unknown_tags,
+    read_uvarint as _uvarint,
+    uuid_from_bytes as _uuid,
+    uvarint as _to_uvarint,
+    write_tags as _write_tags,
+)
+from kafka_epochs.wire.schema import (
+    EMPTY_ARRAY as _EMPTY_ARRAY,
+    MAX_VERSION as _MAX_VERSION,
+    FieldInfo as _F,
+)
+from kafka_epochs.wire.support import (
+    missing_field as _missing,
+    string_length as _string_length,
+)
 
 _new = object.__new__
 _S_u = _struct.Struct('>16s')
