@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import signal
 import subprocess
 import sys
 import sysconfig
+import threading
+import time
 import venv
 from collections.abc import Iterator
 from pathlib import Path
@@ -233,26 +237,62 @@ def test_a_capture_read_in_ranges_on_the_cluster_gives_the_whole_read_s_rows(
     assert got == sorted(whole) and len(whole) == 300
 
 
+def follow_until_printed(command: list[str], expected: list[str], folder: Path, timeout: float = 300) -> list[str]:
+    """Run a follow until it has printed every line of ``expected`` (or ``timeout`` seconds have
+    gone by), then stop it as Ctrl-C does; its exit status must be 0. Every line it printed."""
+    log = folder / "follow.stderr"
+    with log.open("w") as stderr:
+        follow = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=folder)
+        printed: queue.Queue[str | None] = queue.Queue()
+
+        def read() -> None:
+            for line in follow.stdout:  # type: ignore[union-attr]
+                printed.put(line.rstrip("\n"))
+            printed.put(None)
+
+        threading.Thread(target=read, daemon=True).start()
+        lines: list[str] = []
+        waiting, deadline = set(expected), time.monotonic() + timeout
+        ended = False
+        while waiting and not ended and time.monotonic() < deadline:
+            try:
+                line = printed.get(timeout=1)
+            except queue.Empty:
+                continue
+            if line is None:
+                ended = True
+            else:
+                lines.append(line)
+                waiting.discard(line)
+        follow.send_signal(signal.SIGINT)
+        try:
+            code = follow.wait(timeout=120)
+        finally:
+            follow.kill()
+        while not ended:  # what it printed while stopping
+            line = printed.get(timeout=30)
+            if line is None:
+                break
+            lines.append(line)
+    assert code == 0, log.read_text()[-4000:] + "\n".join(lines)
+    return lines
+
+
 def test_the_follow_on_the_cluster_prints_what_local_mode_prints(
     cluster: StandaloneCluster, bare: str, tmp_path: Path
 ) -> None:
     """``audit --follow`` on the cluster: the capture stream's planner runs beside the driver in
-    the executors' Python (which has no kafka_epochs), the warm-up and the batches on executors."""
+    the executors' Python (which has no kafka_epochs), the warm-up and the batches on executors.
+    It is stopped (as Ctrl-C stops it) once it has printed what local mode prints."""
     incoming = tmp_path / "in"
     incoming.mkdir()
     write_sample(incoming / "story.pcap")
     pace = ["--trigger-seconds", "1", "--settle-seconds", "0"]
-    follow = [KAFKA_EPOCHS, "audit", str(incoming), "--follow", "--state", str(tmp_path / "state"), *pace]
-    done = subprocess.run(
-        [*follow, "--stop-after", "45", "--master", cluster.url, *cluster_conf(bare)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-4000:] + done.stdout[-2000:]
-    assert "warm-up failed" not in done.stdout
     code, local, _ = run("audit", str(incoming), "--follow", "--state", str(tmp_path / "local"), "--once", *pace)
     assert code == 0 and "FENCED_LEADER_EPOCH (KIP-359)" in local
-    assert sorted(done.stdout.splitlines()) == sorted(local.splitlines())
+    follow = [KAFKA_EPOCHS, "audit", str(incoming), "--follow", "--state", str(tmp_path / "state"), *pace]
+    printed = follow_until_printed(
+        [*follow, "--master", cluster.url, *cluster_conf(bare)], local.splitlines(), tmp_path
+    )
+    assert "warm-up failed" not in "\n".join(printed)
+    assert sorted(printed) == sorted(local.splitlines())
