@@ -106,18 +106,14 @@ def test_decode_imports_no_module_only_help_or_rare_inputs_need(tmp_path: Path) 
     # a gzipped capture still reads (gzip imported when one is met)
     packed = tmp_path / "clients.pcap.gz"
     packed.write_bytes(gzip.compress(CLIENTS_CAPTURE.read_bytes()))
-    lines = subprocess.run(
-        [sys.executable, "-m", "kafka_epochs.cli", "decode", str(packed), "--quiet"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
-    )
-    plain = subprocess.run(
-        [sys.executable, "-m", "kafka_epochs.cli", "decode", str(CLIENTS_CAPTURE), "--quiet"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
+    lines, plain = (
+        subprocess.run(
+            [sys.executable, "-m", "kafka_epochs.cli", "decode", str(path), "--quiet"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            check=False,
+        )
+        for path in (packed, CLIENTS_CAPTURE)
     )
     assert lines.stdout and (lines.stdout, lines.returncode) == (plain.stdout, plain.returncode), lines.stderr
