@@ -65,7 +65,9 @@ class _Formatter(argparse.HelpFormatter):
     imports ``shutil`` (which imports ``bz2`` and ``lzma``), and argparse makes one for every
     argument it adds: about 2 ms of every run's start, for help that is seldom printed."""
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
         super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
 
 

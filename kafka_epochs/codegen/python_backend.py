@@ -92,7 +92,7 @@ _PY_TYPES = {
 def _import_statements(src: Source, imports: list[str]) -> None:
     """``imports`` (each ``import m as a`` or ``from m import n as a``), with one statement per
     module: a statement costs a call into the import system even for a module already loaded
-    (about 4,000 instructions), and a run imports dozens of generated modules."""
+    (several thousand instructions), and a run imports dozens of generated modules."""
     names: dict[str, list[str]] = {}
     for line in imports:
         if not line.startswith("from "):
