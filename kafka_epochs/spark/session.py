@@ -41,16 +41,19 @@ def local_session(master: str = "local[2]", app_name: str = "kafka-epochs", **co
 
     ``conf`` adds or overrides Spark settings; dotted keys go in as ``**{"spark.x.y": value}``.
     An already running session is returned as is (Spark keeps one per driver), with ``conf``
-    applied to what can still change at run time.
+    applied to what can still change at run time; this helper's own defaults are not (a
+    notebook's session keeps its time zone and shuffle partitions).
     """
     if not (master == "local" or master.startswith("local[")):
         # this helper pins everything to loopback, which only makes sense for local mode
         raise ValueError(f"local_session runs Spark in local mode only, not master={master!r}")
     configure_environment()
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    running = SparkContext._active_spark_context is not None
     builder = SparkSession.builder.master(master).appName(app_name)
-    for key, value in {**_DEFAULTS, **conf}.items():
+    for key, value in (conf if running else {**_DEFAULTS, **conf}).items():
         builder = builder.config(key, _conf_value(value))
     return builder.getOrCreate()
 

@@ -88,6 +88,20 @@ def test_the_session_is_loopback_only_with_workers_on_this_interpreter(spark: An
     assert set(executables) == {sys.executable}
 
 
+def test_a_running_session_keeps_its_settings_but_takes_the_callers(spark: Any) -> None:
+    """local_session on a session already running (a notebook's) applies what the caller asks
+    for, not the helper's own defaults (they would change the session's shuffle partitions)."""
+    from kafka_epochs.spark.session import local_session
+
+    assert local_session() is spark
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"  # the default (4) is not applied
+    try:
+        assert local_session(**{"spark.sql.shuffle.partitions": "3"}) is spark
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "2")
+
+
 def test_versions_the_spark_extra_asks_for(spark: Any) -> None:
     import pandas
     import pyspark
