@@ -156,13 +156,16 @@ spark = (SparkSession.builder.master(url).config("spark.driver.host", "127.0.0.1
          .config("spark.sql.shuffle.partitions", "2").getOrCreate())
 """
 
-#: The Python API on the cluster, in its own driver process; prints one JSON line of results.
-API_SCRIPT = (
+#: The Python API on the cluster, in one driver process for both tests below (each driver and its
+#: executors start JVMs: ~20 s): decodes and audits the captures, and reads one capture in byte
+#: ranges (the split job's closures, counts and shuffle run on the executors); prints one JSON line.
+DRIVER_SCRIPT = (
     """
 import json, sys
 from kafka_epochs.spark import audit, decode_frames, register
+from kafka_epochs.spark.split import read_split
 
-url, captures = sys.argv[1], json.loads(sys.argv[2])
+url, captures, busy = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 """
     + CLUSTER_SESSION
     + """register(spark)  # ships the package: the executors' Python has none
@@ -170,11 +173,14 @@ frames = spark.read.format("kafka-capture").load(captures)
 decoded = decode_frames(frames, keep=["capture", "seq"]).select("capture", "seq", "api_name", "body_json", "error")
 result = audit(frames)
 where = spark.sparkContext.parallelize(range(4), 2).map(lambda _: __import__("kafka_epochs").__file__).collect()
+ranges = read_split(spark, busy, range_bytes=40_000).collect()
 out = {
     "decoded": sorted(map(list, decoded.collect())),
     "stale": sorted(list(r) for r in result.stale_requests.select("capture", "seq", "partition", "error").collect()),
     "stops": result.stop_replica_fenced.count(),
     "executors_import_from": sorted(set(where)),
+    "ranges": sorted([r.seq, r.packet, r.client, r.direction, r.frame.hex() if r.frame else None, r.capture_error]
+                     for r in ranges),
 }
 print("RESULT " + json.dumps(out))
 spark.stop()
@@ -182,10 +188,30 @@ spark.stop()
 )
 
 
+@pytest.fixture(scope="module")
+def busy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A capture of several 40,000-byte ranges."""
+    from split_captures import busy_capture
+
+    path = tmp_path_factory.mktemp("busy") / "busy.pcap"
+    path.write_bytes(busy_capture(connections=5, requests=30))
+    assert path.stat().st_size > 5 * 40_000
+    return path
+
+
+@pytest.fixture(scope="module")
+def driven(
+    cluster: StandaloneCluster, bare: str, captures: list[str], busy: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    """What :data:`DRIVER_SCRIPT` printed, run once on the cluster."""
+    folder = tmp_path_factory.mktemp("driver")
+    return run_driver(DRIVER_SCRIPT, [cluster.url, json.dumps(captures), str(busy)], bare, folder)
+
+
 def test_the_python_api_on_the_cluster_ships_the_package_and_agrees_with_local_mode(
-    spark: Any, cluster: StandaloneCluster, bare: str, captures: list[str], tmp_path: Path
+    spark: Any, driven: Any, captures: list[str]
 ) -> None:
-    got = run_driver(API_SCRIPT, [cluster.url, json.dumps(captures)], bare, tmp_path)
+    got = driven
     # the executors imported kafka_epochs from the zip the driver shipped, not from an install
     assert got["executors_import_from"] and all(".zip" in path for path in got["executors_import_from"])
 
@@ -201,40 +227,14 @@ def test_the_python_api_on_the_cluster_ships_the_package_and_agrees_with_local_m
     assert got["stops"] == result.stop_replica_fenced.count() >= 2
 
 
-#: One capture read in byte ranges on the cluster (the split job's closures, counts and shuffle
-#: run on the executors); prints the rows as JSON.
-SPLIT_SCRIPT = (
-    """
-import json, sys
-from kafka_epochs.spark.split import read_split
-
-url, path = sys.argv[1], sys.argv[2]
-"""
-    + CLUSTER_SESSION
-    + """rows = read_split(spark, path, range_bytes=40_000).collect()
-print("RESULT " + json.dumps(sorted([r.seq, r.packet, r.client, r.direction, r.frame.hex() if r.frame else None,
-                                     r.capture_error] for r in rows)))
-spark.stop()
-"""
-)
-
-
-def test_a_capture_read_in_ranges_on_the_cluster_gives_the_whole_read_s_rows(
-    cluster: StandaloneCluster, bare: str, tmp_path: Path
-) -> None:
-    from split_captures import busy_capture
-
+def test_a_capture_read_in_ranges_on_the_cluster_gives_the_whole_read_s_rows(driven: Any, busy: Path) -> None:
     from kafka_epochs.frame_rows import capture_frames
 
-    path = tmp_path / "busy.pcap"
-    path.write_bytes(busy_capture(connections=5, requests=30))
-    assert path.stat().st_size > 5 * 40_000  # several ranges
-    got = run_driver(SPLIT_SCRIPT, [cluster.url, str(path)], bare, tmp_path)
     whole = [
         [r.seq, r.packet, r.client, r.direction, r.frame.hex() if r.frame else None, r.capture_error]
-        for r in capture_frames(str(path))
+        for r in capture_frames(str(busy))
     ]
-    assert got == sorted(whole) and len(whole) == 300
+    assert driven["ranges"] == sorted(whole) and len(whole) == 300
 
 
 def follow_until_printed(command: list[str], expected: list[str], folder: Path, timeout: float = 300) -> list[str]:
