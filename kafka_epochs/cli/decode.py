@@ -284,6 +284,8 @@ def run_decode(args: argparse.Namespace) -> int:
         print_one.flush()
     if not args.quiet:
         print(summary_text(summary, printed, selected), file=sys.stderr)
+    if printed.unreadable:
+        return 2
     return 1 if printed.problems or printed.record_errors else 0
 
 
@@ -337,7 +339,14 @@ def _batches(
                         progress.update(read_before + stream.count)
                     yield name, batch
             except CaptureFormatError as e:
-                raise ValueError(f"{name} is not a readable pcap or pcapng file: {e}") from None
+                why = f"{name} is not a readable pcap or pcapng file: {e}"
+                if not several:
+                    raise ValueError(why) from None
+                # One input among several (a directory's stray or half-written file): said at once,
+                # and the others are read; the exit status says it (2).
+                summary.capture = None  # (no capture of it to count)
+                printed.unreadable.append(why)
+                print(f"kafka-epochs: {why}", file=sys.stderr)
             finally:
                 if summary.capture is not None:
                     printed.captures.append(summary.capture)

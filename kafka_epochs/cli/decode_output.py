@@ -15,11 +15,12 @@ __all__ = ["TABLE_HEADER", "Printed", "Printer", "Progress", "summary_text", "ta
 class Printed(Value):
     """What the command printed: the summary's last lines and the exit status come from it."""
 
-    __slots__ = ("captures", "exchanges", "problems", "record_errors")
+    __slots__ = ("captures", "exchanges", "problems", "record_errors", "unreadable")
     exchanges: int
     problems: int  # printed exchanges that did not decode or pair whole
     record_errors: int  # record batches that did not decode, in printed exchanges
     captures: list[Any]  # each input's CaptureStats
+    unreadable: list[str]  # why each input among several that is not a capture was skipped
 
     def __init__(
         self, exchanges: int = 0, problems: int = 0, record_errors: int = 0, captures: list[Any] | None = None
@@ -28,6 +29,7 @@ class Printed(Value):
         self.problems = problems
         self.record_errors = record_errors
         self.captures = [] if captures is None else captures
+        self.unreadable = []
 
 
 class Printer:
@@ -176,6 +178,8 @@ def summary_text(summary: Any, printed: Printed, selected: ExchangeFilter) -> st
                 else ""
             )
         )
+    if printed.unreadable:
+        lines.append(f"{len(printed.unreadable)} inputs skipped: not pcap or pcapng files (each said above)")
     if summary.per_api:
         lines.append("per api: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.per_api.items())))
     return "\n".join(lines)

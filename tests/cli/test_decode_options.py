@@ -211,6 +211,33 @@ def test_a_directory_reads_every_capture_in_it(tmp_path: Path) -> None:
     assert code == 2 and "no capture files in it" in err
 
 
+def test_a_file_among_several_that_is_no_capture_is_said_and_the_others_are_read(tmp_path: Path) -> None:
+    """A directory's half-written (empty) or stray file must not cost the captures after it."""
+    caps = tmp_path / "caps"
+    caps.mkdir()
+    shutil.copy(SAMPLE, caps / "a.pcap")
+    (caps / "b.pcap").write_bytes(b"")  # tcpdump's next file, not written yet
+    (caps / "c.pcapng").write_text("notes, saved under the wrong name\n")
+    shutil.copy(CLIENTS_SAMPLE, caps / "d.pcap")
+    for mode in ((), ("--fields", "error_code"), ("--format", "table")):
+        code, out, err = run("decode", str(caps), *mode)
+        _, alone, _ = run("decode", str(CLIENTS_SAMPLE), *mode)
+        assert code == 2
+        said = [line for line in err.splitlines() if "is not a readable pcap or pcapng file" in line]
+        named = [line.removeprefix("kafka-epochs: ").split(" is not a readable")[0] for line in said]
+        assert named == [str(caps / "b.pcap"), str(caps / "c.pcapng")], err
+        assert "2 inputs skipped" in err and "2 captures:" in err
+        if mode == ("--format", "table"):
+            assert len(out.splitlines()) > len(alone.splitlines())  # both captures' rows
+            continue
+        rows = rows_of(out)
+        from_d = [{k: v for k, v in r.items() if k != "capture"} for r in rows if r["capture"].endswith("d.pcap")]
+        assert from_d == rows_of(alone) and any(r["capture"].endswith("a.pcap") for r in rows)
+    # one input alone that is not a capture is refused, as before
+    code, out, err = run("decode", str(caps / "c.pcapng"))
+    assert code == 2 and out == "" and "is not a readable pcap or pcapng file" in err
+
+
 def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "kafka_epochs.cli", *args]
 
