@@ -235,6 +235,14 @@ class Protocol:
             return any(has_path(self.message(name), path) for name in self.names())
         return walks_tree(tree, [segment.strip() for segment in path.split(".")])
 
+    def closest_field_path(self, path: str) -> str | None:
+        """For a ``path`` no message has (:meth:`has_field_path`), the one most likely meant
+        (``errorCode`` -> ``error_code``), or None; from the package's table of paths."""
+        from kafka_epochs.projection.paths import closest_in_tree
+
+        tree = self._field_paths() if self._field_paths is not None else None
+        return None if tree is None else closest_in_tree(tree, path)
+
     def _layout_digests(self) -> dict[str, tuple[str, ...]]:
         """name -> a digest of each version's wire layout (first version first), from the package."""
         if self._digests is None:
@@ -458,6 +466,9 @@ class ProtocolChain(Protocol):
 
     def has_field_path(self, path: str) -> bool:
         return any(protocol.has_field_path(path) for protocol in self.protocols)
+
+    def closest_field_path(self, path: str) -> str | None:
+        return next(filter(None, (protocol.closest_field_path(path) for protocol in self.protocols)), None)
 
     def layouts(self, api_key: int, kind: str, version: int) -> list[Protocol]:
         for protocol in self.protocols:

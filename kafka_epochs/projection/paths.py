@@ -21,7 +21,7 @@ from typing import Any
 from kafka_epochs.values import Value
 from kafka_epochs.wire.schema import FieldInfo
 
-__all__ = ["Node", "has_path", "leaf_field", "resolve", "walks_tree"]
+__all__ = ["Node", "closest_in_tree", "has_path", "leaf_field", "resolve", "walks_tree"]
 
 
 class Node(Value):
@@ -170,3 +170,43 @@ def walks_tree(tree: dict[str, Any], segments: list[str]) -> bool:
         return "leaf_array" in node or (not walks_array and "leaf" in node)
     kinds = ("array",) if walks_array else ("struct", "array")
     return any(kind in node and walks_tree(node[kind], segments[1:]) for kind in kinds)
+
+
+def closest_in_tree(tree: dict[str, Any], path: str) -> str | None:
+    """The path of ``tree`` a mistyped ``path`` most likely meant (None if no segment is close):
+    each segment matched ignoring case and underscores (``errorCode``, ``ERROR_CODE``), then by
+    likeness, an index dropped (``topics[0]``), answered in attribute names with the ``[]`` of
+    each array walked. For an error message; the answer walks the tree."""
+    import difflib
+    import re
+
+    segments = [segment.strip() for segment in path.split(".")]
+    found: list[str] = []
+    node: dict[str, Any] = tree
+    for at, segment in enumerate(segments):
+        bare = re.sub(r"\[\d*\]$", "", segment)
+        # attribute names first (snake_case, as lines print them), then spec names
+        keys = sorted(node, key=lambda key: (key[:1].isupper(), key))
+        squashed = bare.replace("_", "").lower()
+        match = next((key for key in keys if key.replace("_", "").lower() == squashed), None)
+        if match is None:
+            attributes = {key.replace("_", ""): key for key in keys if not key[:1].isupper()}
+            close = difflib.get_close_matches(squashed, attributes, n=1, cutoff=0.75)
+            if not close:
+                return None
+            match = attributes[close[0]]
+        kinds = node[match]
+        if at == len(segments) - 1:
+            if "leaf" not in kinds and "leaf_array" not in kinds:
+                return None
+            found.append(match)
+        elif "array" in kinds:
+            found.append(match + "[]")
+            node = kinds["array"]
+        elif "struct" in kinds:
+            found.append(match)
+            node = kinds["struct"]
+        else:
+            return None
+    answer = ".".join(found)
+    return answer if walks_tree(tree, found) else None

@@ -77,6 +77,27 @@ def test_error_codes_are_reported_only_when_asked_for() -> None:
 
 
 @pytest.mark.parametrize(
+    ("path", "meant"),
+    [
+        ("errorCode", "error_code"),  # the spec's camel case
+        ("ERROR_CODE", "error_code"),
+        ("topics[0].name", "topics[].name"),  # an index: every element is a row
+        ("Topics.Partitions.LeaderEpok", "topics[].partitions[].leader_epoch"),  # a typo
+        ("topics[].nmae", "topics[].name"),
+        ("no_such_field_anywhere", None),
+        ("brokers[].nothing_like_it", None),
+    ],
+)
+def test_a_path_no_message_has_is_refused_with_the_one_likely_meant(path: str, meant: str | None) -> None:
+    code, out, err = run("decode", CAPTURES[1], "--fields", path)
+    assert code == 2 and out == [] and "no message of the auto protocol has the field path" in err
+    hint = f"(did you mean {meant!r}?)"
+    assert (hint in err) if meant is not None else ("did you mean" not in err)
+    if meant is not None:  # and what it suggests is taken
+        assert run("decode", CAPTURES[1], "--fields", meant)[0] == 0
+
+
+@pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--fields", "topics[].nmae"], "no message of the"),
