@@ -243,6 +243,12 @@ class Protocol:
         tree = self._field_paths() if self._field_paths is not None else None
         return None if tree is None else closest_in_tree(tree, path)
 
+    def no_field_path(self, path: str) -> str:
+        """Why ``path`` is refused, for a path no message has: with the one likely meant, if any."""
+        meant = self.closest_field_path(path)
+        hint = "" if meant is None else f" (did you mean {meant!r}?)"
+        return f"no message of the {self.name} protocol has the field path {path!r}{hint}"
+
     def _layout_digests(self) -> dict[str, tuple[str, ...]]:
         """name -> a digest of each version's wire layout (first version first), from the package."""
         if self._digests is None:

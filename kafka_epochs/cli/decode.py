@@ -240,9 +240,7 @@ def fields_reader(protocol: Any, args: argparse.Namespace) -> Any:
         return FieldsReader([])  # --fields "": headers only
     for path in paths:
         if not protocol.has_field_path(path):
-            meant = protocol.closest_field_path(path)
-            hint = "" if meant is None else f" (did you mean {meant!r}?)"
-            raise ValueError(f"--fields: no message of the {protocol.name} protocol has the field path {path!r}{hint}")
+            raise ValueError(f"--fields: {protocol.no_field_path(path)}")
     return FieldsReader(paths)
 
 

@@ -173,7 +173,7 @@ def walks_tree(tree: dict[str, Any], segments: list[str]) -> bool:
 
 
 def closest_in_tree(tree: dict[str, Any], path: str) -> str | None:
-    """The path of ``tree`` a mistyped ``path`` most likely meant (None if no segment is close):
+    """The path of ``tree`` a mistyped ``path`` most likely meant (None if a segment has none close):
     each segment matched ignoring case and underscores (``errorCode``, ``ERROR_CODE``), then by
     likeness, an index dropped (``topics[0]``), answered in attribute names with the ``[]`` of
     each array walked. For an error message; the answer walks the tree."""

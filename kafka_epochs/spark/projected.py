@@ -121,9 +121,7 @@ class AnyPlan(_Columns):
                     uuids.add(path)
         missing = [p for p in wanted if p not in canonical]
         if missing:
-            meant = resolved.closest_field_path(missing[0])
-            hint = "" if meant is None else f" (did you mean {meant!r}?)"
-            raise ValueError(f"no message of the {resolved.name} protocol has the field path {missing[0]!r}{hint}")
+            raise ValueError(resolved.no_field_path(missing[0]))
         self.given = tuple(wanted)
         self.paths = tuple(canonical[p] for p in wanted)
         self.names: tuple[str, ...] = tuple(given) if given is not None else column_names(self.paths)
