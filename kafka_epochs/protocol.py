@@ -236,18 +236,10 @@ class Protocol:
         return walks_tree(tree, [segment.strip() for segment in path.split(".")])
 
     def closest_field_path(self, path: str) -> str | None:
-        """For a ``path`` no message has (:meth:`has_field_path`), the one most likely meant
-        (``errorCode`` -> ``error_code``), or None; from the package's table of paths."""
+        """The path most likely meant by one no message has (``errorCode``: ``error_code``), or None."""
         from kafka_epochs.projection.paths import closest_in_tree
 
-        tree = self._field_paths() if self._field_paths is not None else None
-        return None if tree is None else closest_in_tree(tree, path)
-
-    def no_field_path(self, path: str) -> str:
-        """Why ``path`` is refused, for a path no message has: with the one likely meant, if any."""
-        meant = self.closest_field_path(path)
-        hint = "" if meant is None else f" (did you mean {meant!r}?)"
-        return f"no message of the {self.name} protocol has the field path {path!r}{hint}"
+        return closest_in_tree(self._field_paths() if self._field_paths is not None else None, path)
 
     def _layout_digests(self) -> dict[str, tuple[str, ...]]:
         """name -> a digest of each version's wire layout (first version first), from the package."""
@@ -282,22 +274,13 @@ class Protocol:
 
     # -- frames -------------------------------------------------------------------------------
 
-    def encode_request(
-        self,
-        body: Message,
-        version: int,
-        correlation_id: int,
-        client_id: str | None = "",
-    ) -> bytes:
+    def encode_request(self, body: Message, version: int, correlation_id: int, client_id: str | None = "") -> bytes:
         """A size-prefixed request frame: header (version chosen by Kafka's rule) and body."""
         owner = self._owner(body, version)
         api_key = _api_key(body)
         header_cls: Any = owner.message("RequestHeader")
         header = header_cls(
-            request_api_key=api_key,
-            request_api_version=version,
-            correlation_id=correlation_id,
-            client_id=client_id,
+            request_api_key=api_key, request_api_version=version, correlation_id=correlation_id, client_id=client_id
         )
         return _frame(header, owner.request_header_version(api_key, version), body, version)
 

@@ -224,6 +224,7 @@ def fields_reader(protocol: Any, args: argparse.Namespace) -> Any:
     A path that no message of the protocol has is refused: it would print nothing, silently.
     """
     from kafka_epochs.projection.bodies import FieldsReader
+    from kafka_epochs.projection.paths import unknown_path
 
     if args.headers_only and args.fields:
         raise ValueError("--headers-only reads no body: give it or --fields, not both")
@@ -240,7 +241,7 @@ def fields_reader(protocol: Any, args: argparse.Namespace) -> Any:
         return FieldsReader([])  # --fields "": headers only
     for path in paths:
         if not protocol.has_field_path(path):
-            raise ValueError(f"--fields: {protocol.no_field_path(path)}")
+            raise ValueError(f"--fields: {unknown_path(protocol, path)}")
     return FieldsReader(paths)
 
 

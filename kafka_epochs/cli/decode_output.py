@@ -23,13 +23,18 @@ class Printed(Value):
     unreadable: list[str]  # why each input among several that is not a capture was skipped
 
     def __init__(
-        self, exchanges: int = 0, problems: int = 0, record_errors: int = 0, captures: list[Any] | None = None
+        self,
+        exchanges: int = 0,
+        problems: int = 0,
+        record_errors: int = 0,
+        captures: list[Any] | None = None,
+        unreadable: list[str] | None = None,
     ) -> None:
         self.exchanges = exchanges
         self.problems = problems
         self.record_errors = record_errors
         self.captures = [] if captures is None else captures
-        self.unreadable = []
+        self.unreadable = [] if unreadable is None else unreadable
 
 
 class Printer:

@@ -21,7 +21,7 @@ from typing import Any
 from kafka_epochs.values import Value
 from kafka_epochs.wire.schema import FieldInfo
 
-__all__ = ["Node", "closest_in_tree", "has_path", "leaf_field", "resolve", "walks_tree"]
+__all__ = ["Node", "closest_in_tree", "has_path", "leaf_field", "resolve", "unknown_path", "walks_tree"]
 
 
 class Node(Value):
@@ -172,7 +172,14 @@ def walks_tree(tree: dict[str, Any], segments: list[str]) -> bool:
     return any(kind in node and walks_tree(node[kind], segments[1:]) for kind in kinds)
 
 
-def closest_in_tree(tree: dict[str, Any], path: str) -> str | None:
+def unknown_path(protocol: Any, path: str) -> str:
+    """Why ``path`` is refused when no message of ``protocol`` has it: with the one likely meant."""
+    meant = protocol.closest_field_path(path)
+    hint = "" if meant is None else f" (did you mean {meant!r}?)"
+    return f"no message of the {protocol.name} protocol has the field path {path!r}{hint}"
+
+
+def closest_in_tree(tree: dict[str, Any] | None, path: str) -> str | None:
     """The path of ``tree`` a mistyped ``path`` most likely meant (None if a segment has none close):
     each segment matched ignoring case and underscores (``errorCode``, ``ERROR_CODE``), then by
     likeness, an index dropped (``topics[0]``), answered in attribute names with the ``[]`` of
@@ -180,6 +187,8 @@ def closest_in_tree(tree: dict[str, Any], path: str) -> str | None:
     import difflib
     import re
 
+    if tree is None:  # (a package generated before the tables existed)
+        return None
     segments = [segment.strip() for segment in path.split(".")]
     found: list[str] = []
     node: dict[str, Any] = tree

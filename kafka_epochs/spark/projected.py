@@ -21,7 +21,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 
 from kafka_epochs.projection import has_path, projection
 from kafka_epochs.projection.bodies import projecting
-from kafka_epochs.projection.paths import leaf_field
+from kafka_epochs.projection.paths import leaf_field, unknown_path
 from kafka_epochs.protocol_refs import ProtocolLike, resolve
 from kafka_epochs.spark.batch import HEADER_FIELDS, DecodedRows
 from kafka_epochs.spark.bodies import Mask
@@ -121,7 +121,7 @@ class AnyPlan(_Columns):
                     uuids.add(path)
         missing = [p for p in wanted if p not in canonical]
         if missing:
-            raise ValueError(resolved.no_field_path(missing[0]))
+            raise ValueError(unknown_path(resolved, missing[0]))
         self.given = tuple(wanted)
         self.paths = tuple(canonical[p] for p in wanted)
         self.names: tuple[str, ...] = tuple(given) if given is not None else column_names(self.paths)
