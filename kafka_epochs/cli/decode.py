@@ -27,7 +27,7 @@ STDIN = "-"
 
 
 def add_decode_command(commands: Any) -> None:
-    from kafka_epochs.cli.options import add_protocol_option
+    from kafka_epochs.cli.options import add_protocol_option, tcp_port
 
     dec = commands.add_parser(
         "decode",
@@ -47,7 +47,7 @@ def add_decode_command(commands: Any) -> None:
     add_protocol_option(dec)
     dec.add_argument(
         "--port",
-        type=int,
+        type=tcp_port,
         action="append",
         metavar="N",
         help="a Kafka broker port (repeatable; default 9092, plus ports seen in ApiVersions handshakes)",

@@ -86,21 +86,21 @@ def add_spark_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=tcp_port,
         action="append",
         metavar="N",
         help="a Kafka broker port (repeatable; default 9092 plus ports seen in handshakes)",
     )
     parser.add_argument(
         "--flow-buckets",
-        type=int,
+        type=at_least(1),
         default=1,
         metavar="N",
         help="read each capture as N partitions split by connection (default 1)",
     )
     parser.add_argument(
         "--split-mb",
-        type=int,
+        type=at_least(0),
         default=DEFAULT_SPLIT_BYTES >> 20,
         metavar="N",
         help=f"read an uncompressed pcap or pcapng file larger than N MiB in byte ranges by many tasks "
@@ -118,6 +118,34 @@ def add_spark_options(parser: argparse.ArgumentParser) -> None:
         help="a Spark setting (repeatable), as spark-submit takes it: e.g. on a cluster "
         "spark.pyspark.python=/opt/env/bin/python or spark.archives=env.tar.gz#env",
     )
+
+
+def tcp_port(text: str) -> int:
+    """A ``--port`` value: a TCP port, 1 to 65535 (any other number is a typo, which would
+    otherwise follow nothing and say nothing)."""
+    port = _integer(text)
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a TCP port (1 to 65535)")
+    return port
+
+
+def at_least(minimum: int) -> Any:
+    """An integer option's type that refuses numbers below ``minimum`` when parsed (before Spark starts)."""
+
+    def count(text: str) -> int:
+        value = _integer(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text} is less than {minimum}")
+        return value
+
+    return count
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
 def conf_pair(text: str) -> tuple[str, str]:

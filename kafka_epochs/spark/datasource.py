@@ -32,7 +32,14 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafka_epochs.frame_rows import capture_frames, expand_paths, to_batches
 from kafka_epochs.spark.shipping import ship_package
-from kafka_epochs.spark.source_options import FORMAT, CapturePartition, option_ints, option_paths, option_specs
+from kafka_epochs.spark.source_options import (
+    FORMAT,
+    CapturePartition,
+    option_ints,
+    option_paths,
+    option_ports,
+    option_specs,
+)
 
 #: The same schema as Spark DDL (what :meth:`KafkaCaptureDataSource.schema` returns).
 SCHEMA_DDL = (
@@ -48,8 +55,8 @@ SCHEMA_DDL = (
 class KafkaCaptureReader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
         self.paths = option_paths(options)
-        self.ports = option_ints(options, "ports")
-        buckets = option_ints(options, "flowbuckets")
+        self.ports = option_ports(options)
+        buckets = option_ints(options, "flowbuckets", "flowBuckets")
         self.buckets = buckets[0] if buckets else 1
         if self.buckets < 1:
             raise ValueError(f"{FORMAT}: flowBuckets must be at least 1, not {self.buckets}")

@@ -8,7 +8,7 @@ from pyspark.sql.datasource import InputPartition
 
 from kafka_epochs.protocol_refs import ProtocolRef, protocol_ref
 
-__all__ = ["FORMAT", "CapturePartition", "option_ints", "option_paths", "option_specs"]
+__all__ = ["FORMAT", "CapturePartition", "option_ints", "option_paths", "option_ports", "option_specs"]
 
 #: The name to give ``spark.read.format``.
 FORMAT = "kafka-capture"
@@ -26,11 +26,25 @@ def option_paths(options: dict[str, str]) -> list[str]:
     return paths
 
 
-def option_ints(options: dict[str, str], name: str) -> list[int] | None:
+def option_ints(options: dict[str, str], name: str, shown: str | None = None) -> list[int] | None:
+    """Option ``name`` (Spark gives option names in lower case) as whole numbers, separated by
+    commas or spaces; ``shown`` is how the user spelt it, for the error."""
     text = options.get(name)
     if not text:
         return None
-    return [int(part) for part in text.replace(",", " ").split()]
+    try:
+        return [int(part) for part in text.replace(",", " ").split()]
+    except ValueError:
+        raise ValueError(f"{FORMAT}: {shown or name} takes whole numbers, not {text!r}") from None
+
+
+def option_ports(options: dict[str, str]) -> list[int] | None:
+    """Option ``ports``: TCP ports (a number outside 1 to 65535 is a typo that would follow nothing)."""
+    ports = option_ints(options, "ports")
+    for port in ports or ():
+        if not 1 <= port <= 65535:
+            raise ValueError(f"{FORMAT}: ports takes TCP ports (1 to 65535), not {port}")
+    return ports
 
 
 def option_specs(options: dict[str, str]) -> ProtocolRef:

@@ -25,7 +25,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
 from kafka_epochs.frame_rows import CAPTURE_SUFFIXES, capture_frames, to_batches
-from kafka_epochs.spark.source_options import FORMAT, CapturePartition, option_ints, option_paths, option_specs
+from kafka_epochs.spark.source_options import FORMAT, CapturePartition, option_paths, option_ports, option_specs
 
 DEFAULT_SETTLE_SECONDS = 2.0
 #: The offset before any file: every file comes after it.
@@ -44,7 +44,7 @@ class CaptureStreamReader(DataSourceStreamReader):
         if len(paths) != 1 or not Path(paths[0]).is_dir():
             raise ValueError(f"{FORMAT} as a stream reads one directory, not {paths!r}")
         self.directory = str(Path(paths[0]).resolve())
-        self.ports = option_ints(options, "ports")
+        self.ports = option_ports(options)
         self.protocol = option_specs(options)
         settle = options.get("settleseconds")
         self.settle_ns = int(float(settle if settle is not None else DEFAULT_SETTLE_SECONDS) * 1e9)

@@ -117,3 +117,32 @@ def test_decode_imports_no_module_only_help_or_rare_inputs_need(tmp_path: Path) 
         for path in (packed, CLIENTS_CAPTURE)
     )
     assert lines.stdout and (lines.stdout, lines.returncode) == (plain.stdout, plain.returncode), lines.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "refusal"),
+    [
+        (["decode", "x.pcap", "--port", "0"], "0 is not a TCP port (1 to 65535)"),
+        (["decode", "x.pcap", "--port", "70000"], "70000 is not a TCP port"),
+        (["decode", "x.pcap", "--port", "9O92"], "'9O92' is not a whole number"),
+        (["spark-decode", "x.pcap", "--out", "o", "--port", "65536"], "65536 is not a TCP port"),
+        (["spark-decode", "x.pcap", "--out", "o", "--flow-buckets", "0"], "argument --flow-buckets: 0 is less than 1"),
+        (["audit", "x.pcap", "--split-mb", "-1"], "argument --split-mb: -1 is less than 0"),
+    ],
+)
+def test_a_number_no_run_could_use_is_refused_as_it_is_parsed(argv: list[str], refusal: str) -> None:
+    """A port that cannot exist would follow nothing and say nothing; a bucket count of 0 would
+    be refused only after Spark's start-up."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exited:
+        build_parser(argv[0]).parse_args(argv)
+    assert exited.value.code == 2 and refusal in err.getvalue()
+
+
+def test_the_numbers_a_run_can_use_are_taken() -> None:
+    args = build_parser("decode").parse_args(["decode", "x.pcap", "--port", "1", "--port", "65535"])
+    assert args.port == [1, 65535]
+    args = build_parser("spark-decode").parse_args(
+        ["spark-decode", "x.pcap", "--out", "o", "--flow-buckets", "1", "--split-mb", "0"]
+    )
+    assert (args.flow_buckets, args.split_mb) == (1, 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,23 @@ def test_damaged_real_captures_keep_their_other_rows_in_spark(spark: Any, tmp_pa
     assert len(late) - 1 == len(clean) > 20  # the first packet is a SYN: every frame is still there
     bomb = [r.capture_error for r in rows if r.capture.endswith("bomb.pcap.gz") and r.capture_error is not None]
     assert bomb and "decompression bomb" in bomb[-1]
+
+
+@pytest.mark.parametrize(
+    ("options", "refusal"),
+    [
+        ({"ports": "9092,70000"}, "ports takes TCP ports (1 to 65535), not 70000"),
+        ({"ports": "0"}, "ports takes TCP ports (1 to 65535), not 0"),
+        ({"ports": "9092;9093"}, "ports takes whole numbers, not '9092;9093'"),
+        ({"flowbuckets": "three"}, "flowBuckets takes whole numbers, not 'three'"),
+        ({"flowbuckets": "0"}, "flowBuckets must be at least 1, not 0"),
+    ],
+)
+def test_options_no_read_could_use_are_refused_by_name(options: dict[str, str], refusal: str) -> None:
+    """The reader is made on the driver, before any task: a mistyped option is said there, by name."""
+    from kafka_epochs.spark.datasource import KafkaCaptureReader
+
+    with pytest.raises(ValueError, match=re.escape(f"kafka-capture: {refusal}")):
+        KafkaCaptureReader({"path": "x.pcap", **options})
+    ports = KafkaCaptureReader({"path": "x.pcap", "ports": "9092, 19092 1"}).ports
+    assert ports == [9092, 19092, 1]
