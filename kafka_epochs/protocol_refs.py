@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TypeAlias
 
 from kafka_epochs.protocol import PROFILES, Protocol, ProtocolChain, version_warnings
@@ -75,7 +74,7 @@ def _load(ref: ProtocolRef) -> Protocol:
 
 def _absolute(path: str | os.PathLike[str]) -> str:
     # workers may run with another working directory than the driver had
-    return str(Path(path).resolve())
+    return os.path.realpath(path)
 
 
 class Entry(FrozenValue):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import os
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "add_protocol_option",
@@ -46,10 +48,13 @@ def protocol_choice(text: str) -> str:
 
     if text in PROFILES:
         return text
-    path = Path(text)
-    if not path.is_dir():
+    if not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text} is neither a profile ({', '.join(PROFILES)}) nor a directory")
-    if not any(path.glob("*.json")):
+    try:
+        names = os.listdir(text)
+    except OSError:
+        names = []  # (unreadable: it holds no specs this can read)
+    if not any(name.endswith(".json") for name in names):
         raise argparse.ArgumentTypeError(f"{text} holds no Kafka message specs (no *.json files)")
     return text
 
@@ -169,17 +174,18 @@ def capture_paths(given: list[str]) -> list[str] | None:
 
 def table_paths(given: list[str]) -> list[str] | None:
     """Frame tables (Parquet files or directories) as absolute paths; None after a one-line error."""
-    missing = [path for path in given if not Path(path).exists()]
+    missing = [path for path in given if not os.path.exists(path)]
     if missing:
         print(f"kafka-epochs: no frame table at {', '.join(missing)}", file=sys.stderr)
         return None
-    return [str(Path(path).resolve()) for path in given]
+    return [os.path.realpath(path) for path in given]
 
 
 def spark_installed() -> bool:
     """Whether the ``spark`` extra is there; says how to get it when not (the commands exist anyway)."""
+    from importlib.util import find_spec  # (not at import: a decode's start does without it)
 
-    missing = [m for m in ("pyspark", "pyarrow", "pandas", "numpy") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("pyspark", "pyarrow", "pandas", "numpy") if find_spec(m) is None]
     if missing:
         print(
             f"kafka-epochs: this command needs the spark extra ({', '.join(missing)} missing): "
@@ -191,15 +197,18 @@ def spark_installed() -> bool:
 
 def arrow_installed() -> bool:
     """Whether PyArrow is there (the audit's in-process engine needs it); says how to get it when not."""
-    if importlib.util.find_spec("pyarrow") is None:
+    from importlib.util import find_spec  # (not at import: a decode's start does without it)
+
+    if find_spec("pyarrow") is None:
         print("kafka-epochs: the audit needs pyarrow: pip install 'kafka-epochs[spark]'", file=sys.stderr)
         return False
     return True
 
 
 def report_installed() -> bool:
+    from importlib.util import find_spec  # (not at import: a decode's start does without it)
 
-    if importlib.util.find_spec("matplotlib") is None:
+    if find_spec("matplotlib") is None:
         print(
             "kafka-epochs: --report needs the report extra (matplotlib missing): pip install 'kafka-epochs[report]'",
             file=sys.stderr,

@@ -22,8 +22,11 @@ import marshal
 import os
 import sys
 import zlib
-from pathlib import Path
 from types import CodeType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["cache_root", "compile_cached"]
 
@@ -34,6 +37,8 @@ _INTERPRETER = sys.version.encode()
 
 def cache_root() -> Path:
     """The user's kafka-epochs cache directory (shared with ``Protocol.from_specs``)."""
+    from pathlib import Path  # (only the generator's cache asks: a decode's start does without pathlib)
+
     return Path(_root())
 
 

@@ -90,14 +90,17 @@ def test_help_is_what_argparses_own_formatter_writes(
 
 def test_decode_imports_no_module_only_help_or_rare_inputs_need(tmp_path: Path) -> None:
     # shutil (and the bz2 and lzma it imports) for argparse's width, threading for the locks of
-    # generated renderers and projections, gzip for gzipped captures
+    # generated renderers and projections, gzip for gzipped captures, pathlib (and urllib.parse)
+    # for directories (an editable install's import hook has imported those before: forgotten)
     script = (
         "import sys, io, contextlib\n"
+        "for m in ('pathlib', 'urllib.parse', 'importlib.util'): sys.modules.pop(m, None)\n"
         "from kafka_epochs.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    for way in ([], ['--headers-only'], ['--fields', 'error_code']):\n"
         "        main(['decode', sys.argv[1], '--quiet', *way])\n"
-        "print(sorted(m for m in ('shutil', 'threading', 'gzip', 'bz2', 'lzma') if m in sys.modules))\n"
+        "seen = ('shutil', 'threading', 'gzip', 'bz2', 'lzma', 'pathlib', 'urllib.parse', 'importlib.util')\n"
+        "print(sorted(m for m in seen if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(CLIENTS_CAPTURE)], capture_output=True, text=True, check=True, cwd=tmp_path

@@ -1,0 +1,97 @@
+"""``decode``'s inputs are named and found as pathlib named and found them, without pathlib."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from kafka_epochs.cli.decode import CAPTURE_SUFFIXES, capture_inputs, path_text
+
+ODD_TEXTS = [
+    "",
+    ".",
+    "./",
+    "..",
+    "/",
+    "//",
+    "///",
+    "//x/y",
+    "///x//y/",
+    "a/./b/.",
+    "a/../b.pcap",
+    "./captures/",
+    "captures//day 1/",
+    "-",
+    "./-",
+    "[x].pcap",
+    "é/ü.pcapng",
+    ".hidden/.x.pcap",
+    "a/.../b",
+]
+
+
+@pytest.mark.parametrize("text", ODD_TEXTS)
+def test_an_inputs_name_is_what_pathlib_makes_of_it(text: str) -> None:
+    assert path_text(text) == str(PurePosixPath(text))
+
+
+def _by_pathlib(given: str) -> list[str]:
+    """The expansion the command made with pathlib before (the reference)."""
+    path = Path(given)
+    if path.is_dir():
+        return [str(p) for p in sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(CAPTURE_SUFFIXES))]
+    return [str(path)]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "caps"
+    for name in (
+        "a.pcap",
+        "b.pcapng.gz",
+        "notes.txt",
+        "x.pcap.txt",
+        "day 1/c.cap",
+        "day 1/deeper/d.pcap",
+        "day-1/e.pcap",
+        "day.1/f.pcap",
+        "[odd]/g.pcapng",
+        "é/h.pcap",
+        ".hidden/i.pcap",
+        "-dash/j.pcap",
+    ):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(b"")
+    (root / "dir.pcap").mkdir()  # a directory with a capture's name is not a capture
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "k.pcap").write_bytes(b"")
+    (root / "linked-dir").symlink_to(elsewhere, target_is_directory=True)  # not followed
+    (root / "linked.pcap").symlink_to(elsewhere / "k.pcap")  # followed
+    (root / "broken.pcap").symlink_to(tmp_path / "gone.pcap")  # not a file
+    return root
+
+
+@pytest.mark.parametrize("spelling", ["{root}", "{root}/", "{root}//", "{parent}/./caps", "caps", "./caps/", "."])
+def test_a_directory_expands_as_pathlib_expanded_it(tree: Path, spelling: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tree if spelling == "." else tree.parent)
+    given = spelling.format(root=tree, parent=tree.parent)
+    expected = _by_pathlib(given)
+    assert len(expected) == 11  # (ten files and the link to one; not the broken link, nor under the linked directory)
+    assert capture_inputs([given]) == expected
+    assert capture_inputs([Path(given)]) == expected  # (a caller's Path objects too)
+
+
+def test_files_and_standard_input_are_named_as_before(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tree)
+    given = ["./a.pcap", "day 1//c.cap", str(tree / "é" / "h.pcap"), "-", "./-dash/j.pcap"]
+    assert capture_inputs(given) == [x for g in given for x in _by_pathlib(g)]
+    with pytest.raises(ValueError, match="standard input"):
+        capture_inputs(["-", "./-"])
+    with pytest.raises(ValueError, match=r"cannot read missing\.pcap: no such file"):
+        capture_inputs(["./missing.pcap"])
+    os.mkdir("empty")
+    with pytest.raises(ValueError, match="empty is a directory with no capture files"):
+        capture_inputs(["empty/"])
