@@ -85,7 +85,7 @@ def _null_sinks() -> None:
     from kafka_epochs import fused_lines
 
     def frame_sink(self: Any, direction: Any, max_frame_size: int) -> Any:
-        return lambda data, timestamp_ns, out: len(data)
+        return lambda data, timestamp_ns, out, inside: len(data)
 
     fused_lines.LineConnection.frame_sink = frame_sink  # type: ignore[method-assign]
 

@@ -195,13 +195,18 @@ class LineConnection:
         """The capture's lanes hand this the frames of in-order packets (see
         :mod:`~kafka_epochs.capture.pipeline`); it takes those it can take as they are, while
         nothing is buffered and the connection is not handed over, and leaves the rest to
-        :meth:`client`/:meth:`broker`."""
+        :meth:`client`/:meth:`broker`. Data inside a frame begun before goes where its event
+        would have gone: to :meth:`client`/:meth:`broker`, with no event made."""
         client = direction is _CLIENT
         buffer = self._client if client else self._broker
         take = self._request if client else self._response
         limit = min(max_frame_size, buffer.max_frame_size)
+        rest_of_frame = self.client if client else self.broker
 
-        def sink(data: bytes, timestamp_ns: int, out: list[Any]) -> int:
+        def sink(data: bytes, timestamp_ns: int, out: list[Any], inside: bool) -> int:
+            if inside:
+                out += rest_of_frame(data, timestamp_ns)
+                return len(data)
             if self.layered is not None or buffer.buffered or type(data) is not bytes:
                 return 0  # (a packet's data not ``bytes``, from a source of its own: the buffer copies it)
             return _whole_frames(buffer, data, timestamp_ns, take, out, limit)

@@ -23,10 +23,12 @@ A reader that cuts frames itself can be given :class:`Sinks`: a lane's data that
 with nothing pending in its aligner is then offered to the direction's sink, which takes the
 frames it holds whole and puts what it makes of them in the list of events, in their place; the
 aligner follows on from where the sink stopped, and the rest (a frame cut by the packet's end,
-one the sink refuses) is a :class:`StreamData` event as before. No event is made for the bytes
-a sink took, and their sizes are walked once. So that a sink sees its connection as the events
-before it left it, the events not yet handed on are delivered (:meth:`Sinks.deliver`) before it
-is called.
+one the sink refuses) is a :class:`StreamData` event as before. Data that goes on with a frame
+begun in an earlier packet, and ends no later than it, is offered too (a large response comes
+in many packets): the sink takes it as the event's reader would take the event, or refuses it
+whole. No event is made for the bytes a sink took, and their sizes are walked once. So that a
+sink sees its connection as the events before it left it, the events not yet handed on are
+delivered (:meth:`Sinks.deliver`) before it is called.
 """
 
 from __future__ import annotations
@@ -74,10 +76,12 @@ FrameRules = Callable[[Flow, Direction], FrameRule]
 #: A lane's key: a packet's source and destination addresses and ports, its 12 bytes as they are
 #: in the packet (one string is hashed faster than a tuple of four is made and hashed).
 _LaneKey = bytes
-#: A direction's sink (see the module docstring): ``sink(data, timestamp_ns, out)`` takes the
-#: frames ``data`` holds whole from its start, appends what it makes of them to ``out``, and
-#: returns how many bytes it took (0 to ``len(data)``, a frame boundary).
-FrameSink = Callable[[bytes, int, list[Any]], int]
+#: A direction's sink (see the module docstring): ``sink(data, timestamp_ns, out, inside)`` takes
+#: the frames ``data`` holds whole from its start, appends what it makes of them to ``out``, and
+#: returns how many bytes it took (0 to ``len(data)``, a frame boundary). With ``inside``, ``data``
+#: goes on with a frame begun before, and ends no later than it: the sink takes it all (as the
+#: :class:`StreamData` event of it would be taken) and returns ``len(data)``, or takes none (0).
+FrameSink = Callable[[bytes, int, list[Any], bool], int]
 
 
 class Sinks(Protocol):
@@ -201,14 +205,17 @@ class StreamPipeline:
                                     payload = data[start:end]
                                     half.delivered = delivered + len(payload)
                                     taken = 0
-                                    if sink is not None and aligner.at_frame_start(delivered):
+                                    inside = sink is not None and not aligner.at_frame_start(delivered)
+                                    if sink is not None and (
+                                        not inside or aligner.continues_frame(delivered, len(payload))
+                                    ):
                                         if len(out) > delivered_to:
                                             sinks.deliver(out, delivered_to)  # type: ignore[union-attr]
                                         if sink is _UNASKED:
                                             sink = self._ask_sink(key, lane)
                                         if sink is not None:
-                                            taken = sink(payload, timestamp_ns, out)
-                                            if taken:
+                                            taken = sink(payload, timestamp_ns, out, inside)
+                                            if taken and not inside:  # (inside: the frame's end stands)
                                                 aligner.passed(delivered + taken)
                                         delivered_to = len(out)
                                     if taken < len(payload):

@@ -8,6 +8,7 @@ import io
 import zlib
 from typing import Any
 
+import pytest
 from capture_mutations import damaged, real_captures
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,6 +28,8 @@ from kafka_epochs.capture import (
     read_packets,
 )
 from kafka_epochs.capture.pipeline import FrameSink, StreamPipeline
+from kafka_epochs.capture.streams import CaptureStreams
+from kafka_epochs.capture.synth import RecordedConnection, write_capture
 
 CAPTURES = real_captures()
 
@@ -35,12 +38,14 @@ class Reader:
     """Cuts each direction's frames as a reader of the events would (a buffer per direction,
     dropped at a gap or resync), and logs them with everything else that happens, in order.
     As the pipeline's sinks, it takes frames straight from the lanes while it holds nothing of
-    the direction, and refuses those that ``refuse`` names (they reach it again as events)."""
+    the direction, and the rest of a frame it holds the start of, and refuses the frames and
+    rests that ``refuse`` names (they reach it again as events)."""
 
     def __init__(self, refuse: int) -> None:
-        self.refuse = refuse  # refuse a frame whose crc32 is divisible by this (0: none)
+        self.refuse = refuse  # refuse a frame or rest whose crc32 is divisible by this (0: none)
         self.buffers: dict[tuple[Flow, Direction], tuple[bytearray, list[int]]] = {}
         self.taken = 0  # frames taken by a sink
+        self.continued = 0  # rests of frames taken by a sink
 
     # -- as the pipeline's Sinks
 
@@ -49,7 +54,14 @@ class Reader:
         if (flow.client.port + (direction is Direction.CLIENT_TO_BROKER)) % 5 == 0:
             return None  # a direction whose reader takes no sink: its data stays events
 
-        def sink(data: bytes, timestamp_ns: int, out: list[Any]) -> int:
+        def sink(data: bytes, timestamp_ns: int, out: list[Any], inside: bool) -> int:
+            if inside:
+                assert held, "the rest of a frame whose start the reader was not given"
+                if self._refused(data):
+                    return 0
+                self.continued += 1
+                self._more(flow, direction, held, offset, data, timestamp_ns, out)
+                return len(data)
             if held:
                 return 0
             pos = 0
@@ -80,16 +92,7 @@ class Reader:
                 held, offset = self.buffers.setdefault((event.flow, event.direction), (bytearray(), [0]))
                 if not held:
                     offset[0] = event.stream_offset  # (a chunk that starts a frame says where it is)
-                held += event.data
-                while len(held) >= 4:
-                    end = 4 + int.from_bytes(held[:4], "big", signed=True)
-                    if len(held) < end:
-                        break
-                    made.append(
-                        ("frame", event.flow, event.direction, offset[0], bytes(held[:end]), event.timestamp_ns)
-                    )
-                    offset[0] += end
-                    del held[:end]
+                self._more(event.flow, event.direction, held, offset, event.data, event.timestamp_ns, made)
             elif type(event) in (Gap, Resync):
                 held, offset = self.buffers.setdefault((event.flow, event.direction), (bytearray(), [0]))
                 offset[0] = event.stream_offset + (event.length if type(event) is Gap else 0)
@@ -101,6 +104,20 @@ class Reader:
             elif type(event) in (StreamStart, PacketError):
                 made.append(("event", comparable(event)))
         return made
+
+    @staticmethod
+    def _more(
+        flow: Flow, direction: Direction, held: bytearray, offset: list[int], data: bytes, at: int, made: list[Any]
+    ) -> None:
+        """A direction's next bytes: the frames they complete, logged."""
+        held += data
+        while len(held) >= 4:
+            end = 4 + int.from_bytes(held[:4], "big", signed=True)
+            if len(held) < end:
+                break
+            made.append(("frame", flow, direction, offset[0], bytes(held[:end]), at))
+            offset[0] += end
+            del held[:end]
 
     def _refused(self, frame: bytes) -> bool:
         return self.refuse > 0 and zlib.crc32(frame) % self.refuse == 0
@@ -166,6 +183,37 @@ def test_misbehaving_connections_give_the_events_frames(
     steps: list[tuple[int, int, int, int, int, int]], options: bool, refuse: int
 ) -> None:
     assert_same(pcap_file(_story_frames(steps, options), nanoseconds=True), refuse)
+
+
+def recut(data: bytes, mss: int) -> bytes:
+    """A capture of the same connections whose data is cut into segments of ``mss`` bytes or
+    fewer (frames then cross packets: the rest of a frame is offered to its sink)."""
+    connections: dict[Flow, RecordedConnection] = {}
+    for event in CaptureStreams(io.BytesIO(data), align_frames=False):
+        if type(event) is StreamData:
+            flow = event.flow
+            recorded = connections.get(flow)
+            if recorded is None:
+                ends = ((flow.client.address, flow.client.port), (flow.broker.address, flow.broker.port))
+                recorded = connections[flow] = RecordedConnection(*ends)
+            side = "client" if event.direction is Direction.CLIENT_TO_BROKER else "broker"
+            recorded.chunks.append((event.timestamp_ns, side, event.data))
+    out = io.BytesIO()
+    write_capture(out, list(connections.values()), mss=mss)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("mss", [300, 90, 3])
+def test_frames_across_packets_give_the_events_frames(mss: int) -> None:
+    recut_capture = recut(CAPTURES["clients.pcap"], mss)
+    continued = 0
+    for refuse in (0, 3):
+        assert_same(recut_capture, refuse)
+        reader = Reader(refuse)
+        pipeline = StreamPipeline(sinks=reader)
+        reader.read(pipeline.records(list(read_packets(io.BytesIO(recut_capture)))))
+        continued += reader.continued
+    assert continued >= 10  # (the rests of frames were offered, and taken)
 
 
 def test_without_lanes_no_sink_is_asked() -> None:

@@ -119,6 +119,12 @@ class FrameAligner:
         there by someone else only need :meth:`passed` to keep the aligner in step."""
         return self._frame_end == offset and self._synced and self._skip_to < 0 and not self._header
 
+    def continues_frame(self, offset: int, length: int) -> bool:
+        """Whether the ``length`` bytes at stream offset ``offset`` lie inside the frame being
+        followed, with nothing pending before them (in sync, its size field whole, nothing to
+        skip): :meth:`take` would hand them on as they are, its state unchanged."""
+        return offset + length <= self._frame_end and self._synced and self._skip_to < 0 and not self._header
+
     def passed(self, end: int) -> None:
         """Whole frames of sizes within :attr:`max_size` were taken from :meth:`at_frame_start`'s
         offset up to ``end``, where the next frame starts (what :meth:`take` would have followed)."""
