@@ -63,6 +63,8 @@ class LocalAudit:
         return len(self.rows)
 
     def incidents(self, limit: int | None = None) -> Iterator[dict[str, Any]]:
+        if limit is not None and limit < 0:  # (a slice would drop rows from the end, and say nothing)
+            raise ValueError(f"limit is a count of incidents, 0 or more, not {limit}")
         chosen = self.rows if limit is None else self.rows[:limit]
         return ({name: row[name] for name in INCIDENT_COLUMNS} for row in chosen)
 

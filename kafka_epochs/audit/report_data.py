@@ -32,6 +32,7 @@ from kafka_epochs.report.model import (
     PartitionView,
     ReportData,
     Summary,
+    check_limits,
 )
 from kafka_epochs.report.strays import with_strays
 
@@ -56,6 +57,7 @@ def report_data(
 ) -> ReportData:
     """The report of judged ``events`` (each with the cluster and topic name it was judged with),
     their ``incidents`` in capture order, the ``timeline`` and the ``summary``."""
+    check_limits(max_partitions, max_incidents, max_markers)
     per_partition: dict[PartitionKey, int] = {}
     for row in incidents:
         if row["partition"] is not None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_epochs.cli.options import (
     add_spark_options,
     arrow_installed,
+    at_least,
     capture_paths,
     report_installed,
     spark_installed,
@@ -71,7 +72,7 @@ def add_audit_command(commands: Any) -> None:
     )
     aud.add_argument("--timeline", action="store_true", help="also print the leader epochs seen, per partition")
     aud.add_argument(
-        "--rows", type=int, default=50, metavar="N", help="incidents printed in words or table (default 50)"
+        "--rows", type=at_least(0), default=50, metavar="N", help="incidents printed in words or table (default 50)"
     )
     aud.add_argument("--out", type=Path, help="also write the tables (incidents, timeline) under this directory")
     aud.add_argument("--out-format", choices=("parquet", "json"), default="parquet", help="format of --out")
@@ -110,7 +111,7 @@ def add_audit_command(commands: Any) -> None:
     )
     aud.add_argument(
         "--report-partitions",
-        type=int,
+        type=at_least(0),
         default=20,
         metavar="N",
         help="partitions the report draws, those with the most incidents first (default 20)",
@@ -136,9 +137,6 @@ def add_audit_command(commands: Any) -> None:
 def run_audit(args: argparse.Namespace) -> int:
     if args.follow:
         return _follow(args)
-    if args.rows < 0:
-        print("kafka-epochs: --rows takes a count, 0 or more", file=sys.stderr)
-        return 2
     inputs = table_paths(args.inputs) if args.table else capture_paths(args.inputs)
     if inputs is None or (args.report is not None and not report_installed()):
         return 2

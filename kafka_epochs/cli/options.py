@@ -128,8 +128,10 @@ def add_spark_options(parser: argparse.ArgumentParser) -> None:
 def tcp_port(text: str) -> int:
     """A ``--port`` value: a TCP port, 1 to 65535 (any other number is a typo, which would
     otherwise follow nothing and say nothing)."""
+    from kafka_epochs.capture.network.tcp import PORTS  # (only when a port is given)
+
     port = _integer(text)
-    if not 1 <= port <= 65535:
+    if port not in PORTS:
         raise argparse.ArgumentTypeError(f"{text} is not a TCP port (1 to 65535)")
     return port
 

@@ -175,3 +175,15 @@ class ReportData:
     control_requests_left_out: int = 0
     title: str = "kafka-epochs audit"
     sources: list[str] = field(default_factory=list)  # the captures or tables audited
+
+
+def check_limits(max_partitions: int, max_incidents: int, max_markers: int) -> None:
+    """ValueError for a negative limit of what a report shows: both engines cut their ranked
+    lists by slicing, and a negative slice would drop from the end (a report silently short)."""
+    for name, limit in (
+        ("max_partitions", max_partitions),
+        ("max_incidents", max_incidents),
+        ("max_markers", max_markers),
+    ):
+        if limit < 0:
+            raise ValueError(f"{name} is a count, 0 or more, not {limit}")

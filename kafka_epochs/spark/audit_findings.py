@@ -54,6 +54,8 @@ class SparkFindings:
         return sum(self.summary.counts.values())
 
     def incidents(self, limit: int | None = None) -> Iterator[dict[str, Any]]:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit is a count of incidents, 0 or more, not {limit}")
         ordered = self._ordered()
         if limit is not None:
             return (row.asDict() for row in ordered.limit(limit).collect())

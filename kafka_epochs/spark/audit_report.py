@@ -32,6 +32,7 @@ from kafka_epochs.report.model import (
     PartitionView,
     ReportData,
     Summary,
+    check_limits,
 )
 from kafka_epochs.report.strays import with_strays
 from kafka_epochs.spark.audit_counts import frame_counts, unreadable_reasons
@@ -63,6 +64,7 @@ def write_audit_report(
 def report_data(
     result: AuditResult, *, max_partitions: int = 20, max_incidents: int = 50, max_markers: int = 500
 ) -> ReportData:
+    check_limits(max_partitions, max_incidents, max_markers)
     # every table below is read several times: the events (unpacked from their shares when
     # read), the verdicts (which the incident tables are built from) and the incidents are
     # computed once, then dropped

@@ -6,6 +6,7 @@ import json
 
 from pyspark.sql.datasource import InputPartition
 
+from kafka_epochs.capture.network.tcp import PORTS
 from kafka_epochs.protocol_refs import ProtocolRef, protocol_ref
 
 __all__ = ["FORMAT", "CapturePartition", "option_ints", "option_paths", "option_ports", "option_specs"]
@@ -42,7 +43,7 @@ def option_ports(options: dict[str, str]) -> list[int] | None:
     """Option ``ports``: TCP ports (a number outside 1 to 65535 is a typo that would follow nothing)."""
     ports = option_ints(options, "ports")
     for port in ports or ():
-        if not 1 <= port <= 65535:
+        if port not in PORTS:
             raise ValueError(f"{FORMAT}: ports takes TCP ports (1 to 65535), not {port}")
     return ports
 

@@ -14,8 +14,10 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from kafka_epochs.audit.findings import arrow_schemas
+from kafka_epochs.audit.local import audit_captures
 from kafka_epochs.cli import main
 from kafka_epochs.samples import CLIENTS_CAPTURE, SAMPLE_CAPTURE
 
@@ -89,3 +91,19 @@ def test_captures_not_read_whole_are_named_and_exit_1(tmp_path: Path) -> None:
 def test_what_the_in_process_engine_refuses() -> None:
     code, _, err = run("audit", "/nonexistent/captures")
     assert code == 2 and "no capture files there" in err
+
+
+def test_negative_counts_are_refused_not_sliced_from_the_end() -> None:
+    """``rows[:-1]`` would be every incident but the last; a report of ``ranked[:-3]`` partitions
+    would draw all but three, each silently."""
+    found = audit_captures([str(SAMPLE_CAPTURE)])
+    assert len(list(found.incidents(limit=0))) == 0 and len(list(found.incidents(limit=1))) == 1
+    with pytest.raises(ValueError, match="0 or more, not -1"):
+        found.incidents(limit=-1)
+    found.partitions = -3
+    with pytest.raises(ValueError, match="max_partitions is a count, 0 or more, not -3"):
+        found.report_data()
+    found.partitions = 1
+    with pytest.raises(ValueError, match="max_markers is a count"):
+        found.report_data(max_markers=-1)
+    assert len(found.report_data().partitions) == 1

@@ -131,6 +131,10 @@ def test_decode_imports_no_module_only_help_or_rare_inputs_need(tmp_path: Path) 
         (["spark-decode", "x.pcap", "--out", "o", "--port", "65536"], "65536 is not a TCP port"),
         (["spark-decode", "x.pcap", "--out", "o", "--flow-buckets", "0"], "argument --flow-buckets: 0 is less than 1"),
         (["audit", "x.pcap", "--split-mb", "-1"], "argument --split-mb: -1 is less than 0"),
+        (["audit", "x.pcap", "--rows", "-1"], "argument --rows: -1 is less than 0"),
+        (["audit", "x.pcap", "--follow", "--rows", "-1"], "argument --rows: -1 is less than 0"),
+        # (a slice of the ranked partitions would have dropped the last 3 and drawn the rest)
+        (["audit", "x.pcap", "--report-partitions", "-3"], "argument --report-partitions: -3 is less than 0"),
     ],
 )
 def test_a_number_no_run_could_use_is_refused_as_it_is_parsed(argv: list[str], refusal: str) -> None:

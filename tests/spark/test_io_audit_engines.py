@@ -110,6 +110,24 @@ def test_the_story_in_words_and_tables(spark: Any, cases: dict[str, list[str]], 
         assert table.to_pylist() == spark_tables[name].to_pylist()
 
 
+def test_both_engines_refuse_negative_counts(spark: Any, cases: dict[str, list[str]]) -> None:
+    """A negative count would slice from the end of a ranked list: a report or a listing short by
+    that many, silently."""
+    from kafka_epochs.audit.local import audit_captures
+    from kafka_epochs.spark.audit_findings import SparkFindings
+    from kafka_epochs.spark.audit_report import report_data
+    from kafka_epochs.spark.epoch_audit import audit as spark_audit
+    from kafka_epochs.spark.job import read_captures
+
+    paths = cases["story"][:1]
+    with pytest.raises(ValueError, match="max_partitions is a count, 0 or more, not -1"):
+        report_data(spark_audit(read_captures(spark, paths)), max_partitions=-1)
+    with pytest.raises(ValueError, match="0 or more, not -2"):
+        SparkFindings(spark_audit(read_captures(spark, paths)), "local").incidents(limit=-2)
+    with pytest.raises(ValueError, match="0 or more, not -2"):
+        audit_captures(paths).incidents(limit=-2)
+
+
 @pytest.mark.parametrize("case", ["story", "together", "two clusters"])
 def test_both_engines_draw_the_same_report(spark: Any, cases: dict[str, list[str]], case: str, tmp_path: Path) -> None:
     from kafka_epochs.audit.local import audit_captures

@@ -15,6 +15,8 @@ PSH = 0x08
 ACK = 0x10
 
 TCP_MIN_HEADER = 20
+#: The ports a TCP connection can use (0 is reserved: a port given as 0 is a typo).
+PORTS = range(1, 65536)
 SEQ_MODULUS = 1 << 32
 
 _TCP = struct.Struct(">HHIIH")
