@@ -28,6 +28,7 @@ from kafka_epochs.cli.options import (
     at_least,
     capture_paths,
     report_installed,
+    seconds,
     spark_installed,
     table_paths,
 )
@@ -88,10 +89,10 @@ def add_audit_command(commands: Any) -> None:
         metavar="DIR",
         help="--follow's state (frames read, checkpoint, incidents printed): the same DIR resumes a follow",
     )
-    aud.add_argument("--trigger-seconds", type=float, default=5.0, help="--follow: how often to look (default 5)")
+    aud.add_argument("--trigger-seconds", type=seconds, default=5.0, help="--follow: how often to look (default 5)")
     aud.add_argument(
         "--settle-seconds",
-        type=float,
+        type=seconds,
         default=2.0,
         help="--follow: a file unchanged this long is complete (default 2)",
     )

@@ -148,6 +148,18 @@ def at_least(minimum: int) -> Any:
     return count
 
 
+def seconds(text: str) -> float:
+    """A duration option's type: seconds, 0 or more (a negative one would fail only once the
+    follow had started, in Spark's trigger or in a sleep)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):  # (NaN fails this too)
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds, 0 or more")
+    return value
+
+
 def _integer(text: str) -> int:
     try:
         return int(text)

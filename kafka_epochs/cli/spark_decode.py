@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kafka_epochs.cli.options import add_spark_options, capture_paths, spark_installed
+from kafka_epochs.cli.options import add_spark_options, at_least, capture_paths, spark_installed
 
 #: The data source columns that decoding replaces (decode_frames gives its own of these names).
 _DECODED_AGAIN = ("frame", "direction", "correlation_id")
@@ -36,7 +36,7 @@ def add_spark_decode_command(commands: Any) -> None:
     )
     dec.add_argument(
         "--partitions",
-        type=int,
+        type=at_least(1),
         metavar="N",
         help="decode in N partitions (default: Spark's parallelism when the captures give fewer)",
     )

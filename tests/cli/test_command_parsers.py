@@ -135,6 +135,12 @@ def test_decode_imports_no_module_only_help_or_rare_inputs_need(tmp_path: Path) 
         (["audit", "x.pcap", "--follow", "--rows", "-1"], "argument --rows: -1 is less than 0"),
         # (a slice of the ranked partitions would have dropped the last 3 and drawn the rest)
         (["audit", "x.pcap", "--report-partitions", "-3"], "argument --report-partitions: -3 is less than 0"),
+        # (-5 was taken, and spread nothing; 0 meant the default)
+        (["spark-decode", "x.pcap", "--out", "o", "--partitions", "0"], "argument --partitions: 0 is less than 1"),
+        # (a negative settle time failed in time.sleep once the follow had started)
+        (["audit", "d", "--follow", "--settle-seconds", "-1"], "-1 is not a number of seconds, 0 or more"),
+        (["audit", "d", "--follow", "--trigger-seconds", "nan"], "nan is not a number of seconds"),
+        (["audit", "d", "--follow", "--trigger-seconds", "5s"], "'5s' is not a number of seconds"),
     ],
 )
 def test_a_number_no_run_could_use_is_refused_as_it_is_parsed(argv: list[str], refusal: str) -> None:
@@ -153,3 +159,9 @@ def test_the_numbers_a_run_can_use_are_taken() -> None:
         ["spark-decode", "x.pcap", "--out", "o", "--flow-buckets", "1", "--split-mb", "0"]
     )
     assert (args.flow_buckets, args.split_mb) == (1, 0)
+    args = build_parser("spark-decode").parse_args(["spark-decode", "x.pcap", "--out", "o", "--partitions", "1"])
+    assert args.partitions == 1
+    args = build_parser("audit").parse_args(
+        ["audit", "d", "--follow", "--settle-seconds", "0", "--trigger-seconds", "0.5"]
+    )
+    assert (args.settle_seconds, args.trigger_seconds) == (0.0, 0.5)
