@@ -40,7 +40,8 @@ def add_decode_command(commands: Any) -> None:
         metavar="CAPTURE",
         help="pcap or pcapng files, optionally gzipped, or directories of them; '-' reads standard "
         "input (e.g. tcpdump -w - | kafka-epochs decode -), as does no CAPTURE with a pipe or file "
-        f"on standard input. The bundled sample to try: {SAMPLE_CAPTURE_FILE}",
+        "on standard input, and a named pipe is read the same way (e.g. <(zcat old.pcap.gz)). "
+        f"The bundled sample to try: {SAMPLE_CAPTURE_FILE}",
     )
     add_protocol_option(dec)
     dec.add_argument(
@@ -150,12 +151,14 @@ def _count(text: str) -> int:
 
 
 def capture_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """The capture files ``paths`` name: files as given, directories expanded (sorted), ``-`` kept;
-    none given, standard input when it is a pipe or a file.
+    """The capture files ``paths`` name: files as given, directories expanded (sorted), ``-`` and
+    named pipes kept (a shell's ``<(zcat capture.pcap.gz)`` is one); none given, standard input
+    when it is a pipe or a file.
 
-    Raises ValueError with a one-line reason for a path that does not exist, a directory with
-    no captures in it, or no capture at all: a script whose capture variable came out empty
-    must fail, not decode something else.
+    Raises ValueError with a one-line reason for a path that does not exist, one that is no
+    file, directory or pipe (a device, a socket), a directory with no captures in it, a pipe
+    named twice, or no capture at all: a script whose capture variable came out empty must
+    fail, not decode something else.
     """
     if not paths:
         if not stdin_is_data():
@@ -174,13 +177,27 @@ def capture_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
             if not inside:
                 raise ValueError(f"{path} is a directory with no capture files in it ({', '.join(CAPTURE_SUFFIXES)})")
             found.extend(inside)
-        elif os.path.isfile(path):
+        elif os.path.isfile(path) or is_pipe(path):
             found.append(path)
+        elif os.path.exists(path):
+            raise ValueError(f"cannot read {path}: it is not a file, a directory or a pipe")
         else:
             raise ValueError(f"cannot read {path}: no such file or directory")
     if found.count(STDIN) > 1:
         raise ValueError("standard input ('-') can be read only once")
+    for path in found:
+        if found.count(path) > 1 and is_pipe(path):
+            raise ValueError(f"{path} is a pipe, which can be read only once")
     return found
+
+
+def is_pipe(path: str) -> bool:
+    """Whether ``path`` names a pipe (a named one, or a shell's ``/dev/fd/N``): read live, as
+    standard input is, and only once."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def path_text(text: str) -> str:
@@ -298,7 +315,7 @@ def run_decode(args: argparse.Namespace) -> int:
     )
     summary = DecodeSummary()
     printed = Printed()
-    live = STDIN in inputs
+    live = any(p == STDIN or is_pipe(p) for p in inputs)
     total = None if live else sum(os.stat(p).st_size for p in inputs)
     progress = Progress(total) if sys.stderr.isatty() and not args.quiet else None
     if args.format == "table":
@@ -384,7 +401,7 @@ def _batches(
 
 
 class _open:
-    """The capture's bytes behind a :class:`CountingReader`; standard input is read live."""
+    """The capture's bytes behind a :class:`CountingReader`; standard input and pipes are read live."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -394,7 +411,7 @@ class _open:
         if self.path == STDIN:
             return CountingReader(sys.stdin.buffer, live=True)
         self.file = open(self.path, "rb")
-        return CountingReader(self.file)
+        return CountingReader(self.file, live=is_pipe(self.path))
 
     def __exit__(self, *exc: object) -> None:
         if self.file is not None:

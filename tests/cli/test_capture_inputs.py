@@ -1,13 +1,19 @@
-"""``decode``'s inputs are named and found as pathlib named and found them, without pathlib."""
+"""``decode``'s inputs: named and found as pathlib named and found them (without pathlib), and
+named pipes read live."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import threading
 from pathlib import Path, PurePosixPath
 
 import pytest
 
+from kafka_epochs.cli import main
 from kafka_epochs.cli.decode import CAPTURE_SUFFIXES, capture_inputs, path_text
+from kafka_epochs.samples import SAMPLE_CAPTURE
 
 ODD_TEXTS = [
     "",
@@ -95,3 +101,41 @@ def test_files_and_standard_input_are_named_as_before(tree: Path, monkeypatch: p
     os.mkdir("empty")
     with pytest.raises(ValueError, match="empty is a directory with no capture files"):
         capture_inputs(["empty/"])
+
+
+def _fed_pipe(tmp_path: Path, data: bytes) -> tuple[str, threading.Thread]:
+    """A named pipe, and a thread that writes ``data`` into it once a reader opens it."""
+    pipe = str(tmp_path / "live.pcap")
+    os.mkfifo(pipe)
+
+    def feed() -> None:
+        with open(pipe, "wb") as out:
+            out.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    return pipe, writer
+
+
+def test_a_pipe_is_read_live_as_standard_input_is(tmp_path: Path) -> None:
+    """A shell's ``<(zcat capture.pcap.gz)`` is a pipe at /dev/fd/N: it was refused as "no such
+    file or directory", though it exists and reads as standard input does."""
+    pipe, writer = _fed_pipe(tmp_path, SAMPLE_CAPTURE.read_bytes())
+    assert capture_inputs([pipe]) == [pipe]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["decode", pipe, "--fields", "error_code"])
+    writer.join(5)
+    whole = io.StringIO()
+    with contextlib.redirect_stdout(whole), contextlib.redirect_stderr(io.StringIO()):
+        main(["decode", str(SAMPLE_CAPTURE), "--fields", "error_code"])
+    assert code == 0 and out.getvalue() == whole.getvalue() and out.getvalue().count("\n") > 30
+
+
+def test_what_is_no_file_directory_or_pipe_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"cannot read /dev/null: it is not a file, a directory or a pipe"):
+        capture_inputs(["/dev/null"])
+    pipe = str(tmp_path / "twice")
+    os.mkfifo(pipe)
+    with pytest.raises(ValueError, match="is a pipe, which can be read only once"):
+        capture_inputs([pipe, pipe])
