@@ -168,6 +168,7 @@ def capture_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
             )
         paths = [STDIN]
     found: list[str] = []
+    pipes: set[str] = set()
     for given in paths:
         path = path_text(os.fspath(given))
         if path == STDIN:
@@ -177,7 +178,12 @@ def capture_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
             if not inside:
                 raise ValueError(f"{path} is a directory with no capture files in it ({', '.join(CAPTURE_SUFFIXES)})")
             found.extend(inside)
-        elif os.path.isfile(path) or is_pipe(path):
+        elif os.path.isfile(path):
+            found.append(path)
+        elif is_pipe(path):
+            if path in pipes:
+                raise ValueError(f"{path} is a pipe, which can be read only once")
+            pipes.add(path)
             found.append(path)
         elif os.path.exists(path):
             raise ValueError(f"cannot read {path}: it is not a file, a directory or a pipe")
@@ -185,9 +191,6 @@ def capture_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
             raise ValueError(f"cannot read {path}: no such file or directory")
     if found.count(STDIN) > 1:
         raise ValueError("standard input ('-') can be read only once")
-    for path in found:
-        if found.count(path) > 1 and is_pipe(path):
-            raise ValueError(f"{path} is a pipe, which can be read only once")
     return found
 
 
