@@ -15,8 +15,10 @@ no segment, classification or per-layer event in between. The direction's other 
 an RST, bytes out of order or while something waits) go to the reassembler straight, with the
 flow and halves the lane knows; so does a SYN-ACK answering a SYN whose direction has its lane;
 and a segment of a connection already closed (its last ACK) is only counted, as the reassembler
-would. Whatever else (other links, IPv6, a SYN, a packet of a direction with no lane) goes the
-layered way, which also makes the lanes; the two give the same events (a test holds them equal
+would. A SYN that opens a connection on a Kafka port, of a 4-tuple nothing is known of, is
+classified and opened without a segment, and makes its direction's lane. Whatever else (other
+links, IPv6, a SYN of a known 4-tuple, a packet of a direction with no lane) goes the layered
+way, which also makes the lanes; the two give the same events (a test holds them equal
 over real, damaged, reordered and misbehaving captures).
 
 A reader that cuts frames itself can be given :class:`Sinks`: a lane's data that starts a frame
@@ -288,6 +290,17 @@ class StreamPipeline:
                         if opposite is not None and not opposite[1].started:
                             out += self._syn_answered(key, opposite, seq, ack, timestamp_ns, record.index)
                             continue
+                    elif (
+                        lane is None
+                        and offset_flags & _LANE_FLAGS == SYN
+                        and start == end
+                        and not fragment & FRAGMENT_BITS
+                        and TCP_START + 20 <= start <= len(data)
+                    ):
+                        opened = self._syn_opens(key, seq, timestamp_ns, record.index)
+                        if opened is not None:
+                            out += opened
+                            continue
             out += self._layered(record, key)
         return out
 
@@ -305,6 +318,24 @@ class StreamPipeline:
         if key is not None:
             self._lay(key, segment)
         return events
+
+    def _syn_opens(self, key: _LaneKey, seq: int, timestamp_ns: int, packet: int) -> Sequence[StreamEvent] | None:
+        """A SYN (no ACK, no bytes, no FIN) that opens a Kafka connection nothing is known of:
+        what the layered way makes of it (its direction's start and lane), without a segment.
+        None where it is anything else (a known 4-tuple, another port, a full table): nothing
+        was changed, and the layered way takes it."""
+        source, destination = self.dissector.endpoints(key)
+        decision = self.classifier.opening(source, destination)
+        if decision is None:
+            return None
+        flow, direction = decision
+        events: list[FlowEvent] = []
+        connection = self.reassembler.open_by_syn(flow, direction, seq, timestamp_ns, packet, events)
+        if connection is None:
+            return None  # (the classifier's decision stands: the layered way finds it made)
+        aligned = self._aligned(events)
+        self._make_lane(key, flow, direction, connection)
+        return aligned
 
     def _syn_answered(
         self, key: _LaneKey, opposite: _Lane, seq: int, ack: int, timestamp_ns: int, packet: int

@@ -19,9 +19,9 @@ from kafka_epochs.values import fields_of
 CAPTURES = real_captures()
 
 
-def run(data: bytes, lanes: bool) -> tuple[list[Any], dict[str, Any], int]:
+def run(data: bytes, lanes: bool, **options: Any) -> tuple[list[Any], dict[str, Any], int]:
     """Every event (and the counts) of a capture, and how many packets took a lane."""
-    pipeline = StreamPipeline(lanes=lanes)
+    pipeline = StreamPipeline(lanes=lanes, **options)
     layered = 0
     take_layered = pipeline.segment
 
@@ -41,6 +41,8 @@ def run(data: bytes, lanes: bool) -> tuple[list[Any], dict[str, Any], int]:
     except CaptureFormatError as e:
         events.append(("refused", str(e)))
     events.extend(pipeline.finish())
+    events.append(dict(pipeline.classifier._decided))  # what each 4-tuple was found to be, in order
+    events.append(list(pipeline.classifier._not_kafka))
     stats = fields_of(pipeline.stats)
     return events, stats, packets - layered
 
@@ -62,9 +64,9 @@ def comparable(event: Any) -> Any:
     return event
 
 
-def assert_same(data: bytes) -> int:
-    fast_events, fast_stats, laned = run(data, lanes=True)
-    slow_events, slow_stats, _ = run(data, lanes=False)
+def assert_same(data: bytes, **options: Any) -> int:
+    fast_events, fast_stats, laned = run(data, lanes=True, **options)
+    slow_events, slow_stats, _ = run(data, lanes=False, **options)
     assert fast_stats == slow_stats
     assert len(fast_events) == len(slow_events)
     for number, (fast, slow) in enumerate(zip(fast_events, slow_events, strict=True)):
@@ -169,3 +171,73 @@ def test_bad_records_between_laned_packets() -> None:
     assert_same(bytes(damaged))
     assert any(isinstance(r, BadRecord) for r in read_packets(io.BytesIO(bytes(damaged))))
     assert events
+
+
+def _opening_stories() -> list[tuple[int, bytes]]:
+    """SYNs of every kind, one after another: to a Kafka port (the usual opening), from one,
+    between two, repeated, reusing a closed 4-tuple and an open one, to another port twice, and
+    after an idle spell long enough for a sweep."""
+    at = 1_700_000_000_000_000_000
+    frames: list[tuple[int, bytes]] = []
+
+    def conversation(client: tuple[str, int], broker: tuple[str, int], isn: int) -> Conversation:
+        return Conversation(client=client, broker=broker, client_isn=isn, broker_isn=isn + 77)
+
+    def take(c: Conversation) -> None:
+        nonlocal at
+        for _, frame in c.frames:
+            at += 1000
+            frames.append((at, frame))
+        c.frames.clear()
+
+    usual = conversation(("10.0.0.1", 50000), ("10.0.0.2", 9092), 100)
+    usual.handshake()
+    usual.send("c", request_frame(3, 12, 1, "app", b""))
+    take(usual)
+    backwards = conversation(("10.0.0.2", 9092), ("10.0.0.3", 40000), 200)  # the SYN comes from the Kafka port
+    backwards.handshake()
+    take(backwards)
+    both = conversation(("10.0.0.4", 9092), ("10.0.0.5", 9092), 300)  # both ends on it
+    both.handshake()
+    take(both)
+    repeated = conversation(("10.0.0.1", 50001), ("10.0.0.2", 9092), 400)
+    repeated.add(repeated.segment("c", SYN, seq=400, ack=0))
+    repeated.handshake()  # the SYN again, answered
+    take(repeated)
+    usual.close()
+    take(usual)
+    again = conversation(("10.0.0.1", 50000), ("10.0.0.2", 9092), 5000)  # the closed 4-tuple reused
+    again.handshake()
+    take(again)
+    reopened = conversation(("10.0.0.1", 50001), ("10.0.0.2", 9092), 9000)  # an open one's 4-tuple
+    reopened.handshake()
+    take(reopened)
+    elsewhere = conversation(("10.0.0.1", 50002), ("10.0.0.2", 8080), 600)  # no Kafka port
+    elsewhere.handshake()
+    elsewhere.send("c", b"GET / HTTP/1.1\r\n\r\n")
+    take(elsewhere)
+    elsewhere_again = conversation(("10.0.0.1", 50002), ("10.0.0.2", 8080), 700)  # judged not Kafka
+    elsewhere_again.handshake()
+    take(elsewhere_again)
+    at += 40 * 1_000_000_000  # an idle spell: the next SYN is due a sweep first
+    late = conversation(("10.0.0.1", 50003), ("10.0.0.2", 9092), 800)
+    late.handshake()
+    take(late)
+    return frames
+
+
+def test_syns_that_open_connections_give_the_layered_events() -> None:
+    frames = _opening_stories()
+    data = pcap_file(frames, nanoseconds=True)
+    laned = assert_same(data)
+    assert laned >= 8  # (the openings of a Kafka port's fresh 4-tuples, their SYN-ACKs, the data)
+    for max_connections in (1, 2, 3):  # a full table: the oldest evicted first, the layered way
+        assert_same(data, max_connections=max_connections)
+    assert_same(data, ports=[8080], auto_detect_ports=False)
+    assert_same(data, ports=[40000, 9092])
+    # each SYN alone (no answers), as a SYN flood's are
+    syns = [(t, f) for t, f in frames if f[14 + 20 + 13] & (SYN | ACK) == SYN]
+    assert len(syns) == 10
+    # the three fresh 4-tuples of a Kafka port open without a segment; the repeated SYN, the
+    # reused 4-tuples (already decided), port 8080's and the one a sweep is due for do not
+    assert assert_same(pcap_file(syns, nanoseconds=True)) == 3

@@ -97,6 +97,21 @@ class FlowClassifier:
         (a look that decides nothing)."""
         return self._decided.get((segment.source, segment.destination))
 
+    def opening(self, source: Endpoint, destination: Endpoint) -> _Decision | None:
+        """:meth:`classify` of a SYN without ACK from ``source`` to ``destination``, where it
+        decides at once: a connection on a Kafka port of which nothing is known (else None,
+        and nothing changed: :meth:`classify` judges it)."""
+        ports = self.ports
+        source_on, destination_on = source.port in ports, destination.port in ports
+        if not (source_on or destination_on) or (source, destination) in self._decided:
+            return None
+        pair = _pair(source, destination)
+        if pair in self._not_kafka or pair in self._undecided:
+            return None
+        # (as _flow_on_ports: the end on a Kafka port is the broker; on both, the SYN's sender is the client)
+        flow = Flow(destination, source) if source_on and not destination_on else Flow(source, destination)
+        return self._decide(flow, source, destination)
+
     def take_released(self) -> list[tuple[Flow, Direction, Segment]]:
         released, self._released = self._released, []
         return released
@@ -122,7 +137,7 @@ class FlowClassifier:
             undecided = self._undecided.pop(pair, None)
             flow = self._flow_on_ports(segment, undecided)
             if undecided is None:
-                return self._decide(flow, segment)
+                return self._decide(flow, segment.source, segment.destination)
             self._release(flow, [*undecided.segments, segment])
             return None
         if not self.auto_detect:
@@ -144,18 +159,19 @@ class FlowClassifier:
             client = source if source.port > destination.port else destination
         return Flow(client, destination if client == source else source)
 
-    def _decide(self, flow: Flow, segment: Segment) -> _Decision:
+    def _decide(self, flow: Flow, source: Endpoint, destination: Endpoint) -> _Decision:
+        """Both directions of ``flow`` decided; the one from ``source`` to ``destination``."""
         decided = self._decided
         decided[(flow.client, flow.broker)] = (flow, Direction.CLIENT_TO_BROKER)
         decided[(flow.broker, flow.client)] = (flow, Direction.BROKER_TO_CLIENT)
-        found = decided[(segment.source, segment.destination)]
+        found = decided[(source, destination)]
         while len(decided) > MAX_REMEMBERED:
             decided.popitem(last=False)
         return found
 
     def _release(self, flow: Flow, segments: list[Segment]) -> None:
         for held in segments:
-            flow, direction = self._decide(flow, held)
+            flow, direction = self._decide(flow, held.source, held.destination)
             self._released.append((flow, direction, held))
 
     def _reject(self, pair: _Pair, segments: int) -> None:

@@ -15,6 +15,7 @@ from kafka_epochs.errors import DecodeError
 NOT_IP = "not IP"
 _U16 = struct.Struct(">H")
 _PORTS = struct.Struct(">HH")
+_KEY_PORTS = struct.Struct(">8xHH")  # the ports of ETHERNET_IPV4_TCP_KEYED's 12 bytes
 FRAGMENT_BITS = 0x3FFF  # IPv4 more-fragments flag and fragment offset
 NOT_TCP = "not TCP"
 _ADDRESS_CACHE_LIMIT = 1 << 16
@@ -84,6 +85,18 @@ class Dissector:
                     )
                     return _new_tuple(Segment, segment)
         return self._segment_by_layers(packet)
+
+    def endpoints(self, ends: bytes) -> tuple[Endpoint, Endpoint]:
+        """(source, destination) of the 12 bytes of addresses and ports that
+        :data:`ETHERNET_IPV4_TCP_KEYED` reads, as :meth:`segment` names them."""
+        source_port, destination_port = _KEY_PORTS.unpack_from(ends)
+        source_address, destination_address = ends[:4], ends[4:8]
+        endpoints = self._endpoints
+        return (
+            endpoints.get((source_address, source_port)) or self._endpoint(source_address, source_port),
+            endpoints.get((destination_address, destination_port))
+            or self._endpoint(destination_address, destination_port),
+        )
 
     def _segment_by_layers(self, packet: Packet) -> Segment | str:
         link_type = packet.link_type

@@ -152,6 +152,23 @@ class StreamReassembler:
         )
         return out
 
+    def open_by_syn(
+        self, flow: Flow, direction: Direction, seq: int, timestamp_ns: int, packet: int, out: list[FlowEvent]
+    ) -> TcpConnection | None:
+        """:meth:`feed` of a SYN without ACK, bytes, FIN or RST, where it opens a connection with
+        nothing else to do: none is open on ``flow``, the table has room and no sweep is due
+        (else None, and nothing changed). The new connection; its direction's start is in ``out``."""
+        if flow in self._connections or len(self._connections) >= self._max_connections:
+            return None
+        if timestamp_ns >= self.next_sweep_ns:
+            return None
+        self.stats.segments += 1
+        connection = self._open(flow, timestamp_ns, packet, out)
+        connection.last_ns = timestamp_ns
+        half = connection.client_to_broker if direction is Direction.CLIENT_TO_BROKER else connection.broker_to_client
+        half.start((seq + 1) & SEQ_MASK, False, timestamp_ns, packet, out)  # the SYN takes one sequence number
+        return connection
+
     def carry(
         self,
         flow: Flow,
