@@ -456,6 +456,18 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
         else:
             found = sorted(p for p in glob.glob(str(path)) if os.path.isfile(p))
         if not found:
-            raise FileNotFoundError(f"{given}: no capture files there")
+            raise FileNotFoundError(_nothing_there(given, path))
         out.extend(str(Path(p).resolve()) for p in found)
     return list(dict.fromkeys(out))
+
+
+def _nothing_there(given: str, path: Path) -> str:
+    """Why ``given`` names no capture file, for the message."""
+    if path.is_fifo():  # (a shell's <(zcat x.pcap.gz) too)
+        return (
+            f"{given} is a pipe, and these captures are read by path, in ranges and more than once: "
+            "save it to a file first (`kafka-epochs decode` reads pipes)"
+        )
+    if path.exists():
+        return f"{given} is not a file or a directory"
+    return f"{given}: no capture files there"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shlex
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -88,9 +89,17 @@ def test_captures_not_read_whole_are_named_and_exit_1(tmp_path: Path) -> None:
     assert code == 0 and "not read whole" not in out
 
 
-def test_what_the_in_process_engine_refuses() -> None:
+def test_what_the_in_process_engine_refuses(tmp_path: Path) -> None:
     code, _, err = run("audit", "/nonexistent/captures")
     assert code == 2 and "no capture files there" in err
+    # a pipe (a shell's <(zcat x.pcap.gz) is one) is read in ranges and more than once: refused
+    # saying so, before anything is opened (opening a named pipe with no writer would block)
+    pipe = tmp_path / "live.pcap"
+    os.mkfifo(pipe)
+    code, _, err = run("audit", str(pipe))
+    assert code == 2 and f"{pipe} is a pipe" in err and "save it to a file first" in err
+    code, _, err = run("audit", "/dev/null")
+    assert code == 2 and "/dev/null is not a file or a directory" in err
 
 
 def test_negative_counts_are_refused_not_sliced_from_the_end() -> None:
