@@ -32,7 +32,8 @@ from bench_decode import FIELDS, REAL  # noqa: E402  (after the path is set)
 
 CAPTURES = ("kafka-python", "aiokafka", "confluent-kafka", "kafkajs")
 MODES = {"decode": [], "--fields": ["--fields", FIELDS], "--headers-only": ["--headers-only"]}
-_RUN = "import sys; from kafka_epochs.cli import main; sys.exit(main())"
+#: what the ``kafka-epochs`` script runs (``cli.run``; a tree from before it existed: ``sys.exit(main())``)
+_RUN = "import sys; from kafka_epochs import cli; cli.run() if hasattr(cli, 'run') else sys.exit(cli.main())"
 
 
 def instructions(tree: Path, args: list[str], command: list[str] | None = None) -> int:
