@@ -12,7 +12,7 @@ is the way nearly every frame goes, made once per (api key, version, kind).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from kafka_epochs.errors import DecodeError
 from kafka_epochs.wire.message import Message, read_replacing
@@ -138,15 +138,29 @@ def read_header(cls: Any, data: bytes, version: int, strict: bool, notes: list[s
     return header, pos
 
 
-class FramePlan(NamedTuple):
-    """How a protocol decodes frames of one (api key, version, kind)."""
+class FramePlan:
+    """How a protocol decodes frames of one (api key, version, kind).
 
-    layouts: list[Protocol]  # the layouts that define it (several: the body chooses)
-    header_version: int
-    header_class: Any
-    layout: Protocol  # the first layout (the only one, when body_class is given)
-    body_class: Any  # the message class when one layout defines it (None: several do)
-    notes: tuple[str, ...]  # warnings every decode of it carries (an unstable version)
+    (A plain class, not a ``NamedTuple``: this module's annotations are strings, and typing
+    compiles each string field of a ``NamedTuple`` when the class is made, at every start.)"""
+
+    __slots__ = ("body_class", "header_class", "header_version", "layout", "layouts", "notes")
+
+    def __init__(
+        self,
+        layouts: list[Protocol],
+        header_version: int,
+        header_class: Any,
+        layout: Protocol,
+        body_class: Any,
+        notes: tuple[str, ...],
+    ) -> None:
+        self.layouts = layouts  # the layouts that define it (several: the body chooses)
+        self.header_version = header_version
+        self.header_class = header_class
+        self.layout = layout  # the first layout (the only one, when body_class is given)
+        self.body_class = body_class  # the message class when one layout defines it (None: several do)
+        self.notes = notes  # warnings every decode of it carries (an unstable version)
 
 
 def read_body(

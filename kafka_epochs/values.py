@@ -23,8 +23,6 @@ from typing import Any, ClassVar, TypeVar
 
 __all__ = ["FrozenValue", "Value", "fields_of", "replace"]
 
-V = TypeVar("V", bound="Value")
-
 
 class Value:
     """A mutable value (unhashable, as a dataclass with ``eq`` is unless frozen)."""
@@ -78,6 +76,10 @@ class FrozenValue(Value):
 def fields_of(value: Value) -> dict[str, Any]:
     """A value's fields by name, in order."""
     return dict(zip(value._fields, value._values(), strict=True))
+
+
+#: (made after the class, so that its bound is the class, not a name typing would compile at import)
+V = TypeVar("V", bound=Value)
 
 
 def replace(value: V, **changes: Any) -> V:

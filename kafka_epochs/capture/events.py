@@ -8,7 +8,8 @@ boundary again after a gap or a mid-stream start, and ``Discarded`` counts the c
 skipped to get there. ``PacketError`` reports a packet or file record that could not be read.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: with it, each field of Endpoint and Flow (NamedTuples)
+# would be annotated by a string, which typing compiles as the class is made, at every start.
 
 from enum import StrEnum
 from typing import NamedTuple

@@ -13,9 +13,6 @@ from kafka_epochs.wire.schema import FieldInfo
 from kafka_epochs.wire.support import MissingField
 from kafka_epochs.wire.uuids import parse_uuid, uuid_text
 
-T = TypeVar("T", bound="Struct")
-M = TypeVar("M", bound="Message")
-
 Decoder = Callable[[bytes, int, int], tuple[Any, int]]
 Encoder = Callable[[Any, list[bytes]], None]
 
@@ -85,6 +82,10 @@ class Struct:
                 int(t): base64.b64decode(v) for t, v in data["_unknown_tags"].items()
             }
         return obj
+
+
+#: (made after its class, so that its bound is the class, not a name typing would compile at import)
+T = TypeVar("T", bound=Struct)
 
 
 class Message(Struct):
@@ -163,6 +164,10 @@ class Message(Struct):
         from kafka_epochs.wire.checked import explain
 
         raise explain(cls, data, offset, end, version)
+
+
+#: (as T)
+M = TypeVar("M", bound=Message)
 
 
 def read_replacing(cls: Any, data: bytes, offset: int, version: int, end: int) -> tuple[Any, int, list[str]]:

@@ -122,6 +122,31 @@ def test_decode_imports_no_module_only_help_or_rare_inputs_need(tmp_path: Path) 
     assert lines.stdout and (lines.stdout, lines.returncode) == (plain.stdout, plain.returncode), lines.stderr
 
 
+def test_decode_makes_typing_compile_no_annotation() -> None:
+    """A ``NamedTuple`` whose fields are annotated as strings (``from __future__ import
+    annotations``), or a ``TypeVar`` bound by a class's name, has typing compile each string
+    when its module is imported: 0.4 million instructions apiece, 17 million (1.3%) of a
+    ``decode --fields`` of kafka-python's capture when the decode path had 43."""
+    script = (
+        "import sys, io, contextlib, typing\n"
+        "made = []\n"
+        "plain = typing.ForwardRef.__init__\n"
+        "def counted(self, arg, *args, **kwargs):\n"
+        "    made.append(arg)\n"
+        "    plain(self, arg, *args, **kwargs)\n"
+        "typing.ForwardRef.__init__ = counted\n"
+        "from kafka_epochs.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    for way in ([], ['--headers-only'], ['--fields', 'error_code,topics[].partitions[].leader_epoch']):\n"
+        "        main(['decode', sys.argv[1], '--quiet', *way])\n"
+        "print(made)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(CLIENTS_CAPTURE)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout
+
+
 @pytest.mark.parametrize(
     ("argv", "refusal"),
     [

@@ -11,7 +11,8 @@ References: the pcap format (draft-ietf-opsawg-pcap) and the pcapng format
 (draft-ietf-opsawg-pcapng), both maintained at https://github.com/IETF-OPSAWG-WG.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: with it, each field of PcapFileHeader (NamedTuples)
+# would be annotated by a string, which typing compiles as the class is made, at every start.
 
 import struct
 from typing import Any, NamedTuple

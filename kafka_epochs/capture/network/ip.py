@@ -6,7 +6,8 @@ show up as a gap in the stream. IPv6 extension headers are skipped. Checksums ar
 captures taken on a sending host see checksums the network card fills in later.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: with it, each field of IpPacket (NamedTuples)
+# would be annotated by a string, which typing compiles as the class is made, at every start.
 
 import struct
 from typing import NamedTuple

@@ -1,6 +1,7 @@
 """TCP headers, and the segment a captured packet amounts to."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: with it, each field of Segment and TcpHeader (NamedTuples)
+# would be annotated by a string, which typing compiles as the class is made, at every start.
 
 import struct
 from typing import NamedTuple
