@@ -468,6 +468,8 @@ def _nothing_there(given: str, path: Path) -> str:
             f"{given} is a pipe, and these captures are read by path, in ranges and more than once: "
             "save it to a file first (`kafka-epochs decode` reads pipes)"
         )
+    if path.is_dir():
+        return f"{given} is a directory with no capture files in it ({', '.join(CAPTURE_SUFFIXES)})"
     if path.exists():
         return f"{given} is not a file or a directory"
     return f"{given}: no capture files there"

@@ -100,6 +100,11 @@ def test_what_the_in_process_engine_refuses(tmp_path: Path) -> None:
     assert code == 2 and f"{pipe} is a pipe" in err and "save it to a file first" in err
     code, _, err = run("audit", "/dev/null")
     assert code == 2 and "/dev/null is not a file or a directory" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("no capture")
+    code, _, err = run("audit", str(empty))
+    assert code == 2 and f"{empty} is a directory with no capture files in it (.pcap" in err
 
 
 def test_negative_counts_are_refused_not_sliced_from_the_end() -> None:
