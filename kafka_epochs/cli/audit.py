@@ -136,13 +136,15 @@ def add_audit_command(commands: Any) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
+    if not arrow_installed():  # (every way of auditing reads Arrow: said before anything is read)
+        return 2
     if args.follow:
         return _follow(args)
     inputs = table_paths(args.inputs) if args.table else capture_paths(args.inputs)
     if inputs is None or (args.report is not None and not report_installed()):
         return 2
     engine = choose_engine(args, inputs)
-    if not (spark_installed() if engine == "spark" else arrow_installed()):
+    if engine == "spark" and not spark_installed():
         return 2
     found = _audit_here(args, inputs) if engine == "local" else _audit_on_spark(args, inputs)
     Printer(args, found.engine, len(inputs)).print(found)

@@ -11,12 +11,15 @@ import io
 import json
 import os
 import shlex
+import subprocess
+import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
+import kafka_epochs
 from kafka_epochs.audit.findings import arrow_schemas
 from kafka_epochs.audit.local import audit_captures
 from kafka_epochs.cli import main
@@ -105,6 +108,25 @@ def test_what_the_in_process_engine_refuses(tmp_path: Path) -> None:
     (empty / "notes.txt").write_text("no capture")
     code, _, err = run("audit", str(empty))
     assert code == 2 and f"{empty} is a directory with no capture files in it (.pcap" in err
+
+
+def test_an_install_without_pyarrow_is_told_what_the_audit_needs(tmp_path: Path) -> None:
+    """A plain ``pip install kafka-epochs`` has no PyArrow (the spark extra brings it): the audit
+    says so and how to get it, before any capture is read (it raised ModuleNotFoundError while
+    naming its inputs, from a module that imports PyArrow)."""
+    root = Path(kafka_epochs.__file__).resolve().parents[1]
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(root)!r})\n"  # (-S: no site-packages, so no PyArrow, as a plain install)
+        "from kafka_epochs.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    for argv in (["audit", str(SAMPLE_CAPTURE)], ["audit", "--follow", str(tmp_path)]):
+        done = subprocess.run(
+            [sys.executable, "-S", "-c", script, *argv], capture_output=True, text=True, check=False, cwd=tmp_path
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == "kafka-epochs: the audit needs pyarrow: pip install 'kafka-epochs[spark]'\n"
 
 
 def test_negative_counts_are_refused_not_sliced_from_the_end() -> None:
