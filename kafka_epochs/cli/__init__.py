@@ -124,16 +124,17 @@ def _version() -> str:
 
 #: Allocations between two passes of the cyclic garbage collector in the command's own process
 #: (Python's default is 700).
-COLLECTOR_THRESHOLD = 10_000
+COLLECTOR_THRESHOLD = 50_000
 
 
 def _tune_collector() -> None:
     """Decoding a capture makes and drops millions of small objects, nearly all freed by their
     reference counts, few in cycles: the cyclic collector's pass every 700 allocations mostly
-    walks objects about to go anyway. Every 10,000 saves about 3% of ``decode``'s CPU on a real
-    capture (paired runs), for at most about a megabyte of cyclic garbage held a little longer. A caller
-    that runs :func:`main` in its own process (tests, notebooks) passes ``argv`` and keeps its
-    settings."""
+    walks objects about to go anyway. Every 10,000 saved about 3% of ``decode``'s CPU on a real
+    capture (paired runs), every 50,000 another 0.65% of the instructions of ``decode --fields``
+    (kafka-python's capture), for at most a few megabytes of cyclic garbage held a little longer
+    (x8's peak: 32.4 to 33.0 MB). A caller that runs :func:`main` in its own process (tests,
+    notebooks) passes ``argv`` and keeps its settings."""
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(COLLECTOR_THRESHOLD, older, oldest)
 
