@@ -325,15 +325,20 @@ def run_decode(args: argparse.Namespace) -> int:
         sys.stdout.write(TABLE_HEADER + "\n")
     print_one = Printer(args, selected, summary, printed, live)
     several = len(inputs) > 1
+    interrupted = False
     try:
         for capture, batch in _batches(inputs, protocol, args, summary, printed, progress, print_one.fused):
             print_one(batch, capture if several else None)
+    except KeyboardInterrupt:  # Ctrl-C, as a live capture is stopped: what was decoded stands, and is summed up
+        interrupted = True
     finally:
         if progress is not None:
             progress.close()
         print_one.flush()
     if not args.quiet:
         print(summary_text(summary, printed, selected), file=sys.stderr)
+        if interrupted:
+            print("stopped by Ctrl-C: requests still waiting for an answer are not counted", file=sys.stderr)
     if printed.unreadable:
         return 2
     return 1 if printed.problems or printed.record_errors else 0

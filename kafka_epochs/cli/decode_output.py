@@ -120,8 +120,9 @@ class Printer:
         """Write the lines held (all of them: a live capture's, as each exchange completes)."""
         if self.lines:
             self.lines.append("")
-            sys.stdout.write("\n".join(self.lines))
-            self.lines.clear()
+            text = "\n".join(self.lines)
+            self.lines.clear()  # (before writing: a write cut short by Ctrl-C is not written again)
+            sys.stdout.write(text)
         if self.live:
             sys.stdout.flush()
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path, PurePosixPath
 
@@ -14,6 +17,8 @@ import pytest
 from kafka_epochs.cli import main
 from kafka_epochs.cli.decode import CAPTURE_SUFFIXES, capture_inputs, path_text
 from kafka_epochs.samples import SAMPLE_CAPTURE
+
+SCRIPT_DIR = Path(sys.executable).parent
 
 ODD_TEXTS = [
     "",
@@ -139,3 +144,48 @@ def test_what_is_no_file_directory_or_pipe_is_refused_by_name(tmp_path: Path) ->
     os.mkfifo(pipe)
     with pytest.raises(ValueError, match="is a pipe, which can be read only once"):
         capture_inputs([pipe, pipe])
+
+
+def test_ctrl_c_stops_a_live_decode_with_what_it_decoded(tmp_path: Path) -> None:
+    """``tcpdump -w - | kafka-epochs decode -`` is stopped by Ctrl-C: the lines printed so far
+    stand, the summary is printed and says it was stopped, and the exit status is the decode's
+    (it was a traceback of KeyboardInterrupt, and no summary)."""
+    pipe = tmp_path / "live.pcap"
+    os.mkfifo(pipe)
+    decode = subprocess.Popen(
+        [str(SCRIPT_DIR / "kafka-epochs"), "decode", str(pipe)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert decode.stdout is not None
+    with open(pipe, "wb") as feed:  # (opened once the decode opens it to read; held open: live)
+        feed.write(SAMPLE_CAPTURE.read_bytes())
+        feed.flush()
+        lines = [decode.stdout.readline() for _ in range(37)]  # each printed as its answer came
+        decode.send_signal(signal.SIGINT)  # while it waits for more
+        rest, errors = decode.communicate(timeout=60)
+    assert decode.returncode == 0, errors
+    assert b"Traceback" not in errors and b"stopped by Ctrl-C" in errors
+    assert b"37 exchanges: 37 pairs" in errors and rest == b""
+    assert all(line.startswith(b'{"kind": "pair"') for line in lines)
+
+
+def test_lines_cut_short_by_ctrl_c_are_not_written_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while lines are being written (a reader slower than the decode): the lines held are
+    given up before the write, so the flush after the interrupt writes nothing again."""
+    from kafka_epochs.cli.decode_output import Printer
+
+    written: list[str] = []
+
+    class Interrupted(io.StringIO):
+        def write(self, text: str) -> int:
+            written.append(text)
+            if len(written) == 1:
+                raise KeyboardInterrupt
+            return len(text)
+
+    monkeypatch.setattr(sys, "stdout", Interrupted())
+    printer = Printer.__new__(Printer)  # (only its lines and liveness matter to flush)
+    printer.lines, printer.live = ["one", "two"], False
+    with pytest.raises(KeyboardInterrupt):
+        printer.flush()
+    printer.flush()
+    assert written == ["one\ntwo\n"]
