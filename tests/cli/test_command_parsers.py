@@ -51,6 +51,15 @@ def test_anything_but_a_command_gets_every_parser() -> None:
     assert "choose from 'generate', 'catalogue', 'decode', 'spark-decode', 'audit'" in err.getvalue()
 
 
+def on_clients_capture(script: str, cwd: Path | None = None) -> str:
+    """What ``python -c script CLIENTS_CAPTURE`` prints: a run of the command in a process of its
+    own (what it imports and makes at start is the point, and this process has it all loaded)."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(CLIENTS_CAPTURE)], capture_output=True, text=True, check=True, cwd=cwd
+    )
+    return done.stdout
+
+
 def test_decode_imports_no_other_commands_module_nor_what_it_does_not_use() -> None:
     script = (
         "import sys, io, contextlib\n"
@@ -60,10 +69,7 @@ def test_decode_imports_no_other_commands_module_nor_what_it_does_not_use() -> N
         "    main()\n"
         "print(sorted(m for m in sys.modules if m.startswith('kafka_epochs.')))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(CLIENTS_CAPTURE)], capture_output=True, text=True, check=True
-    )
-    loaded = ast.literal_eval(done.stdout)
+    loaded = ast.literal_eval(on_clients_capture(script))
     assert "kafka_epochs.cli.decode" in loaded
     assert not {"kafka_epochs.cli.audit", "kafka_epochs.cli.generate", "kafka_epochs.cli.spark_decode"} & set(loaded)
     # nor what this run does not use: pcapng reading (a pcap file), projections (no --fields)
@@ -102,10 +108,7 @@ def test_decode_imports_no_module_only_help_or_rare_inputs_need(tmp_path: Path) 
         "seen = ('shutil', 'threading', 'gzip', 'bz2', 'lzma', 'pathlib', 'urllib.parse', 'importlib.util')\n"
         "print(sorted(m for m in seen if m in sys.modules))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(CLIENTS_CAPTURE)], capture_output=True, text=True, check=True, cwd=tmp_path
-    )
-    assert done.stdout.strip() == "[]", done.stderr
+    assert on_clients_capture(script, cwd=tmp_path).strip() == "[]"
     # a gzipped capture still reads (gzip imported when one is met)
     packed = tmp_path / "clients.pcap.gz"
     packed.write_bytes(gzip.compress(CLIENTS_CAPTURE.read_bytes()))
@@ -141,10 +144,8 @@ def test_decode_makes_typing_compile_no_annotation() -> None:
         "        main(['decode', sys.argv[1], '--quiet', *way])\n"
         "print(made)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(CLIENTS_CAPTURE)], capture_output=True, text=True, check=True
-    )
-    assert done.stdout.strip() == "[]", done.stdout
+    made = on_clients_capture(script)
+    assert made.strip() == "[]", made
 
 
 @pytest.mark.parametrize(
