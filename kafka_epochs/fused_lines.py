@@ -209,7 +209,16 @@ class LineConnection:
                 return len(data)
             if self.layered is not None or buffer.buffered or type(data) is not bytes:
                 return 0  # (a packet's data not ``bytes``, from a source of its own: the buffer copies it)
-            return _whole_frames(buffer, data, timestamp_ns, take, out, limit)
+            taken = _whole_frames(buffer, data, timestamp_ns, take, out, limit)
+            if len(data) - taken >= 4:
+                # A frame that begins here and goes on in later packets (a fetch response comes
+                # in several): buffered as its event would have buffered it, and its end is
+                # what the pipeline's aligner follows.
+                end = taken + 4 + INT32.unpack_from(data, taken)[0]
+                if len(data) < end <= taken + 4 + limit:
+                    buffer.feed(data[taken:] if taken else data)
+                    return end
+            return taken
 
         return sink
 

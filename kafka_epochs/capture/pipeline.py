@@ -23,9 +23,10 @@ over real, damaged, reordered and misbehaving captures).
 
 A reader that cuts frames itself can be given :class:`Sinks`: a lane's data that starts a frame
 with nothing pending in its aligner is then offered to the direction's sink, which takes the
-frames it holds whole and puts what it makes of them in the list of events, in their place; the
-aligner follows on from where the sink stopped, and the rest (a frame cut by the packet's end,
-one the sink refuses) is a :class:`StreamData` event as before. Data that goes on with a frame
+frames it holds whole and puts what it makes of them in the list of events, in their place, and
+may take the start of a frame the packet's end cuts (to buffer it; it says where that frame
+ends); the aligner follows on from where the sink stopped, and the rest (a frame the sink
+refuses, a size field cut in two) is a :class:`StreamData` event as before. Data that goes on with a frame
 begun in an earlier packet, and ends no later than it, is offered too (a large response comes
 in many packets): the sink takes it as the event's reader would take the event, or refuses it
 whole. No event is made for the bytes a sink took, and their sizes are walked once. So that a
@@ -80,9 +81,12 @@ FrameRules = Callable[[Flow, Direction], FrameRule]
 _LaneKey = bytes
 #: A direction's sink (see the module docstring): ``sink(data, timestamp_ns, out, inside)`` takes
 #: the frames ``data`` holds whole from its start, appends what it makes of them to ``out``, and
-#: returns how many bytes it took (0 to ``len(data)``, a frame boundary). With ``inside``, ``data``
-#: goes on with a frame begun before, and ends no later than it: the sink takes it all (as the
-#: :class:`StreamData` event of it would be taken) and returns ``len(data)``, or takes none (0).
+#: returns how many bytes it took (0 to ``len(data)``, a frame boundary); or, having taken those
+#: and the start of a frame that goes on past ``data``'s end (of a size the aligner allows), where
+#: that frame ends, counted from ``data``'s start (more than ``len(data)``). With ``inside``,
+#: ``data`` goes on with a frame begun before, and ends no later than it: the sink takes it all
+#: (as the :class:`StreamData` event of it would be taken) and returns ``len(data)``, or takes
+#: none (0).
 FrameSink = Callable[[bytes, int, list[Any], bool], int]
 
 

@@ -139,6 +139,16 @@ def _tune_collector() -> None:
     gc.set_threshold(COLLECTOR_THRESHOLD, older, oldest)
 
 
+#: The status of a command Ctrl-C stopped, as shells report a command SIGINT ended (128 + 2).
+STOPPED_BY_CTRL_C = 130
+#: What a command stopped part way leaves behind, by command.
+_CUT_SHORT = {
+    "audit": ": the audit is incomplete (what it printed or wrote, if anything, is part of it)",
+    "spark-decode": ": the output may hold part of the frames (run it again with --overwrite)",
+    "generate": ": the output may hold part of the modules (run it again)",
+}
+
+
 def run() -> NoReturn:
     """The ``kafka-epochs`` script and ``python -m kafka_epochs.cli``: :func:`main`, then exit.
 
@@ -180,3 +190,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KafkaEpochsError, OSError, ValueError) as e:
         print(f"kafka-epochs: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C (decode stops itself, and sums up what it read)
+        print(f"kafka-epochs: {words[0]} stopped by Ctrl-C{_CUT_SHORT.get(words[0], '')}", file=sys.stderr)
+        return STOPPED_BY_CTRL_C

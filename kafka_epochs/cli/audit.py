@@ -146,8 +146,11 @@ def run_audit(args: argparse.Namespace) -> int:
     engine = choose_engine(args, inputs)
     if engine == "spark" and not spark_installed():
         return 2
-    found = _audit_here(args, inputs) if engine == "local" else _audit_on_spark(args, inputs)
-    Printer(args, found.engine, len(inputs)).print(found)
+    if engine == "local":
+        found = _audit_here(args, inputs)
+        Printer(args, found.engine, len(inputs)).print(found)
+    else:
+        found = _audit_on_spark(args, inputs)
     summary = found.summary
     # an all-clear is only as good as what it read: never a silent exit 0
     if summary.unreadable:
@@ -187,21 +190,25 @@ def _audit_here(args: argparse.Namespace, inputs: list[str]) -> Findings:
 
 
 def _audit_on_spark(args: argparse.Namespace, inputs: list[str]) -> Findings:
+    """The audit on Spark, printed (its findings are read by Spark jobs as they are printed)."""
     from kafka_epochs.spark.audit_counts import capture_problems
     from kafka_epochs.spark.audit_findings import SparkFindings
     from kafka_epochs.spark.epoch_audit import audit
-    from kafka_epochs.spark.job import captures_for, session
+    from kafka_epochs.spark.job import captures_for, ctrl_c_cancels, session
 
     spark = session(args.master, quiet=args.quiet, conf=dict(args.conf))
-    frames = spark.read.parquet(*inputs) if args.table else captures_for(spark, inputs, args)
-    result = audit(frames, protocol=args.protocol, equal_epoch=_policy(args), cluster_key=args.cluster_by)
-    return SparkFindings(
-        result,
-        spark.sparkContext.master or "?",
-        sources=args.inputs,
-        partitions=args.report_partitions,
-        problems=capture_problems(frames),
-    )
+    with ctrl_c_cancels(spark):
+        frames = spark.read.parquet(*inputs) if args.table else captures_for(spark, inputs, args)
+        result = audit(frames, protocol=args.protocol, equal_epoch=_policy(args), cluster_key=args.cluster_by)
+        found = SparkFindings(
+            result,
+            spark.sparkContext.master or "?",
+            sources=args.inputs,
+            partitions=args.report_partitions,
+            problems=capture_problems(frames),
+        )
+        Printer(args, found.engine, len(inputs)).print(found)
+    return found
 
 
 def choose_engine(args: argparse.Namespace, inputs: list[str]) -> str:

@@ -58,8 +58,7 @@ def add_spark_decode_command(commands: Any) -> None:
 def run_spark_decode(args: argparse.Namespace) -> int:
     if not spark_installed():
         return 2
-    from kafka_epochs.spark.api import decode_frames
-    from kafka_epochs.spark.job import captures_for, decode_summary, session, spread
+    from kafka_epochs.spark.job import ctrl_c_cancels, session
 
     # everything that can be refused is checked before Spark starts: a refusal should not cost a
     # session start-up, nor print a JVM stack trace
@@ -83,6 +82,14 @@ def run_spark_decode(args: argparse.Namespace) -> int:
             return 2
     starting = time.monotonic()
     spark = session(args.master, quiet=args.quiet, conf=dict(args.conf))
+    with ctrl_c_cancels(spark):
+        return _decode(spark, captures, fields, args, starting)
+
+
+def _decode(spark: Any, captures: list[str], fields: list[str], args: argparse.Namespace, starting: float) -> int:
+    from kafka_epochs.spark.api import decode_frames
+    from kafka_epochs.spark.job import captures_for, decode_summary, spread
+
     started = time.monotonic()
     frames = captures_for(spark, captures, args)
     frames = spread(spark, frames, args.partitions)

@@ -68,6 +68,48 @@ def session(
     return spark
 
 
+@contextlib.contextmanager
+def ctrl_c_cancels(spark: SparkSession) -> Iterator[None]:
+    """Within: Ctrl-C cancels the session's jobs, and the block ends in ``KeyboardInterrupt``.
+
+    PySpark's own handler cancels them from the thread Ctrl-C interrupts, which is nearly always
+    inside the py4j call that waits for a job: a call made inside another on one connection,
+    which fails, logs two tracebacks and leaves the job running until the interrupted call
+    returns. Here the cancelling is asked from a thread of its own (its own connection), the
+    waiting call returns with the job's cancellation, and that is raised as the ``KeyboardInterrupt``
+    it is. A second Ctrl-C stops waiting at once."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # (signals reach the main thread only)
+        return
+    pressed = threading.Event()
+
+    def cancel_jobs() -> None:
+        context = spark.sparkContext
+        context.setLogLevel("OFF")  # (the tasks' errors on being cancelled are what was asked for)
+        context.cancelAllJobs()
+
+    def cancel(signum: int, frame: Any) -> None:
+        if pressed.is_set():
+            raise KeyboardInterrupt
+        pressed.set()
+        threading.Thread(target=cancel_jobs, name="ctrl-c", daemon=True).start()
+
+    previous = signal.signal(signal.SIGINT, cancel)
+    try:
+        yield
+    except Exception:
+        if pressed.is_set():  # (what the cancelled job's call raised)
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed.is_set():  # (pressed after the last job ended)
+        raise KeyboardInterrupt
+
+
 #: Where ``--quiet`` sends what the JVM prints on its own (kept, for when something goes wrong).
 JVM_LOG = Path(tempfile.gettempdir()) / "kafka-epochs-spark-jvm.log"
 
