@@ -32,6 +32,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 
 from kafka_epochs.capture import Flow, Gap, PacketError, Resync, StreamData, StreamEnd
 from kafka_epochs.capture.events import StreamEvent
+from kafka_epochs.capture.files.finding import CAPTURE_SUFFIXES, capture_files_under
 from kafka_epochs.capture.files.reader import read_packets
 from kafka_epochs.capture.pipeline import StreamPipeline
 from kafka_epochs.direction import Direction
@@ -51,11 +52,6 @@ from kafka_epochs.protocol_refs import ProtocolRef, resolve
 #: Rows per Arrow batch handed to Spark: large enough to amortise the hand-over, small enough
 #: that a worker holds a bounded amount of frame bytes however large the file is.
 BATCH_ROWS = 2048
-
-
-#: Files a directory contributes: what capture tools write (``.gz`` for compressed ones).
-CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
-
 
 PRODUCE = 0
 
@@ -442,7 +438,8 @@ def _batch(rows: list[FrameRow]) -> pa.RecordBatch:
 
 
 def expand_paths(paths: Sequence[str]) -> list[str]:
-    """Files for the given paths: a file as is, a directory's capture files, a glob's matches.
+    """Files for the given paths: a file as is, the capture files under a directory (at any depth,
+    as ``kafka-epochs decode`` reads a directory), a glob's matches.
 
     Sorted within each path, duplicates dropped, so partition numbers are stable across runs.
     """
@@ -450,7 +447,7 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
     for given in paths:
         path = Path(given).expanduser()
         if path.is_dir():
-            found = sorted(str(p) for p in path.iterdir() if p.is_file() and p.name.endswith(CAPTURE_SUFFIXES))
+            found = capture_files_under(str(path))
         elif path.is_file():
             found = [str(path)]
         else:

@@ -15,13 +15,12 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
+from kafka_epochs.capture.files.finding import CAPTURE_SUFFIXES, capture_files_under
 from kafka_epochs.cli.decode_filters import ExchangeFilter, api_names
 from kafka_epochs.cli.decode_output import TABLE_HEADER, Printed, Printer, Progress, summary_text
 from kafka_epochs.samples import SAMPLE_CAPTURE_FILE
 
-#: The small capture shipped with the package (tests/realclients/make_sample.py makes it).
-#: Files a directory contributes: what capture tools write (``.gz`` for compressed ones).
-CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
+#: What names standard input among the inputs.
 STDIN = "-"
 
 
@@ -174,7 +173,7 @@ def capture_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
         if path == STDIN:
             found.append(path)
         elif os.path.isdir(path):
-            inside = sorted(_capture_files(path), key=lambda p: p.split("/"))  # (as pathlib sorts paths)
+            inside = capture_files_under(path)
             if not inside:
                 raise ValueError(f"{path} is a directory with no capture files in it ({', '.join(CAPTURE_SUFFIXES)})")
             found.extend(inside)
@@ -211,26 +210,6 @@ def path_text(text: str) -> str:
     if text.startswith("//") and not text.startswith("///"):
         root = "//"  # (POSIX leaves two leading slashes to the system)
     return root + "/".join(part for part in text.split("/") if part not in ("", ".")) or "."
-
-
-def _capture_files(directory: str) -> Iterator[str]:
-    """The capture files under ``directory``, at any depth, as ``Path.rglob`` finds them: links
-    to files followed, links to directories not, directories it may not read skipped."""
-    try:
-        with os.scandir(directory) as listing:
-            entries = list(listing)
-    except PermissionError:
-        return
-    for entry in entries:
-        path = entry.name if directory == "." else f"{directory.removesuffix('/')}/{entry.name}"
-        try:
-            is_directory = entry.is_dir() and not entry.is_symlink()
-        except OSError:
-            is_directory = False
-        if is_directory:
-            yield from _capture_files(path)
-        elif entry.name.endswith(CAPTURE_SUFFIXES) and entry.is_file():
-            yield path
 
 
 def stdin_is_data() -> bool:

@@ -24,7 +24,8 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
-from kafka_epochs.frame_rows import CAPTURE_SUFFIXES, capture_frames, to_batches
+from kafka_epochs.capture.files.finding import CAPTURE_SUFFIXES
+from kafka_epochs.frame_rows import capture_frames, to_batches
 from kafka_epochs.spark.source_options import FORMAT, CapturePartition, option_paths, option_ports, option_specs
 
 DEFAULT_SETTLE_SECONDS = 2.0

@@ -14,8 +14,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
+from kafka_epochs.capture.files.finding import CAPTURE_SUFFIXES
 from kafka_epochs.cli import main
-from kafka_epochs.cli.decode import CAPTURE_SUFFIXES, capture_inputs, path_text
+from kafka_epochs.cli.decode import capture_inputs, path_text
 from kafka_epochs.samples import SAMPLE_CAPTURE
 
 SCRIPT_DIR = Path(sys.executable).parent
@@ -93,6 +94,22 @@ def test_a_directory_expands_as_pathlib_expanded_it(tree: Path, spelling: str, m
     assert len(expected) == 11  # (ten files and the link to one; not the broken link, nor under the linked directory)
     assert capture_inputs([given]) == expected
     assert capture_inputs([Path(given)]) == expected  # (a caller's Path objects too)
+
+
+@pytest.mark.parametrize("spelling", ["{root}", "{root}/", "caps", "./caps/"])
+def test_audit_and_spark_decode_read_the_files_decode_reads(
+    tree: Path, spelling: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (they took only a directory's own files, and so audited part of a tree of captures)
+    from kafka_epochs.frame_rows import expand_paths
+
+    monkeypatch.chdir(tree.parent)
+    given = spelling.format(root=tree)
+    decoded = capture_inputs([given])
+    assert expand_paths([given]) == [os.path.realpath(p) for p in decoded]
+    assert any("/deeper/" in p for p in expand_paths([given]))
+    elsewhere = str(tree.parent / "elsewhere" / "k.pcap")  # (the link to a file: one file, named once)
+    assert expand_paths([given, elsewhere]) == [os.path.realpath(p) for p in decoded]
 
 
 def test_files_and_standard_input_are_named_as_before(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
