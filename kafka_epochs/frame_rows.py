@@ -439,7 +439,8 @@ def _batch(rows: list[FrameRow]) -> pa.RecordBatch:
 
 def expand_paths(paths: Sequence[str]) -> list[str]:
     """Files for the given paths: a file as is, the capture files under a directory (at any depth,
-    as ``kafka-epochs decode`` reads a directory), a glob's matches.
+    as ``kafka-epochs decode`` reads a directory), a glob's matches (a directory it matches as a
+    directory given).
 
     Sorted within each path, duplicates dropped, so partition numbers are stable across runs.
     """
@@ -450,8 +451,13 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
             found = capture_files_under(str(path))
         elif path.is_file():
             found = [str(path)]
-        else:
-            found = sorted(p for p in glob.glob(str(path)) if os.path.isfile(p))
+        else:  # a glob: the files it matches, and the captures under the directories it matches
+            found = []
+            for match in sorted(glob.glob(str(path))):
+                if os.path.isdir(match):
+                    found += capture_files_under(match)
+                elif os.path.isfile(match):
+                    found.append(match)
         if not found:
             raise FileNotFoundError(_nothing_there(given, path))
         out.extend(str(Path(p).resolve()) for p in found)

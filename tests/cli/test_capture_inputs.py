@@ -110,6 +110,12 @@ def test_audit_and_spark_decode_read_the_files_decode_reads(
     assert any("/deeper/" in p for p in expand_paths([given]))
     elsewhere = str(tree.parent / "elsewhere" / "k.pcap")  # (the link to a file: one file, named once)
     assert expand_paths([given, elsewhere]) == [os.path.realpath(p) for p in decoded]
+    # a glob's directories too, as the shell's expansion of it would be read (they were dropped)
+    days = capture_inputs([str(tree / "day 1"), str(tree / "day-1"), str(tree / "day.1")])
+    assert len(days) == 4
+    assert expand_paths([f"{tree}/day*"]) == [os.path.realpath(p) for p in days]
+    one_deep = [os.path.realpath(tree / name) for name in ("day-1/e.pcap", "day.1/f.pcap")]
+    assert expand_paths([f"{tree}/day*/*.pcap"]) == one_deep
 
 
 def test_files_and_standard_input_are_named_as_before(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
