@@ -26,10 +26,10 @@ with nothing pending in its aligner is then offered to the direction's sink, whi
 frames it holds whole and puts what it makes of them in the list of events, in their place, and
 may take the start of a frame the packet's end cuts (to buffer it; it says where that frame
 ends); the aligner follows on from where the sink stopped, and the rest (a frame the sink
-refuses, a size field cut in two) is a :class:`StreamData` event as before. Data that goes on with a frame
-begun in an earlier packet, and ends no later than it, is offered too (a large response comes
-in many packets): the sink takes it as the event's reader would take the event, or refuses it
-whole. No event is made for the bytes a sink took, and their sizes are walked once. So that a
+refuses, a size field cut in two) is a :class:`StreamData` event as before. Data that goes on
+with a frame begun in an earlier packet, and ends no later than it, is offered too (a large
+response comes in many packets): the sink takes it as the event's reader would take the event,
+or refuses it whole. No event is made for the bytes a sink took, and their sizes are walked once. So that a
 sink sees its connection as the events before it left it, the events not yet handed on are
 delivered (:meth:`Sinks.deliver`) before it is called.
 """
