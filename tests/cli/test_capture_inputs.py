@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pytest
 
@@ -116,6 +117,27 @@ def test_audit_and_spark_decode_read_the_files_decode_reads(
     assert expand_paths([f"{tree}/day*"]) == [os.path.realpath(p) for p in days]
     one_deep = [os.path.realpath(tree / name) for name in ("day-1/e.pcap", "day.1/f.pcap")]
     assert expand_paths([f"{tree}/day*/*.pcap"]) == one_deep
+
+
+@pytest.mark.parametrize("command", ["decode", "audit", "spark-decode"])
+def test_a_directory_that_cannot_be_listed_is_said_not_skipped(
+    tree: Path, command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kafka_epochs.capture.files import finding
+
+    scandir = os.scandir
+
+    def forbidden(path: str) -> Any:  # (the tests run as root, whom permissions do not stop)
+        if str(path).endswith("/deeper"):
+            raise PermissionError(13, "Permission denied", path)
+        return scandir(path)
+
+    monkeypatch.setattr(finding.os, "scandir", forbidden)
+    argv = [command, str(tree)] + (["--out", str(tree.parent / "out")] if command == "spark-decode" else [])
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"kafka-epochs: cannot list {tree}/day 1/deeper, so its captures cannot be read (permission denied)"
+    )
 
 
 def test_files_and_standard_input_are_named_as_before(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,8 +18,11 @@ CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.
 
 def capture_files_under(directory: str) -> list[str]:
     """The capture files under ``directory``, at any depth, in the order ``sorted(Path.rglob())``
-    gives (links to files followed, links to directories not, directories it may not read
-    skipped), named as ``directory`` joined with their place under it."""
+    gives (links to files followed, links to directories not), named as ``directory`` joined with
+    their place under it.
+
+    Raises PermissionError naming a directory under it that cannot be listed: its captures would
+    be left out of what the caller reads, and nothing would say so (``rglob`` skips it)."""
     return sorted(_walk(directory), key=lambda p: p.split("/"))
 
 
@@ -28,7 +31,7 @@ def _walk(directory: str) -> Iterator[str]:
         with os.scandir(directory) as listing:
             entries = list(listing)
     except PermissionError:
-        return
+        raise PermissionError(f"cannot list {directory}, so its captures cannot be read (permission denied)") from None
     for entry in entries:
         path = entry.name if directory == "." else f"{directory.removesuffix('/')}/{entry.name}"
         try:
