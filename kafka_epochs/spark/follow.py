@@ -37,6 +37,7 @@ from kafka_epochs.protocol_refs import ProtocolLike
 from kafka_epochs.samples import SAMPLE_CAPTURE
 from kafka_epochs.spark.datasource import register
 from kafka_epochs.spark.epoch_audit import extract_events
+from kafka_epochs.spark.job import ctrl_c_cancels
 
 
 class Follow:
@@ -100,11 +101,12 @@ class Follow:
         )
         failed: BaseException | None = None
         try:
-            if once:
-                time.sleep(self.settle_seconds)  # files that landed just before are complete by then
-                query.processAllAvailable()
-            else:
-                query.awaitTermination(None if stop_after is None else max(1, round(stop_after)))
+            with ctrl_c_cancels(self.spark, stop=query.stop):  # (Ctrl-C is how a follow is ended)
+                if once:
+                    time.sleep(self.settle_seconds)  # files that landed just before are complete by then
+                    query.processAllAvailable()
+                else:
+                    query.awaitTermination(None if stop_after is None else max(1, round(stop_after)))
         except KeyboardInterrupt:
             pass
         except Exception as e:  # the query failed (an executor lost, a worker that timed out): said below

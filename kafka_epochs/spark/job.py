@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,8 +69,9 @@ def session(
 
 
 @contextlib.contextmanager
-def ctrl_c_cancels(spark: SparkSession) -> Iterator[None]:
-    """Within: Ctrl-C cancels the session's jobs, and the block ends in ``KeyboardInterrupt``.
+def ctrl_c_cancels(spark: SparkSession, stop: Callable[[], object] | None = None) -> Iterator[None]:
+    """Within: Ctrl-C cancels the session's jobs (or calls ``stop``: a streaming query's), and
+    the block ends in ``KeyboardInterrupt``.
 
     PySpark's own handler cancels them from the thread Ctrl-C interrupts, which is nearly always
     inside the py4j call that waits for a job: a call made inside another on one connection,
@@ -89,7 +90,10 @@ def ctrl_c_cancels(spark: SparkSession) -> Iterator[None]:
     def cancel_jobs() -> None:
         context = spark.sparkContext
         context.setLogLevel("OFF")  # (the tasks' errors on being cancelled are what was asked for)
-        context.cancelAllJobs()
+        if stop is None:
+            context.cancelAllJobs()
+        else:
+            stop()
 
     def cancel(signum: int, frame: Any) -> None:
         if pressed.is_set():

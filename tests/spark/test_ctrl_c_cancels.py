@@ -48,6 +48,15 @@ def test_ctrl_c_cancels_the_jobs_elsewhere_and_the_failed_wait_becomes_keyboard_
     assert signal.getsignal(signal.SIGINT) is before
 
 
+def test_a_streaming_query_is_stopped_instead() -> None:
+    spark = _Session()
+    stopped = threading.Event()
+    with pytest.raises(KeyboardInterrupt), ctrl_c_cancels(spark, stop=stopped.set):  # type: ignore[arg-type]
+        _press_ctrl_c()
+        assert stopped.wait(10)  # (the query's awaitTermination returns once it is stopped)
+    assert spark.sparkContext.asked == [("setLogLevel", "OFF")]  # no job cancelled: the query stops its own
+
+
 def test_ctrl_c_after_the_last_job_still_stops_the_command() -> None:
     spark = _Session()
     with pytest.raises(KeyboardInterrupt), ctrl_c_cancels(spark):  # type: ignore[arg-type]
