@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
@@ -82,6 +82,22 @@ INPUT_FIELDS: list[tuple[str, str]] = [
     ("frame", "binary"),
 ]
 _CONTEXT = ["capture", "seq", "time_ns", "client", "broker", "correlation_id"]
+#: The frame columns a table must have to be audited (the others are context, null when absent).
+REQUIRED_INPUTS = ("frame", "direction", "request_api_key", "request_api_version")
+
+
+def check_frame_columns(names: Iterable[str], where: str = "the frame table") -> None:
+    """Raises ValueError unless ``names`` holds :data:`REQUIRED_INPUTS`: a table without them
+    (``spark-decode``'s output without ``--keep-frames``, say) has no frames to judge, and would
+    be audited as having no incidents."""
+    missing = [name for name in REQUIRED_INPUTS if name not in set(names)]
+    if missing:
+        raise ValueError(
+            f"{where} has no {', '.join(repr(m) for m in missing)} column{'s' if len(missing) > 1 else ''}: "
+            "the audit reads frames, with the columns the kafka-capture data source gives "
+            "(a spark-decode output has them with --keep-frames)"
+        )
+
 
 EVENT_SCHEMA = pa.schema(
     [

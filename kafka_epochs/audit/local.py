@@ -20,7 +20,14 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from kafka_epochs.audit.events import EVENT_SCHEMA, INPUT_FIELDS, LEADER_EPOCH, UNREADABLE, audit_events
+from kafka_epochs.audit.events import (
+    EVENT_SCHEMA,
+    INPUT_FIELDS,
+    LEADER_EPOCH,
+    UNREADABLE,
+    audit_events,
+    check_frame_columns,
+)
 from kafka_epochs.audit.findings import write_table
 from kafka_epochs.audit.incidents import INCIDENT_COLUMNS, TIMELINE_COLUMNS, capture_problems, count_key
 from kafka_epochs.audit.judging import Event, Incident, IncrementalAudit, in_capture_order
@@ -126,11 +133,13 @@ def audit_frame_batches(
 ) -> LocalAudit:
     """The audit of frames given as Arrow batches with at least the columns the Spark engine's
     ``audit(frames)`` reads (``frame``, ``direction``, ``request_api_key``,
-    ``request_api_version``; the context columns are filled with nulls where absent)."""
+    ``request_api_version``: ValueError without them; the context columns are filled with nulls
+    where absent)."""
     ref = protocol_ref(protocol)
     problems: dict[str, tuple[str, int]] = {}
     found = []
     for batch in batches:
+        check_frame_columns(batch.schema.names)
         _note_problems(batch, problems)
         found.append(audit_events(_with_inputs(batch), ref))
     table = pa.Table.from_batches(found, schema=EVENT_SCHEMA)

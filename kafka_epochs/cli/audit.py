@@ -182,7 +182,14 @@ def _audit_here(args: argparse.Namespace, inputs: list[str]) -> Findings:
     if args.table:
         import pyarrow.dataset as ds  # type: ignore[import-untyped]
 
-        found = audit_frame_batches(ds.dataset(inputs, format="parquet").to_batches(), **options)
+        from kafka_epochs.audit.events import check_frame_columns
+
+        # one dataset per input (a directory of part files, as Spark writes a table, or a file)
+        tables = [ds.dataset(path, format="parquet") for path in inputs]
+        for path, table in zip(inputs, tables, strict=True):
+            check_frame_columns(table.schema.names, path)
+        dataset = tables[0] if len(tables) == 1 else ds.dataset(tables)
+        found = audit_frame_batches(dataset.to_batches(), **options)
     else:
         found = audit_captures(inputs, ports=args.port, **options)
     found.sources, found.partitions = list(args.inputs), args.report_partitions

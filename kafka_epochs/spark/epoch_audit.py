@@ -69,6 +69,7 @@ from kafka_epochs.audit.events import (
     REQUEST_EPOCH,
     STOP_REPLICA_EPOCH,
     audit_events,
+    check_frame_columns,
 )
 from kafka_epochs.audit.incidents import TIMELINE_COLUMNS
 from kafka_epochs.audit.judging import (
@@ -356,9 +357,7 @@ def _normalized(frames: DataFrame) -> DataFrame:
     table's order through ``seq`` and the timeline cannot say when (its times are null).
     """
     names = set(frames.columns)
-    for required in ("frame", "direction", "request_api_key", "request_api_version"):
-        if required not in names:
-            raise ValueError(f"audit needs a {required!r} column, as the kafka-capture data source gives it")
+    check_frame_columns(names)
     columns: dict[str, Column] = {}
     for name, kind in INPUT_FIELDS:
         if name in names:
