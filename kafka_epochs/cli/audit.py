@@ -205,7 +205,13 @@ def _audit_on_spark(args: argparse.Namespace, inputs: list[str]) -> Findings:
 
     spark = session(args.master, quiet=args.quiet, conf=dict(args.conf))
     with ctrl_c_cancels(spark):
-        frames = spark.read.parquet(*inputs) if args.table else captures_for(spark, inputs, args)
+        if args.table:
+            from kafka_epochs.audit.events import check_frame_columns
+
+            frames = spark.read.parquet(*inputs)
+            check_frame_columns(frames.columns, ", ".join(inputs))
+        else:
+            frames = captures_for(spark, inputs, args)
         result = audit(frames, protocol=args.protocol, equal_epoch=_policy(args), cluster_key=args.cluster_by)
         found = SparkFindings(
             result,

@@ -161,3 +161,32 @@ def test_both_engines_draw_the_same_report(spark: Any, cases: dict[str, list[str
     # and the command draws it in-process
     code, _, err = audit(*cases[case], "--engine", "local", "--report", str(tmp_path / "page.html"))
     assert code == 0 and "report: " in err and (tmp_path / "page.html").stat().st_size > 10_000
+
+
+def test_frame_tables_audit_alike_on_both_engines_and_a_table_without_frames_is_refused(
+    spark: Any, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+
+    from kafka_epochs.frame_rows import capture_frames, to_batches
+
+    frames = pa.Table.from_batches(list(to_batches(capture_frames(str(SAMPLE_CAPTURE)))))
+    table = tmp_path / "frames"  # (as Spark writes a table: part files in a directory)
+    table.mkdir()
+    half = frames.num_rows // 2
+    pq.write_table(frames.slice(0, half), table / "part-00000.parquet")
+    pq.write_table(frames.slice(half), table / "part-00001.parquet")
+    argv = ["--table", str(table), "--format", "jsonl", "--timeline"]
+    here, there = audit(*argv, "--engine", "local"), audit(*argv, "--engine", "spark")
+    assert here[0] == there[0] == 0
+    assert (
+        sorted(here[1].splitlines())
+        == sorted(there[1].splitlines())
+        == sorted(audit(str(SAMPLE_CAPTURE), "--format", "jsonl", "--timeline", "--engine", "local")[1].splitlines())
+    )
+    decoded = tmp_path / "decoded.parquet"
+    pq.write_table(frames.drop_columns(["frame"]), decoded)
+    for engine in ("local", "spark"):
+        code, out, err = audit("--table", str(decoded), "--engine", engine)
+        assert (code, out) == (2, "")
+        assert err.startswith(f"kafka-epochs: {decoded} has no 'frame' column")
