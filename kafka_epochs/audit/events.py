@@ -90,7 +90,8 @@ def check_frame_columns(names: Iterable[str], where: str = "the frame table") ->
     """Raises ValueError unless ``names`` holds :data:`REQUIRED_INPUTS`: a table without them
     (``spark-decode``'s output without ``--keep-frames``, say) has no frames to judge, and would
     be audited as having no incidents."""
-    missing = [name for name in REQUIRED_INPUTS if name not in set(names)]
+    have = set(names)
+    missing = [name for name in REQUIRED_INPUTS if name not in have]
     if missing:
         raise ValueError(
             f"{where} has no {', '.join(repr(m) for m in missing)} column{'s' if len(missing) > 1 else ''}: "
