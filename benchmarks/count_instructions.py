@@ -11,7 +11,7 @@ slower than a plain run) once to compile bytecode and once to count, for ``decod
 ``--fields`` and ``--headers-only`` on each capture of ``benchmarks/real_shaped.py``'s set (x8
 left out: it takes minutes), and prints both counts and their ratio. Instructions are not time:
 a change that touches more memory (larger batches, say) can cost time with fewer instructions,
-so a figure here backs a timed one (``bench_decode.py``, ``farm-bench``), never replaces it.
+so a figure here backs a timed one (``bench_decode.py``, or paired whole-process runs), never replaces it.
 Needs valgrind (``apt-get install valgrind``).
 """
 

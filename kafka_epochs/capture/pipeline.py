@@ -55,6 +55,7 @@ from kafka_epochs.capture.events import (
     StreamStart,
 )
 from kafka_epochs.capture.files.packets import BadRecord, Packet
+from kafka_epochs.capture.files.runs import RecordRun
 from kafka_epochs.capture.network.dissect import (
     ETHERNET_IPV4_TCP_KEYED,
     ETHERNET_IPV4_TCP_MIN,
@@ -165,38 +166,68 @@ class StreamPipeline:
     def records(self, records: Sequence[Packet | BadRecord]) -> list[StreamEvent]:
         """The events some records of the file complete, in order (:meth:`record` of each, in one
         loop: a lane's packet costs no call of its own); with sinks, what they made is among them,
-        and the events before the last thing a sink made have been delivered already."""
-        if not records:
-            return []
+        and the events before the last thing a sink made have been delivered already. A
+        :class:`~kafka_epochs.capture.files.runs.RecordRun` (what the file readers give) is read
+        from its buffer, with no packet made for a lane's record; other packets are held in runs
+        of their own."""
+        out: list[StreamEvent] = []
+        if type(records) is RecordRun:
+            self._run(records, out, 0)
+            return out
+        delivered_to = 0  # out[:delivered_to] is delivered (or was made by a sink)
+        packets: list[Packet] = []
+        for record in records:
+            if type(record) is Packet:
+                if packets and record.link_type != packets[0].link_type:
+                    delivered_to = self._run(RecordRun.holding(packets), out, delivered_to)
+                    packets = []
+                packets.append(record)
+                continue
+            if packets:
+                delivered_to = self._run(RecordRun.holding(packets), out, delivered_to)
+                packets = []
+            self.stats.packets += 1
+            self.stats.bad_packets += 1
+            self.last_index = record.index
+            out.append(PacketError(record.index, self.last_timestamp_ns, record.error))  # type: ignore[union-attr]
+        if packets:
+            self._run(RecordRun.holding(packets), out, delivered_to)
+        return out
+
+    def _run(self, run: RecordRun, out: list[StreamEvent], delivered_to: int) -> int:
+        """The events of a run of records, appended to ``out``, whose first ``delivered_to`` are
+        delivered (or made by a sink); how many of it are, after."""
+        times = run.times
+        if not times:
+            return delivered_to
         stats = self.stats
-        stats.packets += len(records)
-        self.last_index = records[-1].index
+        stats.packets += len(times)
+        self.last_index = run.last_index
+        self.last_timestamp_ns = times[-1]
         reassembler = self.reassembler
-        lanes = self._lanes if self._use_lanes else None
+        lanes = self._lanes if self._use_lanes and run.link_type == LINKTYPE_ETHERNET else None
         sinks = self._sinks
         unpack_headers = ETHERNET_IPV4_TCP_KEYED.unpack_from
-        out: list[StreamEvent] = []
-        delivered_to = 0  # out[:delivered_to] is delivered (or was made by a sink)
-        for record in records:
-            if type(record) is not Packet:
-                stats.bad_packets += 1
-                out.append(PacketError(record.index, self.last_timestamp_ns, record.error))  # type: ignore[union-attr]
-                continue
-            self.last_timestamp_ns = timestamp_ns = record.timestamp_ns
+        buf = run.buf
+        for i, timestamp_ns, first, last in zip(range(len(times)), times, run.starts, run.ends, strict=True):
+            # the packet is buf[first:last]
             key = None
-            data = record.data
-            if lanes is not None and record.link_type == LINKTYPE_ETHERNET and len(data) >= ETHERNET_IPV4_TCP_MIN:
-                ethertype, version_ihl, total, fragment, protocol, ends, seq, ack, offset_flags = unpack_headers(data)
+            if lanes is not None and last - first >= ETHERNET_IPV4_TCP_MIN:
+                ethertype, version_ihl, total, fragment, protocol, ends, seq, ack, offset_flags = unpack_headers(
+                    buf, first
+                )
                 if ethertype == ETHERTYPE_IPV4 and version_ihl == 0x45 and protocol == PROTO_TCP:
                     key = ends
                     lane = lanes.get(key)
-                    start = TCP_START + (offset_flags >> 12) * 4
-                    end = 14 + total
+                    tcp_header = (offset_flags >> 12) * 4
+                    start = first + TCP_START + tcp_header
+                    end = first + 14 + total
                     if (
                         lane is not None
                         and offset_flags & _LANE_FLAGS == ACK
                         and not fragment & FRAGMENT_BITS
-                        and TCP_START + 20 <= start <= end <= len(data)
+                        and tcp_header >= 20
+                        and start <= end <= last
                     ):
                         half, other, aligner, flow, direction, connection, sink = lane
                         if (
@@ -208,7 +239,7 @@ class StreamPipeline:
                             if start == end or seq == (half.base_seq + delivered) & SEQ_MASK:
                                 stats.segments += 1
                                 if start != end:  # the next bytes (else a bare acknowledgement)
-                                    payload = data[start:end]
+                                    payload = buf[start:end]
                                     half.delivered = delivered + len(payload)
                                     taken = 0
                                     inside = sink is not None and not aligner.at_frame_start(delivered)
@@ -229,7 +260,7 @@ class StreamPipeline:
                                             flow,
                                             direction,
                                             timestamp_ns,
-                                            record.index,
+                                            run.index_of(i),
                                             delivered + taken,
                                             payload[taken:] if taken else payload,
                                         )
@@ -248,7 +279,8 @@ class StreamPipeline:
                     if (
                         not offset_flags & SYN
                         and not fragment & FRAGMENT_BITS
-                        and TCP_START + 20 <= start <= end <= len(data)
+                        and tcp_header >= 20
+                        and start <= end <= last
                         and timestamp_ns < reassembler.next_sweep_ns
                     ):
                         if lane is not None:
@@ -267,10 +299,10 @@ class StreamPipeline:
                                 seq,
                                 ack,
                                 offset_flags & 0xFF,
-                                data[start:end],
+                                buf[start:end],
                                 0,
                                 timestamp_ns,
-                                record.index,
+                                run.index_of(i),
                                 events,
                             )
                             out += self._aligned(events)
@@ -286,27 +318,29 @@ class StreamPipeline:
                         and offset_flags & _LANE_FLAGS == _SYN_ACK
                         and start == end
                         and not fragment & FRAGMENT_BITS
-                        and TCP_START + 20 <= start <= len(data)
+                        and tcp_header >= 20
+                        and start <= last
                         and timestamp_ns < reassembler.next_sweep_ns
                     ):
                         # the answer to a SYN whose direction has its lane (made by the SYN)
                         opposite = lanes.get(ends[4:8] + ends[:4] + ends[10:] + ends[8:10])
                         if opposite is not None and not opposite[1].started:
-                            out += self._syn_answered(key, opposite, seq, ack, timestamp_ns, record.index)
+                            out += self._syn_answered(key, opposite, seq, ack, timestamp_ns, run.index_of(i))
                             continue
                     elif (
                         lane is None
                         and offset_flags & _LANE_FLAGS == SYN
                         and start == end
                         and not fragment & FRAGMENT_BITS
-                        and TCP_START + 20 <= start <= len(data)
+                        and tcp_header >= 20
+                        and start <= last
                     ):
-                        opened = self._syn_opens(key, seq, timestamp_ns, record.index)
+                        opened = self._syn_opens(key, seq, timestamp_ns, run.index_of(i))
                         if opened is not None:
                             out += opened
                             continue
-            out += self._layered(record, key)
-        return out
+            out += self._layered(run.packet(i), key)
+        return delivered_to
 
     def _layered(self, record: Packet, key: _LaneKey | None) -> Sequence[StreamEvent]:
         """A record the lanes do not take, the layered way."""

@@ -428,6 +428,12 @@ def test_damaged_files_give_packets_bad_records_or_a_capture_format_error(
         (formats.pcapng_simple_packet_fixed, "simple_packet", ["original_length"]),
         (formats.pcapng_option_header, "option_header", ["code", "length"]),
         (
+            formats.pcapng_section_header_body,
+            "section_header",
+            ["byte_order_magic", "version_major", "version_minor", "section_length"],
+        ),
+        (formats.pcapng_interface_description_body, "interface_description", ["link_type", "reserved", "snaplen"]),
+        (
             formats.pcap_file_header,
             "pcap_file",
             ["magic", "version_major", "version_minor", "reserved1", "reserved2", "snaplen", "link_type_and_fcs"],

@@ -21,6 +21,7 @@ from kafka_epochs.capture.files.pcap_sync import (
     PcapHeader,
     chains,
 )
+from kafka_epochs.capture.files.runs import RecordRun
 from kafka_epochs.capture.files.source import ByteStream, refill
 
 __all__ = ["PCAP_MAGICS", "read_pcap", "read_pcap_batches"]
@@ -37,10 +38,12 @@ def read_pcap(stream: ByteStream, head: bytes, *, max_record_size: int) -> Itera
         yield from batch
 
 
-def read_pcap_batches(stream: ByteStream, head: bytes, *, max_record_size: int) -> Iterator[list[Packet | BadRecord]]:
-    """:func:`read_pcap`'s records, a list at a time: each list holds what was read before the
-    reader next asks the stream for bytes (so a live capture's records come as they arrive), at
-    most :data:`BATCH_RECORDS` of them."""
+def read_pcap_batches(
+    stream: ByteStream, head: bytes, *, max_record_size: int
+) -> Iterator[RecordRun | list[BadRecord]]:
+    """:func:`read_pcap`'s records, a batch at a time: a :class:`RecordRun` of the packets read
+    before the reader next asks the stream for bytes (so a live capture's records come as they
+    arrive), at most :data:`BATCH_RECORDS` of them; a record that cannot be read, alone in a list."""
     buf = refill(stream, head, 0, formats.PCAP_FILE_HEADER_SIZE)
     if len(buf) < formats.PCAP_FILE_HEADER_SIZE:
         raise CaptureFormatError(
@@ -61,12 +64,15 @@ def read_pcap_batches(stream: ByteStream, head: bytes, *, max_record_size: int) 
     base = 0  # file offset of buf[0]
     index = 0
     previous: int | None = None  # the seconds of the record before
-    batch: list[Packet | BadRecord] = []
+    run: RecordRun | None = None  # the packets read since a run was last handed on
+    times: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
     while True:
         if len(buf) - pos < record_size:
-            if batch:
-                yield batch
-                batch = []
+            if run is not None:
+                yield run
+                run = None
             buf = refill(stream, buf, pos, record_size)
             base += pos
             pos = 0
@@ -83,9 +89,9 @@ def read_pcap_batches(stream: ByteStream, head: bytes, *, max_record_size: int) 
         if (
             seconds != previous or original < captured or fraction >= fraction_limit or captured > max_record_size
         ) and sync.doubtful(seconds, fraction, captured, original, previous, max_record_size):
-            if batch:  # (judging may read ahead)
-                yield batch
-                batch = []
+            if run is not None:  # (judging may read ahead)
+                yield run
+                run = None
             buf, base, pos, problem = _judge(stream, buf, base, pos, sync, previous, max_record_size)
             if problem is not None:
                 yield [BadRecord(index, base + pos, problem)]
@@ -98,9 +104,9 @@ def read_pcap_batches(stream: ByteStream, head: bytes, *, max_record_size: int) 
         start = pos + record_size
         end = start + captured
         if end > len(buf):
-            if batch:
-                yield batch
-                batch = []
+            if run is not None:
+                yield run
+                run = None
             buf = refill(stream, buf, pos, record_size + captured)
             base += pos
             pos = 0
@@ -116,11 +122,17 @@ def read_pcap_batches(stream: ByteStream, head: bytes, *, max_record_size: int) 
                     return
                 pos = found
                 continue
-        time_ns = seconds * 1_000_000_000 + fraction * fraction_ns
-        batch.append(Packet(time_ns, link_type, buf[start:end], 0, index, original, base + pos))
-        if len(batch) == BATCH_RECORDS:
-            yield batch
-            batch = []
+        if run is None:
+            run = RecordRun(buf, base, record_size, link_type, 0, index)
+            times, starts, ends = run.times, run.starts, run.ends
+        times.append(seconds * 1_000_000_000 + fraction * fraction_ns)
+        starts.append(start)
+        ends.append(end)
+        if original != captured:
+            run.originals[len(times) - 1] = original
+        if len(times) == BATCH_RECORDS:
+            yield run
+            run = None
         index += 1
         previous = seconds
         pos = end

@@ -15,8 +15,10 @@ from typing import NamedTuple
 from kafka_epochs.capture.errors import CaptureFormatError
 from kafka_epochs.capture.files import layouts as formats
 from kafka_epochs.capture.files.packets import BadRecord, Packet
+from kafka_epochs.capture.files.pcap import BATCH_RECORDS
 from kafka_epochs.capture.files.pcap_sync import CHAIN
 from kafka_epochs.capture.files.pcapng_sync import Unpack, blocks_chain
+from kafka_epochs.capture.files.runs import RecordRun
 from kafka_epochs.capture.files.source import ByteStream, refill
 
 SUPPORTED_MAJOR_VERSION = 1
@@ -73,11 +75,11 @@ def _parse_options(
 
 
 def _interface(body: bytes, pos: int, end: int, big_endian: bool, file_offset: int) -> Interface:
-    fixed = formats.pcapng_interface_description_body(big_endian)
-    fixed_size = fixed.sizeof()
+    fixed = formats.fast_layouts(big_endian).interface_description
+    fixed_size = fixed.size
     if end - pos < fixed_size:
         raise CaptureFormatError("interface description block too short", file_offset, "pcapng.interface")
-    parsed = fixed.parse(body[pos : pos + fixed_size])
+    link_type, _, snaplen = fixed.unpack_from(body, pos)
     options = _parse_options(body, pos + fixed_size, end, big_endian, file_offset - pos, "pcapng.interface")
     tsresol = options.get(formats.OPTION_IF_TSRESOL, bytes([DEFAULT_TSRESOL]))
     if len(tsresol) != 1:
@@ -89,7 +91,7 @@ def _interface(body: bytes, pos: int, end: int, big_endian: bool, file_offset: i
         if len(tsoffset) != 8:
             raise CaptureFormatError("if_tsoffset must be 8 bytes", file_offset, "pcapng.interface.if_tsoffset")
         offset_ns = int.from_bytes(tsoffset, "big" if big_endian else "little", signed=True) * NANOS_PER_SECOND
-    return Interface(parsed.link_type, parsed.snaplen, multiplier, divisor, offset_ns)
+    return Interface(link_type, snaplen, multiplier, divisor, offset_ns)
 
 
 class PcapngState:
@@ -122,6 +124,14 @@ def read_pcapng(stream: ByteStream, head: bytes, *, max_record_size: int) -> Ite
     return read_blocks(stream, head, 0, PcapngState(), max_record_size=max_record_size)
 
 
+def read_pcapng_batches(
+    stream: ByteStream, head: bytes, *, max_record_size: int
+) -> Iterator[RecordRun | list[Packet | BadRecord]]:
+    """:func:`read_pcapng`'s records, a batch at a time (as :func:`~kafka_epochs.capture.files.pcap.read_pcap_batches`
+    gives a pcap file's)."""
+    return read_block_batches(stream, head, 0, PcapngState(), max_record_size=max_record_size)
+
+
 def read_blocks(
     stream: ByteStream,
     buf: bytes,
@@ -135,33 +145,90 @@ def read_blocks(
     """The records of the blocks from ``buf[0]`` (at file offset ``base``, a block's start) on,
     read with ``state``; stopping at the first block at or past ``stop_at``, or, with
     ``before_packets``, before the first packet block (:attr:`PcapngState.next_offset` then says where)."""
+    for batch in read_block_batches(
+        stream, buf, base, state, max_record_size=max_record_size, stop_at=stop_at, before_packets=before_packets
+    ):
+        yield from batch
+
+
+def read_block_batches(
+    stream: ByteStream,
+    buf: bytes,
+    base: int,
+    state: PcapngState,
+    *,
+    max_record_size: int,
+    stop_at: int | None = None,
+    before_packets: bool = False,
+) -> Iterator[RecordRun | list[Packet | BadRecord]]:
+    """:func:`read_blocks`' records, a batch at a time: the enhanced packet blocks' packets as a
+    :class:`RecordRun` of those read before the reader next asks the stream for bytes (at most
+    :data:`~kafka_epochs.capture.files.pcap.BATCH_RECORDS`, of one interface), any other record
+    alone in a list."""
     pos = 0
     index = state.index
     interfaces = state.interfaces
     layouts = state.layouts
+    run: RecordRun | None = None  # the enhanced packet blocks' packets since a run was last handed on
+    times: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    # what the quick way below reads a run's next block with, set as the run is begun
+    whole_file = stop_at is None and not before_packets
+    unpack_block, unpack_u32 = layouts.enhanced_block.unpack_from, layouts.u32.unpack_from
+    run_interface = multiplier = divisor = offset_ns = 0
     while True:
+        if run is not None and whole_file and len(buf) - pos >= 32:
+            # Nearly every block of a capture: an enhanced packet block of the run's interface,
+            # whole in the buffer, its lengths sound and its time one that fits (the checks of
+            # the general way below, in one place); anything else goes that way.
+            block_type, total_length, interface_id, ts_high, ts_low, captured, original = unpack_block(buf, pos)
+            end = pos + total_length
+            if (
+                block_type == formats.BLOCK_ENHANCED_PACKET
+                and interface_id == run_interface
+                and 32 <= total_length <= max_record_size
+                and not total_length % 4
+                and end <= len(buf)
+                and captured <= total_length - 32
+                and unpack_u32(buf, end - 4)[0] == total_length
+                and len(times) < BATCH_RECORDS
+            ):
+                timestamp_ns = ((ts_high << 32) | ts_low) * multiplier // divisor + offset_ns
+                if MIN_TIME_NS <= timestamp_ns <= MAX_TIME_NS:
+                    times.append(timestamp_ns)
+                    starts.append(pos + 28)
+                    ends.append(pos + 28 + captured)
+                    if original != captured:
+                        run.originals[len(times) - 1] = original
+                    state.last_timestamp_ns = timestamp_ns
+                    index += 1
+                    pos = end
+                    continue
         if stop_at is not None and base + pos >= stop_at:
             state.next_offset = base + pos
+            if run is not None:
+                yield run
             return
         # 12 bytes: block type, total length and (for a section header) the byte-order magic.
         if len(buf) - pos < formats.MIN_BLOCK_SIZE:
+            if run is not None:
+                yield run
+                run = None
             buf = refill(stream, buf, pos, formats.MIN_BLOCK_SIZE)
             base += pos
             pos = 0
             if len(buf) < formats.MIN_BLOCK_SIZE:
                 if buf:
-                    yield BadRecord(
-                        index,
-                        base,
-                        CaptureFormatError(
-                            f"file ends inside a block header ({len(buf)} bytes left)", base, "pcapng.block"
-                        ),
+                    error = CaptureFormatError(
+                        f"file ends inside a block header ({len(buf)} bytes left)", base, "pcapng.block"
                     )
+                    yield [BadRecord(index, base, error)]
                 return
         block_type = int.from_bytes(buf[pos : pos + 4], "big")  # the section header's type reads the same both ways
         if before_packets and layouts.u32.unpack_from(buf, pos)[0] in PACKET_BLOCKS:
             state.next_offset = base + pos
-            return
+            return  # (no packet was read)
         if block_type == formats.BLOCK_SECTION_HEADER:
             magic = buf[pos + 8 : pos + 12]
             if magic == b"\x1a\x2b\x3c\x4d":
@@ -177,7 +244,9 @@ def read_blocks(
                 if state.first_block:
                     raise error
                 state.stopped = True
-                yield BadRecord(index, base + pos, error)
+                if run is not None:
+                    yield run
+                yield [BadRecord(index, base + pos, error)]
                 return
             state.layouts = layouts = formats.fast_layouts(state.big_endian)
         block_type, total_length = layouts.block_header.unpack_from(buf, pos)
@@ -192,6 +261,9 @@ def read_blocks(
             )
         else:
             if len(buf) - pos < total_length:
+                if run is not None:
+                    yield run
+                    run = None
                 buf = refill(stream, buf, pos, total_length)
                 base += pos
                 pos = 0
@@ -212,7 +284,10 @@ def read_blocks(
                 raise broken
             # A length that lies: the blocks after it are found where blocks frame each other
             # again (a cut file, or a damaged length, as pcap records are found again).
-            yield BadRecord(index, block_offset, broken)
+            if run is not None:
+                yield run
+                run = None
+            yield [BadRecord(index, block_offset, broken)]
             index += 1
             buf, base, found = _resync(stream, buf, base, pos + 4, layouts.u32.unpack_from, max_record_size)
             if found is None:
@@ -223,47 +298,79 @@ def read_blocks(
         body_end = end - 4
 
         if block_type == formats.BLOCK_ENHANCED_PACKET:
+            record: Packet | BadRecord | None = None
             if total_length < 32:
-                yield BadRecord(
-                    index,
-                    block_offset,
-                    CaptureFormatError("enhanced packet block too short", block_offset, "pcapng.enhanced_packet"),
-                )
-                index += 1
+                error = CaptureFormatError("enhanced packet block too short", block_offset, "pcapng.enhanced_packet")
+                record = BadRecord(index, block_offset, error)
             else:
                 interface_id, ts_high, ts_low, captured, original = layouts.enhanced_packet.unpack_from(buf, pos + 8)
-                record = _packet_or_error(
-                    buf,
-                    interfaces,
-                    index,
-                    block_offset,
-                    pos + 28,
-                    body_end,
-                    interface_id,
-                    (ts_high << 32) | ts_low,
-                    captured,
-                    original,
-                    "pcapng.enhanced_packet",
-                )
-                if isinstance(record, Packet):
-                    state.last_timestamp_ns = record.timestamp_ns
-                yield record
-                index += 1
+                start = pos + 28
+                readable = False  # (else _packet_or_error says why not)
+                if interface_id < len(interfaces) and start + captured <= body_end:
+                    link_type, _, multiplier, divisor, offset_ns = interfaces[interface_id]
+                    timestamp_ns = ((ts_high << 32) | ts_low) * multiplier // divisor + offset_ns
+                    readable = MIN_TIME_NS <= timestamp_ns <= MAX_TIME_NS
+                if readable:
+                    # nearly every record of a capture: its packet joins the run
+                    if run is not None and (run.interface != interface_id or len(times) == BATCH_RECORDS):
+                        yield run
+                        run = None
+                    if run is None:
+                        run = RecordRun(buf, base, 28, link_type, interface_id, index)
+                        times, starts, ends = run.times, run.starts, run.ends
+                        run_interface = interface_id
+                        unpack_block, unpack_u32 = layouts.enhanced_block.unpack_from, layouts.u32.unpack_from
+                    times.append(timestamp_ns)
+                    starts.append(start)
+                    ends.append(start + captured)
+                    if original != captured:
+                        run.originals[len(times) - 1] = original
+                    state.last_timestamp_ns = timestamp_ns
+                else:
+                    record = _packet_or_error(
+                        buf,
+                        interfaces,
+                        index,
+                        block_offset,
+                        start,
+                        body_end,
+                        interface_id,
+                        (ts_high << 32) | ts_low,
+                        captured,
+                        original,
+                        "pcapng.enhanced_packet",
+                    )
+            if record is not None:
+                if run is not None:
+                    yield run
+                    run = None
+                yield [record]
+            index += 1
         elif block_type == formats.BLOCK_SIMPLE_PACKET:
             if not interfaces:
-                yield BadRecord(
-                    index,
-                    block_offset,
-                    CaptureFormatError(
-                        "simple packet block before any interface description", block_offset, "pcapng.simple_packet"
-                    ),
-                )
+                if run is not None:
+                    yield run
+                    run = None
+                yield [
+                    BadRecord(
+                        index,
+                        block_offset,
+                        CaptureFormatError(
+                            "simple packet block before any interface description", block_offset, "pcapng.simple_packet"
+                        ),
+                    )
+                ]
             elif total_length < 16:
-                yield BadRecord(
-                    index,
-                    block_offset,
-                    CaptureFormatError("simple packet block too short", block_offset, "pcapng.simple_packet"),
-                )
+                if run is not None:
+                    yield run
+                    run = None
+                yield [
+                    BadRecord(
+                        index,
+                        block_offset,
+                        CaptureFormatError("simple packet block too short", block_offset, "pcapng.simple_packet"),
+                    )
+                ]
             else:
                 (original,) = layouts.simple_packet.unpack_from(buf, pos + 8)
                 interface = interfaces[0]
@@ -273,13 +380,21 @@ def read_blocks(
                     captured = min(captured, interface.snaplen)
                 # No timestamp either: the previous packet's keeps the capture's times in order.
                 data = buf[pos + 12 : pos + 12 + captured]
-                yield Packet(state.last_timestamp_ns, interface.link_type, data, 0, index, original, block_offset)
+                if run is not None:
+                    yield run
+                    run = None
+                yield [Packet(state.last_timestamp_ns, interface.link_type, data, 0, index, original, block_offset)]
             index += 1
         elif block_type == formats.BLOCK_PACKET_OBSOLETE:
             if total_length < 32:
-                yield BadRecord(
-                    index, block_offset, CaptureFormatError("packet block too short", block_offset, "pcapng.packet")
-                )
+                if run is not None:
+                    yield run
+                    run = None
+                yield [
+                    BadRecord(
+                        index, block_offset, CaptureFormatError("packet block too short", block_offset, "pcapng.packet")
+                    )
+                ]
             else:
                 interface_id, _, ts_high, ts_low, captured, original = layouts.obsolete_packet.unpack_from(buf, pos + 8)
                 record = _packet_or_error(
@@ -297,19 +412,22 @@ def read_blocks(
                 )
                 if isinstance(record, Packet):
                     state.last_timestamp_ns = record.timestamp_ns
-                yield record
+                if run is not None:
+                    yield run
+                    run = None
+                yield [record]
             index += 1
         elif block_type == formats.BLOCK_SECTION_HEADER:
-            body = formats.pcapng_section_header_body(state.big_endian)
+            section = layouts.section_header
             problem: CaptureFormatError | None
-            if total_length < formats.MIN_BLOCK_SIZE + body.sizeof():
+            if total_length < formats.MIN_BLOCK_SIZE + section.size:
                 problem = CaptureFormatError("section header block too short", block_offset, "pcapng.section_header")
             else:
-                section = body.parse(buf[pos + 8 : pos + 8 + body.sizeof()])
+                _, version_major, version_minor, _ = section.unpack_from(buf, pos + 8)
                 problem = None
-                if section.version_major != SUPPORTED_MAJOR_VERSION:
+                if version_major != SUPPORTED_MAJOR_VERSION:
                     problem = CaptureFormatError(
-                        f"pcapng version {section.version_major}.{section.version_minor} is not 1.x",
+                        f"pcapng version {version_major}.{version_minor} is not 1.x",
                         block_offset + 12,
                         "pcapng.section_header.version_major",
                     )
@@ -317,8 +435,14 @@ def read_blocks(
                 if state.first_block:
                     raise problem
                 state.stopped = True
-                yield BadRecord(index, block_offset, problem)
+                if run is not None:
+                    yield run
+                    run = None
+                yield [BadRecord(index, block_offset, problem)]
                 return
+            if run is not None:  # (a new section: its interfaces are new)
+                yield run
+                run = None
             state.interfaces = interfaces = []
         elif block_type == formats.BLOCK_INTERFACE_DESCRIPTION:
             try:
@@ -327,7 +451,10 @@ def read_blocks(
                 # Later packets naming this interface are reported one by one; the ids of
                 # the interfaces after it must not shift, so a stand-in keeps its place.
                 interfaces.append(Interface(-1, 0, 1000, 1, 0))
-                yield BadRecord(index, block_offset, exc)
+                if run is not None:
+                    yield run
+                    run = None
+                yield [BadRecord(index, block_offset, exc)]
                 index += 1
         # Any other block (statistics, name resolution, secrets, custom) is not about packets.
         state.first_block = False

@@ -77,9 +77,9 @@ def _read_uncompressed(
         raise CaptureFormatError(f"file is {len(head)} bytes long, too short for a capture", 0, "magic")
     magic = int.from_bytes(head, "big")
     if magic == formats.PCAPNG_SECTION_HEADER:
-        from kafka_epochs.capture.files.pcapng import read_pcapng  # (a pcap file's run does without it)
+        from kafka_epochs.capture.files.pcapng import read_pcapng_batches  # (a pcap file's run does without it)
 
-        return ((record,) for record in read_pcapng(stream, head, max_record_size=max_record_size))
+        return read_pcapng_batches(stream, head, max_record_size=max_record_size)
     if magic in PCAP_MAGICS:
         return read_pcap_batches(stream, head, max_record_size=max_record_size)
     raise CaptureFormatError(f"magic number {head.hex()} is neither pcap nor pcapng", 0, "magic")
