@@ -86,16 +86,18 @@ def cpu_seconds(
     best = float("inf")
     for attempt in range(repeat + 1):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(
+        done = subprocess.run(
             command,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             check=False,
             timeout=3600,
             cwd=cwd,
             env=env or child_env(),
         )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode not in (0, 1):  # (1: our decode found exchanges with problems; a failed run times nothing)
+            raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-500:]!r}")
         used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if attempt:
             best = min(best, used)
@@ -398,7 +400,8 @@ def run(args: argparse.Namespace, trees: list[Kafka], tmp: Path) -> int:
     checks: list[tuple[str, float, float]] = []
 
     names = args.only or REAL_NAMES
-    captures = [args.real / f"{name}.pcap" for name in names if (args.real / f"{name}.pcap").exists()]
+    real = args.real.resolve()  # (the commands run from another directory: a relative path would fail them)
+    captures = [real / f"{name}.pcap" for name in names if (real / f"{name}.pcap").exists()]
     if not captures:
         print(f"no real-shaped captures in {args.real}: run benchmarks/real_shaped.py first")
     print("\n== real-shaped captures (real clients, an 8-broker cluster) ==")
