@@ -33,7 +33,8 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 from kafka_epochs.capture import Flow, Gap, PacketError, Resync, StreamData, StreamEnd
 from kafka_epochs.capture.events import StreamEvent
 from kafka_epochs.capture.files.finding import CAPTURE_SUFFIXES, capture_files_under
-from kafka_epochs.capture.files.reader import read_packets
+from kafka_epochs.capture.files.reader import read_packet_batches
+from kafka_epochs.capture.files.runs import RecordRun
 from kafka_epochs.capture.pipeline import StreamPipeline
 from kafka_epochs.direction import Direction
 from kafka_epochs.errors import KafkaEpochsError
@@ -248,10 +249,19 @@ class CaptureFrames:
         pipeline = self.pipeline()
         key = -1
         try:
-            for record in read_packets(self.path):
+            for batch in read_packet_batches(self.path):
                 # offsets grow through a file; max() keeps a trailing gzip error's key after them
-                key = max(record.offset, key + 1)
-                yield from self.rows(pipeline.record(record), key)
+                if type(batch) is RecordRun:  # (each record's events apart, no packet made)
+                    events, starts = pipeline.run_by_record(batch)
+                    starts.append(len(events))
+                    for i in range(len(batch)):
+                        key = max(batch.offset_of(i), key + 1)
+                        if starts[i] < starts[i + 1]:
+                            yield from self.rows(events[starts[i] : starts[i + 1]], key)
+                    continue
+                for record in batch:
+                    key = max(record.offset, key + 1)
+                    yield from self.rows(pipeline.record(record), key)
             yield from self.end_rows(pipeline.finish(), key + 1)
         except (KafkaEpochsError, OSError) as e:
             # not a capture at all, or unreadable: one row says so, and the job goes on

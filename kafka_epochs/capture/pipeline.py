@@ -161,6 +161,10 @@ class StreamPipeline:
 
     def record(self, record: Packet | BadRecord) -> Sequence[StreamEvent]:
         """The events one record of the file completes."""
+        if type(record) is Packet:
+            out: list[StreamEvent] = []
+            self._run(RecordRun.holding([record]), out, 0)
+            return out
         return self.records((record,))
 
     def records(self, records: Sequence[Packet | BadRecord]) -> list[StreamEvent]:
@@ -194,15 +198,26 @@ class StreamPipeline:
             self._run(RecordRun.holding(packets), out, delivered_to)
         return out
 
-    def _run(self, run: RecordRun, out: list[StreamEvent], delivered_to: int) -> int:
+    def run_by_record(self, run: RecordRun) -> tuple[list[StreamEvent], list[int]]:
+        """The events a run's records complete, and where each record's begin among them (the
+        ``i``-th record's are ``events[starts[i]:starts[i + 1]]``, the last one's run to the end):
+        for a reader that keys what each record makes, with no packet made and no call per record."""
+        out: list[StreamEvent] = []
+        marks: list[int] = []
+        self._run(run, out, 0, marks)
+        return out, marks
+
+    def _run(self, run: RecordRun, out: list[StreamEvent], delivered_to: int, marks: list[int] | None = None) -> int:
         """The events of a run of records, appended to ``out``, whose first ``delivered_to`` are
-        delivered (or made by a sink); how many of it are, after."""
+        delivered (or made by a sink); how many of it are, after. With ``marks``, where each
+        record's events begin in ``out`` is appended to it."""
         times = run.times
         if not times:
             return delivered_to
         stats = self.stats
         stats.packets += len(times)
-        self.last_index = run.last_index
+        packets = run.packets
+        self.last_index = run.first_index + len(times) - 1 if packets is None else packets[-1].index
         self.last_timestamp_ns = times[-1]
         reassembler = self.reassembler
         lanes = self._lanes if self._use_lanes and run.link_type == LINKTYPE_ETHERNET else None
@@ -211,6 +226,8 @@ class StreamPipeline:
         buf = run.buf
         for i, timestamp_ns, first, last in zip(range(len(times)), times, run.starts, run.ends, strict=True):
             # the packet is buf[first:last]
+            if marks is not None:
+                marks.append(len(out))
             key = None
             if lanes is not None and last - first >= ETHERNET_IPV4_TCP_MIN:
                 ethertype, version_ihl, total, fragment, protocol, ends, seq, ack, offset_flags = unpack_headers(

@@ -5,6 +5,7 @@ made one by one, on real, damaged and hand-made captures, pcap and pcapng alike.
 from __future__ import annotations
 
 import io
+import itertools
 import struct
 import subprocess
 import sys
@@ -194,3 +195,30 @@ def test_a_lane_never_reads_past_its_packet_in_the_run() -> None:
     together = [comparable(event) for event in [*pipeline.records(records), *pipeline.finish()]]
     assert (together, fields_of(pipeline.stats)) == one_by_one(records)
     assert any(type(event) is Gap for event in together)  # (the 50 bytes it claims and lacks)
+
+
+@pytest.mark.parametrize("seed", [None, 0, 1])
+def test_a_run_read_by_record_gives_each_record_the_events_it_gives_alone(seed: int | None) -> None:
+    """``run_by_record`` (what the frame tables key by record) cuts a run's events where each
+    record's begin: record by record, the events ``record`` gives that packet alone."""
+    inputs = (
+        [CAPTURES[name] for name in sorted(CAPTURES)] if seed is None else [d for d, _ in damaged(CAPTURES, seed, 8)]
+    )
+    for data in inputs:
+        by_run: list[Any] = []
+        alone: list[Any] = []
+        runs, single = StreamPipeline(), StreamPipeline()
+        try:
+            for batch in read_packet_batches(io.BytesIO(data)):
+                if isinstance(batch, RecordRun):
+                    events, starts = runs.run_by_record(batch)
+                    assert len(starts) == len(batch) and starts == sorted(starts)
+                    starts.append(len(events))
+                    by_run += [[comparable(e) for e in events[a:b]] for a, b in itertools.pairwise(starts)]
+                else:
+                    by_run += [[comparable(e) for e in runs.record(record)] for record in batch]
+                alone += [[comparable(e) for e in single.record(record)] for record in batch]
+        except CaptureFormatError:
+            pass
+        assert by_run == alone
+        assert fields_of(runs.stats) == fields_of(single.stats)

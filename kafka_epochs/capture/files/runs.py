@@ -86,6 +86,11 @@ class RecordRun(Sequence[Packet]):
         packets = self.packets
         return self.first_index + i if packets is None else packets[i].index
 
+    def offset_of(self, i: int) -> int:
+        """Where the run's ``i``-th record starts in the (decompressed) file (-1 where not known)."""
+        packets = self.packets
+        return self.base + self.starts[i] - self.header_size if packets is None else packets[i].offset
+
     @property
     def last_index(self) -> int:
         return self.index_of(len(self.times) - 1)
