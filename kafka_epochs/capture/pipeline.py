@@ -199,9 +199,12 @@ class StreamPipeline:
         return out
 
     def run_by_record(self, run: RecordRun) -> tuple[list[StreamEvent], list[int]]:
-        """The events a run's records complete, and where each record's begin among them (the
-        ``i``-th record's are ``events[starts[i]:starts[i + 1]]``, the last one's run to the end):
-        for a reader that keys what each record makes, with no packet made and no call per record."""
+        """``(events, starts)``: the events a run's records complete, and where each record's
+        begin among them (the ``i``-th record's are ``events[starts[i]:starts[i + 1]]``, the last
+        one's go to the end), for a reader that keys what each record makes, with no packet made
+        and no call per record. Not with sinks (they replace events as they go)."""
+        if self._sinks is not None:
+            raise ValueError("run_by_record is for a pipeline without sinks")
         out: list[StreamEvent] = []
         marks: list[int] = []
         self._run(run, out, 0, marks)
