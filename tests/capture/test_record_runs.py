@@ -222,3 +222,20 @@ def test_a_run_read_by_record_gives_each_record_the_events_it_gives_alone(seed: 
             pass
         assert by_run == alone
         assert fields_of(runs.stats) == fields_of(single.stats)
+
+
+def test_run_by_record_refuses_a_pipeline_with_sinks() -> None:
+    """Sinks replace events as they are delivered, so marks into the list would not hold."""
+
+    class NoSinks:
+        def sink(self, flow: Any, direction: Any, max_frame_size: int) -> None:
+            return None
+
+        def deliver(self, events: list[Any], start: int) -> None:
+            pass
+
+    (run,) = [b for b in read_packet_batches(io.BytesIO(CAPTURES["sample.pcap"])) if isinstance(b, RecordRun)][:1]
+    with pytest.raises(ValueError, match="without sinks"):
+        StreamPipeline(sinks=NoSinks()).run_by_record(run)
+    events, starts = StreamPipeline().run_by_record(run)
+    assert len(starts) == len(run) and events
