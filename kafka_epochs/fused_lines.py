@@ -209,6 +209,14 @@ class LineConnection:
                 return len(data)
             if self.layered is not None or buffer.buffered or type(data) is not bytes:
                 return 0  # (a packet's data not ``bytes``, from a source of its own: the buffer copies it)
+            length = len(data)
+            if length >= 4 and INT32.unpack_from(data, 0)[0] == length - 4 <= limit:
+                # one whole frame, what four packets in five of real clients' traffic hold: taken
+                # as _whole_frames takes it, without its loop
+                if not take(data, buffer.offset, timestamp_ns, out):
+                    return 0
+                buffer.offset += length
+                return length
             taken = _whole_frames(buffer, data, timestamp_ns, take, out, limit)
             if len(data) - taken >= 4:
                 # A frame that begins here and goes on in later packets (a fetch response comes

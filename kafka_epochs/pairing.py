@@ -66,17 +66,16 @@ class FrameBuffer:
         self._buffer = bytearray()
         self._start = 0  # read position inside _buffer
         self.offset = 0  # stream offset of _buffer[_start]
-
-    @property
-    def buffered(self) -> int:
-        """Bytes received but not yet returned as a frame."""
-        return len(self._buffer) - self._start
+        #: bytes received but not yet returned as a frame (a count kept as they come and go, not
+        #: a property: readers ask it of nearly every packet, and a call costs more than the sum)
+        self.buffered = 0
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         if self._start and self._start * 2 >= len(self._buffer):
             del self._buffer[: self._start]  # compact now and then, not on every frame
             self._start = 0
         self._buffer += data
+        self.buffered = len(self._buffer) - self._start
 
     def next_frame(self) -> bytes | None:
         """The next complete frame, or None until more bytes arrive."""
@@ -94,6 +93,7 @@ class FrameBuffer:
         frame = bytes(self._buffer[start:end])
         self._start = end
         self.offset += 4 + size
+        self.buffered = len(self._buffer) - end
         return frame
 
     def __iter__(self) -> Iterator[bytes]:
@@ -105,6 +105,7 @@ class FrameBuffer:
         hands its stream to another gives the frame it did not take with it."""
         self._start -= len(frame)
         self.offset -= len(frame)
+        self.buffered += len(frame)
 
     def peek(self) -> bytes:
         """The buffered bytes not yet framed (for resynchronising after a gap)."""
@@ -115,12 +116,14 @@ class FrameBuffer:
         count = min(count, self.buffered)
         self._start += count
         self.offset += count
+        self.buffered -= count
 
     def discard(self, lost: int = 0) -> None:
         """Forget everything buffered; ``lost`` more bytes are known to be missing from the stream."""
         self.offset += self.buffered + lost
         self._buffer.clear()
         self._start = 0
+        self.buffered = 0
 
 
 # Not frozen: one is built per frame, a frozen one (object.__setattr__ per field) costs more.

@@ -64,7 +64,21 @@ def layered(
     for exchange in decode_capture(io.BytesIO(data), Protocol.auto(), summary=summary, body_reader=reader):
         summary.count(exchange)
         lines.append(_render(writer, exchange, capture, secrets))
+        OFFSETS_SEEN.append(_offsets(exchange))
     return lines, summary
+
+
+#: the stream offsets of the last run's exchanges, in order (see assert_same)
+OFFSETS_SEEN: list[tuple[int | None, int | None]] = []
+
+
+def _offsets(exchange: Exchange) -> tuple[int | None, int | None]:
+    """Where an exchange's frames start in their streams (no line says it; the API's user sees it)."""
+    request, response = exchange.request, exchange.response
+    return (
+        None if request is None else request.stream_offset,
+        None if response is None else response.stream_offset,
+    )
 
 
 def fused(
@@ -80,18 +94,28 @@ def fused(
         if isinstance(item, str):
             written += 1
             lines.append(item)
+            OFFSETS_SEEN.append((None, None))  # (a line: its frames' offsets are not said)
         else:
             summary.count(item)
             lines.append(_render(writer, item, capture, secrets))
+            OFFSETS_SEEN.append(_offsets(item))
     return lines, summary, written
 
 
 def assert_same(data: bytes, reader: Any = None, capture: str | None = None, secrets: bool = False) -> tuple[int, int]:
     """(lines, lines the fused path wrote itself), asserting both paths agree."""
+    OFFSETS_SEEN.clear()
     expected, expected_summary = layered(data, reader, capture, secrets)
+    expected_offsets = OFFSETS_SEEN[:]
+    OFFSETS_SEEN.clear()
     got, summary, written = fused(data, reader, capture, secrets)
     assert got == expected
     assert summary == expected_summary
+    # an exchange the fused path hands on (after a hand-over, say) has its frames where the
+    # layered path has them: the two kept the same count of each stream's bytes
+    for (request, response), layered_offsets in zip(OFFSETS_SEEN, expected_offsets, strict=True):
+        if request is not None or response is not None:
+            assert (request, response) == layered_offsets
     return len(got), written
 
 

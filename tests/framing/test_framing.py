@@ -37,6 +37,48 @@ def test_frames_survive_any_split(payloads: list[bytes], data: st.DataObject) ->
     assert buffer.buffered == 0 and buffer.offset == len(stream)
 
 
+_BUFFER_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("feed"), st.binary(max_size=12)),
+        st.tuples(st.just("frame"), st.none()),
+        st.tuples(st.just("put back"), st.none()),
+        st.tuples(st.just("skip"), st.integers(0, 20)),
+        st.tuples(st.just("discard"), st.integers(0, 5)),
+    ),
+    max_size=30,
+)
+
+
+@given(st.lists(st.binary(max_size=10), max_size=5), _BUFFER_STEPS)
+def test_the_buffered_count_is_what_the_buffer_holds(payloads: list[bytes], steps: list[tuple[str, object]]) -> None:
+    # ``buffered`` is a count kept by every step, not computed when asked: after any steps it
+    # is the length of what peek() gives, and the offset moves by what left the buffer.
+    buffer = FrameBuffer(max_frame_size=64)
+    buffer.feed(b"".join(frame(p) for p in payloads))
+    last_frame = None
+    for step, argument in steps:
+        if step == "feed":
+            buffer.feed(argument)  # type: ignore[arg-type]
+            last_frame = None
+        elif step == "frame":
+            try:
+                last_frame = buffer.next_frame()
+            except FrameTooLarge:
+                last_frame = None
+        elif step == "put back" and last_frame is not None:
+            buffer.put_back(last_frame)
+            last_frame = None
+        elif step == "skip":
+            buffer.skip(argument)  # type: ignore[arg-type]
+            last_frame = None
+        elif step == "discard":
+            before = buffer.offset + buffer.buffered
+            buffer.discard(argument)  # type: ignore[arg-type]
+            assert buffer.offset == before + argument  # type: ignore[operator]
+            last_frame = None
+        assert buffer.buffered == len(buffer.peek())
+
+
 def test_partial_frame_waits() -> None:
     buffer = FrameBuffer()
     buffer.feed(b"\x00\x00\x00\x05ab")
