@@ -91,12 +91,15 @@ def size_prefix_pattern(minimum: int, maximum: int) -> bytes:
     return b"(?:" + b"|".join(alternatives) + b")"
 
 
-REQUEST_CANDIDATES = re.compile(
+# The patterns of where frames may start, as their text: ``re`` compiles one the first time a
+# search needs it (and keeps it), not at every start of the command, where most captures never
+# need a search and the two cost some 4 million instructions to compile.
+REQUEST_CANDIDATES = (
     b"(?="
     + size_prefix_pattern(MIN_REQUEST_SIZE, MAX_FRAME_SIZE)
     + rb"\x00[\x00-\x%02x]\x00[\x00-\x%02x][\x00-\x7f])" % (MAX_API_KEY, MAX_API_VERSION)
 )
-RESPONSE_CANDIDATES = re.compile(b"(?=" + size_prefix_pattern(MIN_RESPONSE_SIZE, MAX_FRAME_SIZE) + rb"[\x00-\x7f])")
+RESPONSE_CANDIDATES = b"(?=" + size_prefix_pattern(MIN_RESPONSE_SIZE, MAX_FRAME_SIZE) + rb"[\x00-\x7f])"
 
 
 def find_frame_start(
@@ -105,12 +108,13 @@ def find_frame_start(
     plausible: PlausibleFrame,
     *,
     end: int | None = None,
-    candidates: re.Pattern[bytes] | None = None,
+    candidates: re.Pattern[bytes] | bytes | None = None,
 ) -> int | None:
     """The first offset in ``start..end-1`` (``end`` defaults to ``len(data)``) where ``plausible`` holds.
 
-    With ``candidates``, only offsets where that pattern matches are tested; it must match wherever
-    ``plausible`` could hold (it may look past ``end``: only the match's start must be before it).
+    With ``candidates`` (a pattern, or its text), only offsets where that pattern matches are
+    tested; it must match wherever ``plausible`` could hold (it may look past ``end``: only the
+    match's start must be before it).
     """
     stop = len(data) if end is None else min(end, len(data))
     if candidates is None:
@@ -118,9 +122,10 @@ def find_frame_start(
             if plausible(data, offset):
                 return offset
         return None
+    search = (candidates if isinstance(candidates, re.Pattern) else re.compile(candidates)).search
     pos = max(start, 0)
     while pos < stop:
-        match = candidates.search(data, pos)
+        match = search(data, pos)
         if match is None or match.start() >= stop:
             return None
         offset = match.start()

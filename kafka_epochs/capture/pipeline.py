@@ -227,6 +227,7 @@ class StreamPipeline:
         sinks = self._sinks
         unpack_headers = ETHERNET_IPV4_TCP_KEYED.unpack_from
         buf = run.buf
+        lane_segments = 0  # (the lanes' segments, counted here and added to the stats once)
         for i, timestamp_ns, first, last in zip(range(len(times)), times, run.starts, run.ends, strict=True):
             # the packet is buf[first:last]
             if marks is not None:
@@ -257,14 +258,15 @@ class StreamPipeline:
                             connection.last_ns = timestamp_ns
                             delivered = half.delivered
                             if start == end or seq == (half.base_seq + delivered) & SEQ_MASK:
-                                stats.segments += 1
+                                lane_segments += 1
                                 if start != end:  # the next bytes (else a bare acknowledgement)
                                     payload = buf[start:end]
                                     half.delivered = delivered + len(payload)
                                     taken = 0
-                                    inside = sink is not None and not aligner.at_frame_start(delivered)
+                                    # (the aligner's state read, not asked: see FrameAligner.clean)
+                                    inside = sink is not None and not (aligner.clean and aligner.frame_end == delivered)
                                     if sink is not None and (
-                                        not inside or aligner.continues_frame(delivered, len(payload))
+                                        not inside or (aligner.clean and half.delivered <= aligner.frame_end)
                                     ):
                                         if len(out) > delivered_to:
                                             sinks.deliver(out, delivered_to)  # type: ignore[union-attr]
@@ -273,7 +275,7 @@ class StreamPipeline:
                                         if sink is not None:
                                             taken = sink(payload, timestamp_ns, out, inside)
                                             if taken and not inside:  # (inside: the frame's end stands)
-                                                aligner.passed(delivered + taken)
+                                                aligner.frame_end = delivered + taken  # (whole frames passed)
                                         delivered_to = len(out)
                                     if taken < len(payload):
                                         event = StreamData(
@@ -288,9 +290,14 @@ class StreamPipeline:
                                 # How far the peer acknowledged the other direction moves; with
                                 # nothing waiting there (a lane's condition) nothing is released.
                                 if other.started and not other.ended:
+                                    # the acknowledged offset nearest the bytes delivered (the sequence
+                                    # number expected next is base_seq + delivered, modulo 2**32)
                                     delivered = other.delivered
-                                    expected = (other.base_seq + delivered) & SEQ_MASK
-                                    acked = delivered + ((ack - expected + HALF_SEQ_SPACE) & SEQ_MASK) - HALF_SEQ_SPACE
+                                    acked = (
+                                        delivered
+                                        + ((ack - other.base_seq - delivered + HALF_SEQ_SPACE) & SEQ_MASK)
+                                        - HALF_SEQ_SPACE
+                                    )
                                     if other.fin_offset is not None and acked > other.fin_offset:
                                         acked = other.fin_offset  # the FIN takes a sequence number, not a byte
                                     if acked > other.peer_acked:  # noqa: PLR1730 (max() is a call)
@@ -360,6 +367,7 @@ class StreamPipeline:
                             out += opened
                             continue
             out += self._layered(run.packet(i), key)
+        stats.segments += lane_segments
         return delivered_to
 
     def _layered(self, record: Packet, key: _LaneKey | None) -> Sequence[StreamEvent]:

@@ -13,8 +13,9 @@ import binascii
 import re
 import uuid
 
-_BASE64URL = re.compile(r"[A-Za-z0-9_-]{22}")
-_HYPHENATED = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# (patterns as text: ``re`` compiles them at the first uuid read from text, not at every start)
+_BASE64URL = r"[A-Za-z0-9_-]{22}"
+_HYPHENATED = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
 def uuid_text(value: uuid.UUID) -> str:
@@ -24,7 +25,7 @@ def uuid_text(value: uuid.UUID) -> str:
 
 def parse_uuid(text: str) -> uuid.UUID:
     """A uuid from Kafka's base64url form or the hyphenated form; ValueError for anything else."""
-    if _BASE64URL.fullmatch(text):
+    if re.fullmatch(_BASE64URL, text):
         try:
             value = uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
         except (binascii.Error, ValueError) as e:  # pragma: no cover - the pattern admits only valid base64
@@ -33,6 +34,6 @@ def parse_uuid(text: str) -> uuid.UUID:
         if uuid_text(value) != text:
             raise ValueError(f"not the canonical base64url form of a uuid: {text!r}")
         return value
-    if _HYPHENATED.fullmatch(text):
+    if re.fullmatch(_HYPHENATED, text):
         return uuid.UUID(text)
     raise ValueError(f"not a uuid in Kafka's base64url form or the hyphenated form: {text!r}")

@@ -125,6 +125,22 @@ def test_decode_imports_no_module_only_help_or_rare_inputs_need(tmp_path: Path) 
     assert lines.stdout and (lines.stdout, lines.returncode) == (plain.stdout, plain.returncode), lines.stderr
 
 
+def test_decode_compiles_no_frame_search_pattern_a_capture_in_sync_does_not_need() -> None:
+    # they are compiled at the first search for a frame start (a stream joined mid-way, a gap):
+    # 4 million instructions that every start paid before, and most captures never search
+    script = (
+        "import sys, io, contextlib, re\n"
+        "from kafka_epochs.cli import main\n"
+        "from kafka_epochs.resync import REQUEST_CANDIDATES, RESPONSE_CANDIDATES\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['decode', sys.argv[1], '--quiet', '--fields', 'error_code'])\n"
+        "compiled = {key[1] for key in re._cache}\n"  # (re's own cache of what it compiled)
+        "texts = [getattr(p, 'pattern', p) for p in (REQUEST_CANDIDATES, RESPONSE_CANDIDATES)]\n"
+        "print(*(text in compiled for text in texts))\n"
+    )
+    assert on_clients_capture(script).split() == ["False", "False"]
+
+
 def test_decode_makes_typing_compile_no_annotation() -> None:
     """A ``NamedTuple`` whose fields are annotated as strings (``from __future__ import
     annotations``), or a ``TypeVar`` bound by a class's name, has typing compile each string

@@ -50,7 +50,6 @@ class FrameAligner:
     __slots__ = (
         "_discard_from",
         "_discarded",
-        "_frame_end",
         "_header",
         "_held",
         "_reason",
@@ -59,8 +58,10 @@ class FrameAligner:
         "_scan_offset",
         "_skip_to",
         "_synced",
+        "clean",
         "direction",
         "flow",
+        "frame_end",
         "stats",
     )
 
@@ -73,9 +74,17 @@ class FrameAligner:
         self._reason = ResyncReason.MIDSTREAM_START  # why the current search began
         # While synced: where the next frame's size field starts, and its first bytes if a chunk
         # boundary split it; after a gap inside a frame, data before `_skip_to` is dropped.
-        self._frame_end = 0
+        self.frame_end = 0
         self._header = b""
         self._skip_to = -1
+        #: Whether the aligner holds nothing of the stream but ``frame_end``: in sync, no size
+        #: field split, nothing to skip. Then whole frames taken from ``frame_end`` by someone else
+        #: need only ``frame_end`` moved past them (what :meth:`take` would have followed), and
+        #: bytes that end no later than it are inside the frame being followed (what ``take``
+        #: would hand on as they are). Set by every step that changes those three:
+        #: the capture's lanes read it for each packet, where a method call would cost more than
+        #: the check.
+        self.clean = True
         # While searching: the bytes held back, from stream offset `_scan_offset`, and the
         # chunks they came from (to hand them on with their own timestamps).
         self._scan = _NOT_SEARCHING
@@ -113,27 +122,10 @@ class FrameAligner:
         """The largest frame size the direction's rule allows at a boundary."""
         return self._rule.max_size
 
-    def at_frame_start(self, offset: int) -> bool:
-        """Whether a frame starts at stream offset ``offset`` with nothing pending before it (in
-        sync, no size field split by the chunk before, nothing to skip): frames taken whole from
-        there by someone else only need :meth:`passed` to keep the aligner in step."""
-        return self._frame_end == offset and self._synced and self._skip_to < 0 and not self._header
-
-    def continues_frame(self, offset: int, length: int) -> bool:
-        """Whether the ``length`` bytes at stream offset ``offset`` lie inside the frame being
-        followed, with nothing pending before them (in sync, its size field whole, nothing to
-        skip): :meth:`take` would hand them on as they are, its state unchanged."""
-        return offset + length <= self._frame_end and self._synced and self._skip_to < 0 and not self._header
-
-    def passed(self, end: int) -> None:
-        """Whole frames of sizes within :attr:`max_size` were taken from :meth:`at_frame_start`'s
-        offset up to ``end``, where the next frame starts (what :meth:`take` would have followed)."""
-        self._frame_end = end
-
     def take(self, event: StreamData, out: list[StreamEvent]) -> None:
         """``feed`` for a :class:`StreamData` (a caller that knows the event's type skips the dispatch)."""
         if not self._synced:
-            self._hold(event, out)
+            self._hold(event, out)  # (clean stays False, unless a frame found sets it: _accept)
             return
         data = event.data
         offset = event.stream_offset
@@ -151,8 +143,8 @@ class FrameAligner:
             self._resync(offset, event.timestamp_ns, out)
         length = len(data)
         max_size = self._rule.max_size
-        while self._frame_end - offset < length:
-            at = self._frame_end - offset  # negative when the size field began in an earlier chunk
+        while self.frame_end - offset < length:
+            at = self.frame_end - offset  # negative when the size field began in an earlier chunk
             header = self._header
             begin = max(at, 0)
             if not header and length - begin >= 4:  # the size field whole in this chunk (nearly always)
@@ -176,9 +168,10 @@ class FrameAligner:
                         StreamData(event.flow, event.direction, event.timestamp_ns, event.packet, offset + begin, rest),
                         out,
                     )
-                return
-            self._frame_end += 4 + size
+                return  # (clean: False from _search_from, unless a frame found sets it)
+            self.frame_end += 4 + size
         out.append(event)
+        self.clean = self._synced and self._skip_to < 0 and not self._header
 
     def _gap(self, gap: Gap, out: list[StreamEvent]) -> None:
         gap_end = gap.stream_offset + gap.length
@@ -194,9 +187,10 @@ class FrameAligner:
         if self._skip_to >= 0:
             if gap_end <= self._skip_to:
                 return
-        elif not self._header and gap.stream_offset < self._frame_end and gap_end <= self._frame_end:
-            self._skip_to = self._frame_end
+        elif not self._header and gap.stream_offset < self.frame_end and gap_end <= self.frame_end:
+            self._skip_to = self.frame_end
             self._reason = ResyncReason.GAP_INSIDE_FRAME
+            self.clean = False
             return
         self._skip_to = -1
         self._header = b""
@@ -206,6 +200,7 @@ class FrameAligner:
 
     def _search_from(self, offset: int, reason: ResyncReason) -> None:
         self._synced = False
+        self.clean = False
         self._reason = reason
         self._scan = bytearray()
         self._scan_offset = offset
@@ -258,13 +253,14 @@ class FrameAligner:
         """Sync on the frame starting at the first held byte, and hand on the held data."""
         held = self._held
         self._synced = True
-        self._frame_end = self._scan_offset
+        self.frame_end = self._scan_offset
         self._header = b""
         self._skip_to = -1
+        self.clean = True
         self._scan = _NOT_SEARCHING
         self._held = _NOTHING_HELD
         self._report_discarded(timestamp_ns, out)
-        self._resync(self._frame_end, held[0].timestamp_ns if held else timestamp_ns, out)
+        self._resync(self.frame_end, held[0].timestamp_ns if held else timestamp_ns, out)
         for event in held:
             self.take(event, out)
 

@@ -31,7 +31,7 @@ class FrameRule(FrozenValue):
 
     __slots__ = ("candidates", "lookahead", "max_size", "max_span", "plausible")
     plausible: PlausibleFrame
-    candidates: re.Pattern[bytes] | None
+    candidates: re.Pattern[bytes] | bytes | None  # (a pattern, or its text: compiled when first searched)
     lookahead: int
     max_size: int
     max_span: int
@@ -39,7 +39,7 @@ class FrameRule(FrozenValue):
     def __init__(
         self,
         plausible: PlausibleFrame,
-        candidates: re.Pattern[bytes] | None = None,
+        candidates: re.Pattern[bytes] | bytes | None = None,
         lookahead: int = 64,
         max_size: int = MAX_FRAME_SIZE,
         max_span: int = 1024 * 1024,

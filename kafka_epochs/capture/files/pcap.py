@@ -65,9 +65,10 @@ def read_pcap_batches(
     index = 0
     previous: int | None = None  # the seconds of the record before
     run: RecordRun | None = None  # the packets read since a run was last handed on
-    times: list[int] = []
+    times: list[int] = []  # (the run's lists, and how many more records it may take)
     starts: list[int] = []
     ends: list[int] = []
+    room = 0
     while True:
         if len(buf) - pos < record_size:
             if run is not None:
@@ -82,25 +83,24 @@ def read_pcap_batches(
                     yield [BadRecord(index, base, CaptureFormatError(why, base, "pcap.record"))]
                 return
         seconds, fraction, captured, original = unpack_record(buf, pos)
-        if index == 0:
-            sync.anchor_at(buf[pos : pos + record_size])  # the first record's time, if it can be one
         # A record in the same second as the one before, with plausible lengths and fraction, is
         # surely one (the one before passed the checks of time): only the others are looked at.
-        if (
-            seconds != previous or original < captured or fraction >= fraction_limit or captured > max_record_size
-        ) and sync.doubtful(seconds, fraction, captured, original, previous, max_record_size):
-            if run is not None:  # (judging may read ahead)
-                yield run
-                run = None
-            buf, base, pos, problem = _judge(stream, buf, base, pos, sync, previous, max_record_size)
-            if problem is not None:
-                yield [BadRecord(index, base + pos, problem)]
-                index += 1
-                buf, base, found = _resync(stream, buf, base, pos + 1, sync, max_record_size)
-                if found is None:
-                    return
-                pos = found
-                continue
+        if seconds != previous or original < captured or fraction >= fraction_limit or captured > max_record_size:
+            if index == 0:  # (the first record: no second before it)
+                sync.anchor_at(buf[pos : pos + record_size])  # its time, if it can be one
+            if sync.doubtful(seconds, fraction, captured, original, previous, max_record_size):
+                if run is not None:  # (judging may read ahead)
+                    yield run
+                    run = None
+                buf, base, pos, problem = _judge(stream, buf, base, pos, sync, previous, max_record_size)
+                if problem is not None:
+                    yield [BadRecord(index, base + pos, problem)]
+                    index += 1
+                    buf, base, found = _resync(stream, buf, base, pos + 1, sync, max_record_size)
+                    if found is None:
+                        return
+                    pos = found
+                    continue
         start = pos + record_size
         end = start + captured
         if end > len(buf):
@@ -125,12 +125,14 @@ def read_pcap_batches(
         if run is None:
             run = RecordRun(buf, base, record_size, link_type, 0, index)
             times, starts, ends = run.times, run.starts, run.ends
+            room = BATCH_RECORDS
         times.append(seconds * 1_000_000_000 + fraction * fraction_ns)
         starts.append(start)
         ends.append(end)
         if original != captured:
             run.originals[len(times) - 1] = original
-        if len(times) == BATCH_RECORDS:
+        room -= 1
+        if not room:
             yield run
             run = None
         index += 1
