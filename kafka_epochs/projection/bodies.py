@@ -74,19 +74,20 @@ class ProjectedBody:
 
     def int_text(self) -> str | None:
         """:meth:`to_dict` as JSON text (``json.dumps``'s separators), when every column holds
-        integers or lists of them, none missing: a list of ints is written as Python writes
-        it. None otherwise (a column of another type, a field the version does not carry)."""
+        integers or lists of them, or None where a version does not carry the field (or an
+        array is null): a column is written as Python writes the list, its Nones as JSON's
+        nulls (nothing else in such a column writes "None"). None for a column of another type."""
         keys = self.int_keys
         if keys is None:
             return None
         if len(keys) == 1:  # (one path asked for: no list of parts to join)
             (values,) = self.columns.values()
-            return None if None in values else f"{{{keys[0]}: {values!r}}}"
+            text = repr(values)
+            return f"{{{keys[0]}: {text.replace('None', 'null') if None in values else text}}}"
         parts = []
         for key, values in zip(keys, self.columns.values(), strict=True):
-            if None in values:
-                return None
-            parts.append(f"{key}: {values!r}")
+            text = repr(values)
+            parts.append(f"{key}: {text.replace('None', 'null') if None in values else text}")
         return "{" + ", ".join(parts) + "}"
 
 
