@@ -263,20 +263,22 @@ class StreamPipeline:
                                     payload = buf[start:end]
                                     half.delivered = delivered + len(payload)
                                     taken = 0
-                                    # (the aligner's state read, not asked: see FrameAligner.clean)
-                                    inside = sink is not None and not (aligner.clean and aligner.frame_end == delivered)
-                                    if sink is not None and (
-                                        not inside or (aligner.clean and half.delivered <= aligner.frame_end)
-                                    ):
-                                        if len(out) > delivered_to:
-                                            sinks.deliver(out, delivered_to)  # type: ignore[union-attr]
-                                        if sink is _UNASKED:
-                                            sink = self._ask_sink(key, lane)
-                                        if sink is not None:
-                                            taken = sink(payload, timestamp_ns, out, inside)
-                                            if taken and not inside:  # (inside: the frame's end stands)
-                                                aligner.frame_end = delivered + taken  # (whole frames passed)
-                                        delivered_to = len(out)
+                                    # A sink is offered the bytes when they start a frame, or lie
+                                    # inside the frame being followed, with nothing else pending in
+                                    # the aligner (its state read, not asked: FrameAligner.clean).
+                                    if sink is not None and aligner.clean:
+                                        frame_end = aligner.frame_end
+                                        inside = frame_end != delivered
+                                        if not inside or delivered + len(payload) <= frame_end:
+                                            if len(out) > delivered_to:
+                                                sinks.deliver(out, delivered_to)  # type: ignore[union-attr]
+                                            if sink is _UNASKED:
+                                                sink = self._ask_sink(key, lane)
+                                            if sink is not None:
+                                                taken = sink(payload, timestamp_ns, out, inside)
+                                                if taken and not inside:  # (inside: the frame's end stands)
+                                                    aligner.frame_end = delivered + taken  # (whole frames passed)
+                                            delivered_to = len(out)
                                     if taken < len(payload):
                                         event = StreamData(
                                             flow,
