@@ -29,6 +29,7 @@ __all__ = [
     "FramePlan",
     "FrameReader",
     "PlainResponse",
+    "body_message",
     "frame_reader",
     "frame_readers",
     "pick_layout",
@@ -144,23 +145,35 @@ class FramePlan:
     (A plain class, not a ``NamedTuple``: this module's annotations are strings, and typing
     compiles each string field of a ``NamedTuple`` when the class is made, at every start.)"""
 
-    __slots__ = ("body_class", "header_class", "header_version", "layout", "layouts", "notes")
+    __slots__ = ("_body_class", "header_class", "header_version", "layout", "layouts", "name", "notes")
 
     def __init__(
-        self,
-        layouts: list[Protocol],
-        header_version: int,
-        header_class: Any,
-        layout: Protocol,
-        body_class: Any,
-        notes: tuple[str, ...],
+        self, layouts: list[Protocol], header_version: int, header_class: Any, name: str, notes: tuple[str, ...]
     ) -> None:
         self.layouts = layouts  # the layouts that define it (several: the body chooses)
         self.header_version = header_version
         self.header_class = header_class
-        self.layout = layout  # the first layout (the only one, when body_class is given)
-        self.body_class = body_class  # the message class when one layout defines it (None: several do)
+        self.layout = layouts[0]  # the first layout
+        self.name = name  # the message's spec name (every layout names it alike)
         self.notes = notes  # warnings every decode of it carries (an unstable version)
+        self._body_class: Any = None
+
+    @property
+    def body_class(self) -> Any:
+        """The message class when one layout defines it (None: several do), its module loaded
+        when first asked for: a reader of shapes (see :func:`body_message`) never asks."""
+        if self._body_class is None and len(self.layouts) == 1:
+            self._body_class = self.layout.message(self.name)
+        return self._body_class
+
+
+def body_message(layout: Protocol, name: str, body_reader: BodyReader | None) -> Any:
+    """What a body reader is handed for the message ``name`` of ``layout``: its class, or for a
+    reader that reads shapes (``reads_shapes``: projections, which walk field tables alone) its
+    :class:`~kafka_epochs.wire.schema.Shape`, so that the message's module is never loaded."""
+    if getattr(body_reader, "reads_shapes", False):
+        return layout.shape(name)
+    return layout.message(name)
 
 
 def read_body(
@@ -179,9 +192,9 @@ def read_body(
     """The body after a frame's header (``warnings``: what reading the header tolerated)."""
     if warnings is None:
         warnings = []
-    cls = plan.body_class
-    if cls is not None:
+    if len(plan.layouts) == 1:
         chosen = plan.layout
+        cls = plan.body_class if body_reader is None else body_message(chosen, plan.name, body_reader)
         if body_reader is not None:
             body, end = body_reader(cls, data, pos, version)
         elif strict:
@@ -194,9 +207,7 @@ def read_body(
                 warnings.extend(replaced)
         notes: Sequence[str] = plan.notes
     else:
-        chosen, cls, body, end = pick_layout(
-            plan.layouts, kind, data, pos, api_key, version, strict, warnings, body_reader
-        )
+        chosen, cls, body, end = pick_layout(plan.layouts, plan.name, data, pos, version, strict, warnings, body_reader)
         notes = version_warnings(cls, version)
     trailing = len(data) - end
     problem = None
@@ -256,11 +267,11 @@ class PlainResponse:
 
     __slots__ = ("api_version", "body_start", "header_version", "message", "profile", "read_body")
 
-    def __init__(self, read_body: BodyAt, plan: FramePlan, api_version: int) -> None:
+    def __init__(self, read_body: BodyAt, plan: FramePlan, api_version: int, message: Any) -> None:
         self.read_body = read_body
         self.header_version = plan.header_version
         self.body_start = 8 if plan.header_version == 0 else 9  # after the tagged fields' count, 0
-        self.message = plan.body_class
+        self.message = message
         self.api_version = api_version
         self.profile = plan.layout.name
 
@@ -281,12 +292,13 @@ def frame_reader(
 
 def frame_readers(
     plan: FramePlan, api_key: int, version: int, body_reader: BodyReader | None, memo: bool = False
-) -> tuple[FrameReader, BodyAt] | None:
-    """:func:`frame_reader`'s reader and the body reader it reads bodies with (one memo for both)."""
-    cls = plan.body_class
+) -> tuple[FrameReader, BodyAt, Any] | None:
+    """:func:`frame_reader`'s reader, the body reader it reads bodies with (one memo for both)
+    and what its frames' ``Decoded.message`` is (see :func:`body_message`)."""
     attempt = None if body_reader is None else getattr(body_reader, "attempt", None)
-    if cls is None or plan.notes or (body_reader is not None and attempt is None):
+    if len(plan.layouts) > 1 or plan.notes or (body_reader is not None and attempt is None):
         return None
+    cls = plan.body_class if body_reader is None else body_message(plan.layout, plan.name, body_reader)
     header_version, profile = plan.header_version, plan.layout.name
     read_header = plan.header_class._DECODERS[header_version]
     read = cls._DECODERS[version] if attempt is None else None
@@ -302,7 +314,7 @@ def frame_readers(
                 return None
             return Decoded(header, None, api_key, version, header_version, 0, profile, [], cls, None)
 
-        return decode_header, _no_body
+        return decode_header, _no_body, cls
 
     # a reader that makes its own per (class, version) (FieldsReader.quick) saves its steps per body
     make_quick = None if attempt is None else getattr(body_reader, "quick", None)
@@ -352,7 +364,7 @@ def frame_readers(
             decoded.shared = True
         return decoded
 
-    return decode, read_body
+    return decode, read_body, cls
 
 
 def _no_body(data: bytes, pos: int) -> tuple[Any, bool] | None:
@@ -404,10 +416,9 @@ def version_warnings(cls: type[Message], version: int) -> list[str]:
 
 def pick_layout(
     layouts: list[Protocol],
-    kind: str,
+    name: str,
     data: bytes,
     pos: int,
-    api_key: int,
     version: int,
     strict: bool,
     warnings: list[str],
@@ -423,12 +434,12 @@ def pick_layout(
     attempt = getattr(body_reader, "attempt", None)
     tries: list[tuple[Protocol, type[Message], Any, bool]] = []
     for layout in layouts:
-        cls = layout.message_for(api_key, kind)
+        cls = body_message(layout, name, body_reader)
         got = None if attempt is None else attempt(cls, data, pos, version)
         # a reader that does not look at this body (None) cannot tell layouts apart: decoders can
         read = attempt is not None and (got is None or got[0] is not None)
         if not read:
-            got = _attempt(cls, data, pos, version)
+            got = _attempt(layout.message(name), data, pos, version)
         tries.append((layout, cls, got, read))
     exact = [t for t in tries if t[2] is not None and t[2][1] == len(data)]
     partial = [t for t in tries if t[2] is not None]
@@ -480,12 +491,14 @@ def reads_whole(plan: FramePlan, data: bytes, version: int, body_reader: BodyRea
     over), found without the explanation a failed read builds. True as well where this cannot be
     told cheaply (several layouts, a header that is not v0, a body reader that cannot *try*, a
     string that is not UTF-8, which a tolerant read replaces): the caller then reads and sees."""
-    cls = plan.body_class
-    if cls is None or plan.header_version != 0:
+    if len(plan.layouts) > 1 or plan.header_version != 0:
         return True
     if body_reader is not None:
         attempt = getattr(body_reader, "attempt", None)
-        return attempt is None or attempt(cls, data, 8, version) is not None
+        return (
+            attempt is None or attempt(body_message(plan.layout, plan.name, body_reader), data, 8, version) is not None
+        )
+    cls = plan.body_class
     try:
         end = cls._DECODERS[version](data, 8, len(data))[1]
     except UnicodeDecodeError:

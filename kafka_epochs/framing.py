@@ -194,7 +194,7 @@ class FrameDecoding:
                 if made is not None:
                     reader = made[0]
                     if not request and plan.header_version in (0, 1):
-                        plain = PlainResponse(made[1], plan, api_version)
+                        plain = PlainResponse(made[1], plan, api_version, made[2])
         readers[key] = reader
         if not request:
             self.plain_responses[key] = plain

@@ -55,7 +55,8 @@ from kafka_epochs.decoded import (
     trailing_warning,
     version_warnings,
 )
-from kafka_epochs.errors import DecodeError, EncodeError, UnsupportedVersionError
+from kafka_epochs.encoded import api_key_of, frame_of
+from kafka_epochs.errors import DecodeError
 from kafka_epochs.wire.message import Message
 
 if TYPE_CHECKING:  # the generator and pathlib load only when from_specs is used
@@ -93,10 +94,11 @@ class Protocol:
         self.origin = origin
         self.name = name if name is not None else origin  # what Decoded.profile says
         self._classes: dict[str, type[Message]] = {}
-        self._digests: Callable[[], dict[str, tuple[str, ...]]] | None = None
+        #: one of the package's generated tables by module name (``_layouts``, ``_paths``,
+        #: ``_shapes``), or None where it has none (packages generated before that table existed)
+        self._table: Callable[[str], ModuleType | None] = lambda part: None
+        self._shapes: dict[str, Any] = {}
         self._plans: dict[tuple[int, int, str], FramePlan] = {}  # see frame_plan
-        #: the package's tree of field paths (``_paths.py``), where it has one
-        self._field_paths: Callable[[], dict[str, Any] | None] | None = None
         self._by_key: dict[tuple[int, str], str] = {}
         for message, (api_key, kind, *_rest) in index.items():
             if api_key is not None and kind in ("request", "response"):
@@ -161,9 +163,9 @@ class Protocol:
             return import_from(package, directory, name)
 
         protocol = cls(index_module.MESSAGES, load, str(spec_dir))
-        protocol._digests = lambda: import_from(package, directory, "_layouts").LAYOUTS
-        if (directory / "_paths.py").exists():
-            protocol._field_paths = lambda: import_from(package, directory, "_paths").TREE
+        protocol._table = lambda part: (
+            import_from(package, directory, part) if (directory / f"{part}.py").exists() else None
+        )
         return protocol
 
     @classmethod
@@ -203,12 +205,19 @@ class Protocol:
 
     def message_for(self, api_key: int, kind: str) -> type[Message]:
         """The request or response class of an api key."""
+        return self.message(self._name_for(api_key, kind))
+
+    def shape_for(self, api_key: int, kind: str) -> Any:
+        """The request's or response's :meth:`shape` of an api key."""
+        return self.shape(self._name_for(api_key, kind))
+
+    def _name_for(self, api_key: int, kind: str) -> str:
         if kind not in ("request", "response"):
             raise ValueError(f"kind must be 'request' or 'response', not {kind!r}")
         name = self._by_key.get((api_key, kind))
         if name is None:
             raise KeyError(f"no {kind} for api key {api_key} in {self.origin}")
-        return self.message(name)
+        return name
 
     def api_keys(self) -> list[int]:
         return sorted({key for key, kind in self._by_key if kind == "request"})
@@ -231,7 +240,7 @@ class Protocol:
         where the package has one (packages generated before it existed load every message)."""
         from kafka_epochs.projection.paths import has_path, walks_tree
 
-        tree = self._field_paths() if self._field_paths is not None else None
+        tree = self._field_paths()
         if tree is None:
             return any(has_path(self.message(name), path) for name in self.names())
         return walks_tree(tree, [segment.strip() for segment in path.split(".")])
@@ -240,13 +249,30 @@ class Protocol:
         """The path most likely meant by one no message has (``errorCode``: ``error_code``), or None."""
         from kafka_epochs.projection.paths import closest_in_tree
 
-        return closest_in_tree(self._field_paths() if self._field_paths is not None else None, path)
+        return closest_in_tree(self._field_paths(), path)
+
+    def shape(self, name: str) -> Any:
+        """A message's :class:`~kafka_epochs.wire.schema.Shape` (its field tables, no code), made
+        from the package's ``_shapes.py`` without loading the message's module; the class itself
+        where the package has no such table. What projections read bodies by (``--fields``)."""
+        found = self._shapes.get(name)
+        if found is None:
+            if name not in self._index:
+                raise KeyError(f"no message {name!r} in {self.origin}")
+            table = self._table("_shapes")
+            found = self._shapes[name] = self.message(name) if table is None else table.SHAPES[name]()
+        return found
+
+    def _field_paths(self) -> dict[str, Any] | None:
+        table = self._table("_paths")
+        return None if table is None else table.TREE
 
     def _layout_digests(self) -> dict[str, tuple[str, ...]]:
         """name -> a digest of each version's wire layout (first version first), from the package."""
-        if self._digests is None:
+        table = self._table("_layouts")
+        if table is None:
             raise ValueError(f"{self!r} has no layout digests")
-        return self._digests()
+        return table.LAYOUTS
 
     def _flexible(self, api_key: int, kind: str, version: int) -> bool:
         name = self._by_key.get((api_key, kind))
@@ -278,19 +304,19 @@ class Protocol:
     def encode_request(self, body: Message, version: int, correlation_id: int, client_id: str | None = "") -> bytes:
         """A size-prefixed request frame: header (version chosen by Kafka's rule) and body."""
         owner = self._owner(body, version)
-        api_key = _api_key(body)
+        api_key = api_key_of(body)
         header_cls: Any = owner.message("RequestHeader")
         header = header_cls(
             request_api_key=api_key, request_api_version=version, correlation_id=correlation_id, client_id=client_id
         )
-        return _frame(header, owner.request_header_version(api_key, version), body, version)
+        return frame_of(header, owner.request_header_version(api_key, version), body, version)
 
     def encode_response(self, body: Message, version: int, correlation_id: int) -> bytes:
         """A size-prefixed response frame."""
         owner = self._owner(body, version)
         header_cls: Any = owner.message("ResponseHeader")
         header = header_cls(correlation_id=correlation_id)
-        return _frame(header, owner.response_header_version(_api_key(body), version), body, version)
+        return frame_of(header, owner.response_header_version(api_key_of(body), version), body, version)
 
     def _owner(self, body: Message, version: int) -> Protocol:
         """The package whose class ``body`` is (its header rules apply)."""
@@ -376,7 +402,7 @@ class Protocol:
             layouts = sorted(plan.layouts, key=lambda p: p.name != prefer)  # stable: the request's layout first
             header_version = layouts[0].response_header_version(api_key, api_version)
             header_cls = layouts[0].message("ResponseHeader")
-            plan = FramePlan(layouts, header_version, header_cls, layouts[0], None, ())
+            plan = FramePlan(layouts, header_version, header_cls, plan.name, ())
         notes: list[str] = []
         header, pos = read_header(header_cls, data, header_version, strict, notes)
         return read_body(
@@ -396,9 +422,11 @@ class Protocol:
             header_version, header_cls = first.request_header_version(api_key, api_version), "RequestHeader"
         else:
             header_version, header_cls = first.response_header_version(api_key, api_version), "ResponseHeader"
-        body = first.message_for(api_key, kind) if len(layouts) == 1 else None
-        notes = () if body is None else tuple(version_warnings(body, api_version))
-        plan = self._plans[key] = FramePlan(layouts, header_version, first.message(header_cls), first, body, notes)
+        name = first._name_for(api_key, kind)
+        notes: tuple[str, ...] = ()
+        if len(layouts) == 1 and api_version == first.versions(api_key, kind).stop - 1:  # (only a last may be unstable)
+            notes = tuple(version_warnings(first.shape(name), api_version))
+        plan = self._plans[key] = FramePlan(layouts, header_version, first.message(header_cls), name, notes)
         return plan
 
     def _layouts_or_fail(self, api_key: int, api_version: int, kind: str, offset: int) -> list[Protocol]:
@@ -474,15 +502,21 @@ class ProtocolChain(Protocol):
         return any(name in p for p in self.protocols)
 
     def message(self, name: str) -> type[Message]:
+        return self._owner_of(name).message(name)
+
+    def shape(self, name: str) -> Any:
+        return self._owner_of(name).shape(name)
+
+    def _owner_of(self, name: str) -> Protocol:
         for protocol in self.protocols:
             if name in protocol:
-                return protocol.message(name)
+                return protocol
         raise KeyError(f"no message {name!r} in {self.origin}")
 
-    def message_for(self, api_key: int, kind: str) -> type[Message]:
+    def _name_for(self, api_key: int, kind: str) -> str:
         for protocol in self.protocols:
             if protocol.versions(api_key, kind):
-                return protocol.message_for(api_key, kind)
+                return protocol._name_for(api_key, kind)
         raise KeyError(f"no {kind} for api key {api_key} in {self!r}")
 
     def api_keys(self) -> list[int]:
@@ -503,7 +537,7 @@ class ProtocolChain(Protocol):
             if name in protocol and protocol.message(name) is type(body):
                 return protocol._owner(body, version)
         # a class from elsewhere (another spec directory): the header rules of whoever has its version
-        return self.pick(_api_key(body), version, type(body).MESSAGE_TYPE)
+        return self.pick(api_key_of(body), version, type(body).MESSAGE_TYPE)
 
 
 class AutoProtocol(ProtocolChain):
@@ -511,8 +545,12 @@ class AutoProtocol(ProtocolChain):
     layouts are tried and the one that reads the frame exactly wins (Apache's on a tie, with a warning)."""
 
     def __init__(self, apache: Protocol, kip: Protocol) -> None:
+        from kafka_epochs.layout_conflicts import conflicting_versions
+
         super().__init__([apache, kip], name="auto")
-        self._conflicts = _conflicting_versions(apache, kip)
+        self._conflicts = conflicting_versions(
+            apache._layout_digests(), apache._index, kip._layout_digests(), kip._index
+        )
 
     def layouts(self, api_key: int, kind: str, version: int) -> list[Protocol]:
         if (api_key, kind, version) in self._conflicts:
@@ -524,45 +562,12 @@ class AutoProtocol(ProtocolChain):
         return sorted(self._conflicts)
 
 
-def _conflicting_versions(first: Protocol, second: Protocol) -> frozenset[tuple[int, str, int]]:
-    """Versions both packages define with different wire layouts (from their generated digests)."""
-    ours, theirs = first._layout_digests(), second._layout_digests()
-    found: set[tuple[int, str, int]] = set()
-    for name, digests in theirs.items():
-        other = ours.get(name)
-        row = second._index.get(name)
-        if other is None or row is None or row[0] is None:
-            continue
-        api_key, kind, low, _, _ = row
-        assert api_key is not None
-        first_row = first._index[name]
-        for offset, digest in enumerate(digests):
-            version = low + offset
-            at = version - first_row[2]
-            if 0 <= at < len(other) and other[at] != digest:
-                found.add((api_key, kind, version))
-    return frozenset(found)
-
-
 # -- shared steps ---------------------------------------------------------------------------------
 
 
-def _frame(header: Message, header_version: int, body: Message, version: int) -> bytes:
-    if version not in type(body).VALID_VERSIONS:
-        raise UnsupportedVersionError(f"{type(body).__name__} has no version {version}")
-    out: list[bytes] = []
-    header.write(out, header_version)
-    body.write(out, version)
-    size = sum(map(len, out))
-    if size > 0x7FFFFFFF:
-        raise EncodeError(f"frame of {size} bytes does not fit a 32-bit size prefix")
-    out.insert(0, _SIZE.pack(size))
-    return b"".join(out)
-
-
-def _optional_module_attribute(module: str, attribute: str) -> Any:
+def _optional_module(module: str) -> ModuleType | None:
     try:
-        return getattr(importlib.import_module(module), attribute)
+        return importlib.import_module(module)
     except ModuleNotFoundError:
         return None
 
@@ -574,12 +579,8 @@ def _package(module: str, name: str, origin: str) -> Protocol:
     def load(message: str) -> ModuleType:
         return importlib.import_module(f"{module}.{message}")
 
-    def digests() -> dict[str, tuple[str, ...]]:
-        return importlib.import_module(f"{module}._layouts").LAYOUTS
-
     protocol = Protocol(index.MESSAGES, load, origin, name)
-    protocol._digests = digests
-    protocol._field_paths = lambda: _optional_module_attribute(f"{module}._paths", "TREE")
+    protocol._table = lambda part: _optional_module(f"{module}.{part}")
     return protocol
 
 
@@ -591,10 +592,3 @@ def _kip() -> Protocol:
 @functools.cache
 def _auto() -> Protocol:
     return AutoProtocol(Protocol.apache(), Protocol.bundled())
-
-
-def _api_key(body: Message) -> int:
-    key = type(body).API_KEY
-    if key is None:
-        raise EncodeError(f"{type(body).__name__} is not a request or response (it has no api key)")
-    return key

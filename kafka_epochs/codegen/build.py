@@ -1,8 +1,10 @@
-"""Write generated packages: one module per spec plus ``_index.py``, ``_layouts.py`` and ``_paths.py``.
+"""Write generated packages: one module per spec plus ``_index.py``, ``_layouts.py``, ``_paths.py``
+and ``_shapes.py``.
 
 ``_index.py`` is a table of every message's api key, type and versions, so a
 :class:`~kafka_epochs.protocol.Protocol` answers lookups without importing (or even parsing) any
-message until it is used; ``_paths.py`` does the same for field paths.
+message until it is used; ``_paths.py`` does the same for field paths, and ``_shapes.py`` for
+the field tables projections read bodies by (see :mod:`kafka_epochs.codegen.shapes`).
 :mod:`kafka_epochs.codegen.cache` keeps such packages on disk for ``Protocol.from_specs``.
 """
 
@@ -15,6 +17,7 @@ from typing import Any
 
 from kafka_epochs.codegen.naming import attribute_name
 from kafka_epochs.codegen.python_backend import generate_module
+from kafka_epochs.codegen.shapes import shapes_source
 from kafka_epochs.spec.layout import wire_layout
 from kafka_epochs.spec.loader import load_specs
 from kafka_epochs.spec.model import Kind, MessageSpec, StructSpec
@@ -126,6 +129,7 @@ def package_files(specs: Sequence[MessageSpec], docstring: str) -> dict[str, str
     files["_index.py"] = index_source(specs)
     files["_layouts.py"] = layouts_source(specs)
     files["_paths.py"] = paths_source(specs)
+    files["_shapes.py"] = shapes_source(specs)
     files["__init__.py"] = f'"""{docstring}"""\n'
     return files
 

@@ -66,6 +66,7 @@ _RUNTIME_IMPORTS: dict[str, str] = {
             ("schema", "EMPTY_STRUCT", "_EMPTY_STRUCT"),
             ("schema", "FieldInfo", "_F"),
             ("schema", "MAX_VERSION", "_MAX_VERSION"),
+            ("schema", "Shape", "_Shape"),
             ("support", "missing_field", "_missing"),
             ("support", "string_length", "_string_length"),
         ]

@@ -181,7 +181,11 @@ def projecting(function: ReadFunction) -> ProjectingReader:
 
 
 class FieldsReader(ProjectingReader):
-    """``Message.read``'s stand-in that reads only ``paths`` (none: headers only)."""
+    """``Message.read``'s stand-in that reads only ``paths`` (none: headers only). It reads by
+    field tables alone, so a protocol hands it each message's shape, not its class, and a run
+    loads no message module for bodies (see ``kafka_epochs.decoded.body_message``)."""
+
+    reads_shapes = True
 
     def __init__(self, paths: list[str] | tuple[str, ...]) -> None:
         self.paths = tuple(paths)

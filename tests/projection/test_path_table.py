@@ -71,7 +71,8 @@ def test_the_table_answers_as_every_message_does(name: str) -> None:
 def test_a_package_without_the_table_still_answers(tmp_path: Path) -> None:
     """A package generated before the table existed: every message is loaded, as before."""
     protocol = Protocol.from_specs(Path(__file__).resolve().parents[2] / "messages", tmp_path)
-    assert protocol._field_paths is not None
-    protocol._field_paths = None
+    assert protocol._field_paths() is not None
+    tables = protocol._table
+    protocol._table = lambda part: None if part == "_paths" else tables(part)
     assert protocol.has_field_path("topic_states[].partition_states[].leader_epoch")
     assert not protocol.has_field_path("topic_states[].partition_states[].no_such_field")
