@@ -101,8 +101,8 @@ class Shape:
     A package's ``_shapes.py`` makes them from the same facts as its message modules. Whatever
     reads a body by walking :class:`FieldInfo` tables alone (projections, the checked reader)
     takes a shape where it takes a class, and so does without importing the message's module
-    and building its classes: ``decode --fields`` of a real capture skips some 90 million
-    instructions of imports that way."""
+    and building its classes (``decode --fields`` of kafka-python's real-shaped capture: 4% of
+    its instructions)."""
 
     _FIELDS: tuple[FieldInfo, ...]
 
