@@ -28,6 +28,7 @@ __all__ = [
     "Decoded",
     "FramePlan",
     "FrameReader",
+    "PlainRequest",
     "PlainResponse",
     "body_message",
     "frame_reader",
@@ -274,6 +275,48 @@ class PlainResponse:
         self.message = message
         self.api_version = api_version
         self.profile = plan.layout.name
+
+
+class PlainRequest:
+    """How a reader that cuts frames itself reads the request frames of one (api key, version)
+    whose header holds a client id (header v1, or v2, read this way when it carries no tagged
+    field): only the body is read (:attr:`read_body`), from after the client id (and v2's empty
+    count of tagged fields); the header's values are the frame's, at fixed places up to the
+    client id. :meth:`decoded` makes what the frame's reader would have made, for whoever needs
+    it (most lines do not)."""
+
+    __slots__ = (
+        "api_key",
+        "api_version",
+        "header_version",
+        "message",
+        "profile",
+        "read_body",
+        "read_header",
+        "reads_body",
+    )
+
+    def __init__(self, read_body: BodyAt, plan: FramePlan, api_key: int, api_version: int, message: Any) -> None:
+        self.read_body = read_body
+        # False for a reader that looks at no body of it (--headers-only, or no field asked is
+        # in it): read_body would give (None, False) for any body that starts in the frame
+        self.reads_body = read_body is not _no_body
+        self.header_version = plan.header_version
+        self.read_header = plan.header_class._DECODERS[plan.header_version]
+        self.message = message
+        self.api_key = api_key
+        self.api_version = api_version
+        self.profile = plan.layout.name
+
+    def decoded(self, frame: bytes, api_key: int, body: Any, shared: bool) -> Decoded:
+        """The frame decoded as its reader decodes it, its body being ``body`` (as read)."""
+        header = self.read_header(frame, 4, len(frame))[0]
+        decoded = Decoded(
+            header, body, api_key, self.api_version, self.header_version, 0, self.profile, [], self.message, None
+        )
+        if shared:
+            decoded.shared = True
+        return decoded
 
 
 def frame_reader(

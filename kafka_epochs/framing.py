@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_epochs.decoded import FrameReader, PlainResponse, frame_readers
+from kafka_epochs.decoded import FrameReader, PlainRequest, PlainResponse, frame_readers
 from kafka_epochs.direction import Direction
 from kafka_epochs.errors import DecodeError, KafkaEpochsError
 from kafka_epochs.pairing import (
@@ -43,6 +43,7 @@ __all__ = [
     "FrameBuffer",
     "FrameDecoding",
     "FrameTooLarge",
+    "HeldRequest",
     "RequestEvent",
     "ResponseEvent",
     "SaslToken",
@@ -106,6 +107,49 @@ class RequestEvent(Value):
         return not (self.api_key == 0 and body is not None and getattr(body, "acks", 1) == 0)
 
 
+class HeldRequest:
+    """A request frame read the plain way (:class:`~kafka_epochs.decoded.PlainRequest`), held for
+    its answer: its body and its header's values, without the header object, the decoded frame
+    and the :class:`RequestEvent` the frame's reader makes. :meth:`event` makes those, for
+    whatever needs more than the pair's line (a filter, a fallback, the layered path a
+    connection is handed to), as the reader would have made them."""
+
+    __slots__ = ("body", "client_id", "correlation_id", "frame", "plain", "shared", "stream_offset", "timestamp_ns")
+
+    def __init__(
+        self,
+        frame: bytes,
+        stream_offset: int,
+        timestamp_ns: int | None,
+        correlation_id: int,
+        client_id: str,
+        plain: PlainRequest,
+        body: Any,
+        shared: bool,
+    ) -> None:
+        self.frame = frame
+        self.stream_offset = stream_offset
+        self.timestamp_ns = timestamp_ns
+        self.correlation_id = correlation_id
+        self.client_id = client_id
+        self.plain = plain
+        self.body = body
+        self.shared = shared
+
+    def event(self) -> RequestEvent:
+        plain = self.plain
+        decoded = plain.decoded(self.frame, plain.api_key, self.body, self.shared)
+        return RequestEvent(
+            self.frame,
+            self.stream_offset,
+            self.timestamp_ns,
+            plain.api_key,
+            plain.api_version,
+            self.correlation_id,
+            decoded,
+        )
+
+
 class ResponseEvent(Value):
     """A response frame seen from the broker, paired with its request when there was one."""
 
@@ -163,6 +207,8 @@ class FrameDecoding:
         #: how to read just the body of a response whose header is the plain one, by reader_key
         #: (made with its reader; None: the reader, or the general way, reads them all)
         self.plain_responses: dict[int, PlainResponse | None] = {}
+        #: the same of a request whose header holds a client id (see PlainRequest)
+        self.plain_requests: dict[int, PlainRequest | None] = {}
 
     def _quick(self, frame: bytes, api_key: int, api_version: int, request: bool) -> Decoded | None:
         """The frame read the quick way, or None where the protocol's general way must read it."""
@@ -183,7 +229,8 @@ class FrameDecoding:
         key = reader_key(api_key, api_version)
         if key in readers:
             return readers[key]
-        reader = plain = None
+        reader = None
+        plain: PlainRequest | PlainResponse | None = None
         if self.quick:
             try:
                 plan = self.protocol.frame_plan(api_key, api_version, "request" if request else "response", -1)
@@ -195,9 +242,13 @@ class FrameDecoding:
                     reader = made[0]
                     if not request and plan.header_version in (0, 1):
                         plain = PlainResponse(made[1], plan, api_version, made[2])
+                    elif request and plan.header_version in (1, 2):
+                        plain = PlainRequest(made[1], plan, api_key, api_version, made[2])
         readers[key] = reader
-        if not request:
-            self.plain_responses[key] = plain
+        if request:
+            self.plain_requests[key] = plain  # type: ignore[assignment]
+        else:
+            self.plain_responses[key] = plain  # type: ignore[assignment]
         return reader
 
     def plain_response(self, api_key: int, api_version: int) -> PlainResponse | None:
@@ -208,6 +259,13 @@ class FrameDecoding:
         if key not in self.plain_responses:
             self.reader(api_key, api_version, False)
         return self.plain_responses[key]
+
+    def plain_request(self, api_key: int, api_version: int) -> PlainRequest | None:
+        """:meth:`plain_response`'s counterpart for requests (see :class:`~kafka_epochs.decoded.PlainRequest`)."""
+        key = reader_key(api_key, api_version)
+        if key not in self.plain_requests:
+            self.reader(api_key, api_version, True)
+        return self.plain_requests[key]
 
     def request(self, head: FrameHead) -> RequestEvent:
         return self.request_event(

@@ -26,8 +26,9 @@ both paths equal, character for character and in order, over real clients' captu
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from kafka_epochs.capture import CaptureSource, Direction, Flow, StreamEnd
 from kafka_epochs.capture.pipeline import FrameSink
@@ -40,6 +41,7 @@ from kafka_epochs.framing import (
     FrameBuffer,
     FrameDecoding,
     FrameTooLarge,
+    HeldRequest,
     RequestEvent,
     ResponseEvent,
 )
@@ -52,6 +54,9 @@ __all__ = ["LineConnection", "decode_lines"]
 _CLIENT = Direction.CLIENT_TO_BROKER
 _BROKER = Direction.BROKER_TO_CLIENT
 _UNSET: Any = object()
+#: a request frame's size, api key and version, correlation id, and its client id's length
+_HEAD_AND_CLIENT_ID = struct.Struct(">ihhih")
+_CLIENT_ID = _HEAD_AND_CLIENT_ID.size  # where the client id's bytes start
 #: A frame's taker: (frame, stream offset, time, where its line goes) -> whether it took it.
 _Take = Callable[[bytes, int, int, list[str | Exchange]], bool]
 
@@ -123,6 +128,7 @@ class LineConnection:
         "_client",
         "_decoding",
         "_pending",
+        "_plain_requests",
         "_plain_responses",
         "_request_readers",
         "_response_readers",
@@ -153,12 +159,14 @@ class LineConnection:
         self.layered: ConnectionExchanges | None = None  # set when handed over
         self._client = connection.buffers[_CLIENT]
         self._broker = connection.buffers[_BROKER]
-        self._pending = connection.pending  # (the pairer's own dict: handing over needs no copy)
+        # the pairer's own dict (handing over needs no copy), which holds HeldRequests too until then
+        self._pending = cast("dict[int, RequestEvent | HeldRequest]", connection.pending)
         self._decoding = connection.decoding
         # the decoding's readers, looked up here: every frame this reads is whole and ``bytes``
         self._request_readers = connection.decoding.request_readers
         self._response_readers = connection.decoding.response_readers
         self._plain_responses = connection.decoding.plain_responses
+        self._plain_requests = connection.decoding.plain_requests
 
     # -- the consumer --------------------------------------------------------------------------
 
@@ -186,8 +194,17 @@ class LineConnection:
         if self.layered is None:
             if not (self.connection.pending or self._client.buffered or self._broker.buffered):
                 return iter(())
+            self._events_pending()
             self.layered = ConnectionExchanges(self.flow, self.connection)
         return self.layered.leftovers(end)
+
+    def _events_pending(self) -> None:
+        """The requests held the plain way, made the events the layered path holds (in place:
+        the dict is the layered path's own, and its order the order they came in)."""
+        pending = self._pending
+        for correlation_id, request in pending.items():
+            if isinstance(request, HeldRequest):
+                pending[correlation_id] = request.event()
 
     # -- frames --------------------------------------------------------------------------------
 
@@ -257,13 +274,48 @@ class LineConnection:
 
     def _request(self, frame: bytes, offset: int, timestamp_ns: int, out: list[str | Exchange]) -> bool:
         """Hold a request frame for its answer; False for one only the layered path takes."""
-        if len(frame) < REQUEST_HEAD.size:
+        if len(frame) >= _CLIENT_ID:
+            _, api_key, api_version, correlation_id, size = _HEAD_AND_CLIENT_ID.unpack_from(frame, 0)
+        elif len(frame) >= REQUEST_HEAD.size:
+            _, api_key, api_version, correlation_id = REQUEST_HEAD.unpack_from(frame, 0)
+            size = -2  # (no room for a client id)
+        else:
             return False
-        _, api_key, api_version, correlation_id = REQUEST_HEAD.unpack_from(frame, 0)
         pending = self._pending
         if len(pending) >= DEFAULT_MAX_PENDING:
             return False
         decoding = self._decoding
+        plain = self._plain_requests.get(api_key * 65536 + api_version, _UNSET)  # (see below)
+        if plain is _UNSET:
+            plain = decoding.plain_request(api_key, api_version)
+        start = _CLIENT_ID + size  # where the client id ends
+        if (
+            plain is not None
+            and size >= 0
+            and start <= len(frame)
+            and api_key != SASL_HANDSHAKE
+            and (plain.header_version == 1 or (start < len(frame) and frame[start] == 0))
+        ):
+            # nearly every request: its header holds a client id (and in v2 no tagged field),
+            # and only its body is read; the header's values are the frame's (HeldRequest)
+            try:
+                client_id = frame[_CLIENT_ID:start].decode()
+            except UnicodeDecodeError:
+                client_id = None  # (the general way reads it with replacements, and says so)
+            if client_id is not None:
+                if not plain.reads_body:  # (its body starts in the frame: nothing more to look at)
+                    pending[correlation_id] = HeldRequest(
+                        frame, offset, timestamp_ns, correlation_id, client_id, plain, None, False
+                    )
+                    return True
+                got = plain.read_body(frame, start if plain.header_version == 1 else start + 1)
+                if got is not None:
+                    body = got[0]
+                    if api_key == PRODUCE and body is not None and getattr(body, "acks", 1) == 0:
+                        return False  # (never answered: see RequestEvent.expects_response)
+                    held = HeldRequest(frame, offset, timestamp_ns, correlation_id, client_id, plain, body, got[1])
+                    pending[correlation_id] = held
+                    return True
         # FrameDecoding.request_event's quick way, without its calls (every frame taken here is
         # whole and ``bytes``); the key is framing.reader_key's, computed in place
         read = self._request_readers.get(api_key * 65536 + api_version, _UNSET)
@@ -294,8 +346,17 @@ class LineConnection:
             return False
         del pending[correlation_id]
         decoding = self._decoding
-        api_key, api_version = request.api_key, request.api_version
-        if api_key is not None and api_version is not None and request.error is None and self.keep is None:
+        api_key: int | None
+        api_version: int | None
+        event: RequestEvent | None  # (None while the request is held: made only where needed)
+        if isinstance(request, HeldRequest):
+            held, event, asked = request, None, request.plain
+            api_key, api_version, message, clean = asked.api_key, asked.api_version, asked.message, True
+        else:
+            held, event = None, request
+            api_key, api_version, clean = request.api_key, request.api_version, request.error is None
+            message = None if request.decoded is None else request.decoded.message
+        if api_key is not None and api_version is not None and clean and self.keep is None:
             # nearly every pair: the response's header is the plain one, and only its body is
             # read, for its line (no header, decoded frame or response event made)
             plain = self._plain_responses.get(api_key * 65536 + api_version, _UNSET)  # (see _request)
@@ -310,7 +371,7 @@ class LineConnection:
                             self.flow, request, plain, got[0], got[1], timestamp_ns, self.capture
                         )
                         if line is not None:
-                            self.summary.count_pair(request.decoded.message)  # type: ignore[union-attr]
+                            self.summary.count_pair(message)
                             out.append(line)
                             return True
         # FrameDecoding.quick_response, without its calls (see _request)
@@ -321,13 +382,17 @@ class LineConnection:
                 read = decoding.reader(api_key, api_version, False)
             if read is not None:
                 decoded = read(frame)
-        if decoded is not None and request.error is None and self.keep is None:
+        if decoded is not None and clean and self.keep is None:
             # nearly every pair: its line, with no response event made
             line = self.writer.answered(self.flow, request, decoded, timestamp_ns, self.capture)
             if line is not None:
-                self.summary.count_pair(request.decoded.message)  # type: ignore[union-attr]
+                self.summary.count_pair(message)
                 out.append(line)
                 return True
+        if event is None:
+            assert held is not None
+            event = held.event()  # (what the rest needs: the layered path's events)
+        request = event
         if decoded is None:
             response = decoding.response_event(frame, offset, timestamp_ns, correlation_id, request)
         else:
@@ -355,6 +420,7 @@ class LineConnection:
     ) -> list[str | Exchange]:
         """From here on the connection is the layered path's: ``rest`` (the bytes from the frame
         not taken on, or nothing when they are in the buffer) is fed to it."""
+        self._events_pending()
         layered = self.layered = ConnectionExchanges(self.flow, self.connection)
         taken = layered.client if buffer is self._client else layered.broker
         out.extend(taken(rest, timestamp_ns))

@@ -21,7 +21,7 @@ from typing import Any
 from kafka_epochs.capture import Flow
 from kafka_epochs.decoded import Decoded, PlainResponse
 from kafka_epochs.exchanges import Exchange, Kind, api_name, message_api
-from kafka_epochs.framing import RequestEvent, ResponseEvent
+from kafka_epochs.framing import HeldRequest, RequestEvent, ResponseEvent
 from kafka_epochs.projection.bodies import ProjectedBody, error_paths
 from kafka_epochs.rendering import SASL_AUTHENTICATE, any_error_code, error_codes, has_error_codes
 from kafka_epochs.wire.json_text import json_renderer
@@ -81,7 +81,8 @@ class LineWriter:
         self._names: dict[type, str] = {}
         # what a pair's line repeats: per connection, and per (class, version, header version, profile)
         self._flows: dict[Flow | None, str] = {}
-        self._kinds: dict[tuple[type, int, int, str], _Kind] = {}
+        # (and per plain request reader: see _plain_kind)
+        self._kinds: dict[Any, _Kind] = {}
         self._plain_profiles: dict[PlainResponse, str] = {}  # a plain response's profile key
         self._error_checks: dict[type, Callable[[Any], bool] | None] = {}
         self._error_columns: dict[tuple[str, ...], tuple[str, ...]] = {}  # a projection's error code columns
@@ -144,7 +145,7 @@ class LineWriter:
     def answered(
         self,
         flow: Flow | None,
-        req: RequestEvent,
+        req: RequestEvent | HeldRequest,
         response: Decoded,
         end: int | None,
         capture: str | None = None,
@@ -164,7 +165,7 @@ class LineWriter:
     def answered_plainly(
         self,
         flow: Flow | None,
-        req: RequestEvent,
+        req: RequestEvent | HeldRequest,
         plain: PlainResponse,
         body: Any,
         shared: bool,
@@ -182,7 +183,7 @@ class LineWriter:
     def _line(
         self,
         flow: Flow | None,
-        req: RequestEvent,
+        req: RequestEvent | HeldRequest,
         response_header: str,
         body: Any,
         shared: bool,
@@ -195,18 +196,38 @@ class LineWriter:
         """A pair's line, from its request event and what its response says: the header's text,
         the body (``shared``: see :class:`~kafka_epochs.decoded.BodyMemo`) read at ``version``,
         the profile's key, its error and warnings keys (``trouble``)."""
-        request = req.decoded
-        assert request is not None
-        if req.api_key == SASL_AUTHENTICATE and not self.secrets and (_auth(request.body) or _auth(body)):
+        start, correlation_id = req.timestamp_ns, req.correlation_id
+        api_key: int | None
+        if isinstance(req, HeldRequest):  # (what its header says is the frame's: no header object)
+            plain = req.plain
+            asked = self._kinds.get(plain) or self._plain_kind(req)
+            api_key, asked_body, asked_shared, asked_version = plain.api_key, req.body, req.shared, plain.api_version
+            # the request header's text: the kind's start, its correlation id, its client's rest
+            rests = asked[4]
+            rest = None if rests is None else rests.get(req.client_id)
+            if rest is None:
+                head = self._header(asked, plain.read_header(req.frame, 4, len(req.frame))[0])
+            else:
+                head = f"{asked[3]}{correlation_id}{rest}"
+            request_trouble = ""
+        else:
+            request = req.decoded
+            assert request is not None
+            asked = self._kinds.get(
+                (request.message, request.api_version, request.header_version, request.profile)
+            ) or self._kind(req, request, "request")
+            api_key, asked_body, asked_shared, asked_version = (
+                req.api_key,
+                request.body,
+                request.shared,
+                request.api_version,
+            )
+            header, rests = request.header, asked[4]
+            rest = None if rests is None or header._unknown_tags is not None else rests.get(header.client_id)
+            head = self._header(asked, header) if rest is None else f"{asked[3]}{header.correlation_id}{rest}"
+            request_trouble = "" if req.error is None and not req.warnings else self._trouble("request", req)
+        if api_key == SASL_AUTHENTICATE and not self.secrets and (_auth(asked_body) or _auth(body)):
             return None  # its auth bytes are hidden by the reference
-        asked = self._kinds.get((request.message, request.api_version, request.header_version, request.profile))
-        if asked is None:
-            asked = self._kind(req, request, "request")
-        start, correlation_id, asked_body = req.timestamp_ns, req.correlation_id, request.body
-        # the request header's text: the kind's start, its correlation id, its client's rest
-        header, rests = request.header, asked[4]
-        rest = None if rests is None or header._unknown_tags is not None else rests.get(header.client_id)
-        head = self._header(asked, header) if rest is None else f"{asked[3]}{header.correlation_id}{rest}"
         if start is not None and end is not None:
             # both times in the second of the time before, as nearly always: _time's first way,
             # inline (a time in a later second gives a million microseconds or more)
@@ -234,13 +255,23 @@ class LineWriter:
             f"{sent}{self._flows.get(flow) or self._flow_text(flow)}"
             f"{'null' if correlation_id is None else correlation_id}{asked[0]}{timing}"
             f', "request_header": {head}'
-            f"{'' if asked_body is None else self._body('request', asked_body, request.shared, request.api_version)}"
-            f"{asked[2]}"
-            f"{'' if req.error is None and not req.warnings else self._trouble('request', req)}"
+            f"{'' if asked_body is None else self._body('request', asked_body, asked_shared, asked_version)}"
+            f"{asked[2]}{request_trouble}"
             f', "response_header": {response_header}'
             f"{'' if body is None else self._body('response', body, shared, version)}{response_profile}{trouble}"
             f"{'' if body is None else self._errors(body)}}}"
         )
+
+    def _plain_kind(self, req: HeldRequest) -> _Kind:
+        """:meth:`_kind` of a request held the plain way, kept by its plain reader too."""
+        event = req.event()
+        decoded = event.decoded
+        assert decoded is not None
+        kind = self._kinds.get((decoded.message, decoded.api_version, decoded.header_version, decoded.profile))
+        if kind is None:
+            kind = self._kind(event, decoded, "request")
+        self._kinds[req.plain] = kind
+        return kind
 
     def _pair_start(self, capture: str) -> str:
         """A pair's line up to its time, with the capture's key first."""
@@ -251,7 +282,7 @@ class LineWriter:
         sent = self._time(start)
         return sent, f', "response_time": {self._time(end)}, "latency_ms": {_latency(end - start)}'
 
-    def _kind(self, event: RequestEvent | ResponseEvent, decoded: Decoded, label: str) -> _Kind:
+    def _kind(self, event: RequestEvent | ResponseEvent | HeldRequest, decoded: Decoded, label: str) -> _Kind:
         """What a line says alike of every frame of one (class, version, header version, profile):
         for a request, its api's keys (``, "api": ..., "api_key": ..., "api_version": ...``); the
         header's renderer; the profile's key; for a request whose header has a client id, its

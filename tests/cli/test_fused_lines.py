@@ -28,7 +28,7 @@ from kafka_epochs.capture.synth import RecordedConnection, write_capture
 from kafka_epochs.cli import main
 from kafka_epochs.cli.decode_output import Printer
 from kafka_epochs.exchanges import ConnectionExchanges, DecodeSummary, Exchange, follow_connection_batches
-from kafka_epochs.framing import Connection, FrameDecoding
+from kafka_epochs.framing import Connection, FrameDecoding, HeldRequest
 from kafka_epochs.fused_lines import LineConnection, decode_lines
 from kafka_epochs.json_lines import LineWriter
 from kafka_epochs.projection.bodies import FieldsReader
@@ -126,6 +126,29 @@ def test_bundled_captures(name: str, reader: str) -> None:
     assert written > 0.8 * lines  # nearly every line is the fused path's own
 
 
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_nearly_every_request_is_held_without_its_header_object(reader: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain way of reading requests (HeldRequest) is the way nearly all go, and the events
+    are made after all only for what a line's kind needs once: what the fused path saves is saved."""
+    held, made = [], []
+    hold, make = HeldRequest.__init__, HeldRequest.event
+
+    def spy_hold(self: HeldRequest, *args: Any) -> None:
+        held.append(self)
+        hold(self, *args)
+
+    def spy_make(self: HeldRequest) -> Any:
+        made.append(self)
+        return make(self)
+
+    monkeypatch.setattr(HeldRequest, "__init__", spy_hold)
+    monkeypatch.setattr(HeldRequest, "event", spy_make)
+    lines, _ = assert_same((SAMPLES / "clients.pcap").read_bytes(), READERS[reader])
+    assert len(held) > 0.8 * lines
+    # events made: for a line's kind, once per (api, version) (its header's text before the client id)
+    assert len(made) == len({request.plain for request in made}) < 0.3 * len(held)
+
+
 @pytest.mark.parametrize("secrets", [False, True])
 def test_a_capture_name_and_sasl_secrets(secrets: bool) -> None:
     assert_same((SAMPLES / "clients.pcap").read_bytes(), None, 'caps/ü "1".pcap', secrets)
@@ -211,7 +234,29 @@ def sessions() -> list[list[tuple[str, bytes]]]:
         [metadata(7)[0], metadata(7)[0], metadata(7)[1], metadata(7)[1], *metadata(8)],
         # flexible responses: a plain header, one with a tagged field (tag 5), a body with bytes after it
         [*_flexible_metadata(1), *_flexible_metadata(2, b"\x01\x05\x01A"), *_flexible_metadata(3, after=b"\x00")],
+        # requests held the plain way when the connection is handed over (a response to nothing)
+        # or ends: the layered path gets them as the events it would have made
+        [metadata(2)[0], metadata(3)[0], metadata(77)[1], metadata(2)[1], *metadata(4), metadata(5)[0]],
+        # request headers the plain way does not read: a client id that is not UTF-8, a null one,
+        # a v2 header with a tagged field, one cut inside the client id's length; then plain ones
+        [*_odd_request_headers(), *metadata(9)],
     ]
+
+
+def _odd_request_headers() -> list[tuple[str, bytes]]:
+    not_utf8 = _request("MetadataRequest", 12, 1, topics=[]).replace(b"app", b"a\xffp")
+    null = P.encode_request(P.message("MetadataRequest")(topics=[]), 12, correlation_id=2, client_id=None)
+    plain = _request("MetadataRequest", 12, 3, topics=[])
+    at = 4 + 8 + 2 + len("app")  # the header's count of tagged fields, 0
+    assert plain[at] == 0
+    tagged = plain[4:at] + b"\x01\x05\x01A" + plain[at + 1 :]
+    tagged = struct.pack(">i", len(tagged)) + tagged
+    short = plain[4:13]  # a header cut inside the client id's length: 9 bytes of frame
+    short = struct.pack(">i", len(short)) + short[:8] + struct.pack(">h", 4)[:1]
+    chunks = []
+    for correlation_id, request in ((1, not_utf8), (2, null), (3, tagged), (3, short)):
+        chunks += [("client", request), ("broker", _response("MetadataResponse", 12, correlation_id, topics=[]))]
+    return chunks
 
 
 def _capture(connections: list[list[tuple[str, bytes]]], mss: int, together: bool) -> bytes:
@@ -259,7 +304,7 @@ def test_each_session_on_its_own_hands_over_where_it_must(monkeypatch: pytest.Mo
     # SASL v0, acks=0, a response to nothing, a short frame, an oversized prefix, a second answer
     # to one correlation id; the rest are the fused path's own (what a connection leaves is said
     # by the layered path at its end, without a hand-over)
-    assert sorted(set(handed)) == [0, 2, 3, 5, 6, 9]
+    assert sorted(set(handed)) == [0, 2, 3, 5, 6, 9, 11]
 
 
 # -- through the command ---------------------------------------------------------------------
