@@ -308,11 +308,11 @@ class PlainRequest:
         self.api_version = api_version
         self.profile = plan.layout.name
 
-    def decoded(self, frame: bytes, api_key: int, body: Any, shared: bool) -> Decoded:
+    def decoded(self, frame: bytes, body: Any, shared: bool) -> Decoded:
         """The frame decoded as its reader decodes it, its body being ``body`` (as read)."""
         header = self.read_header(frame, 4, len(frame))[0]
         decoded = Decoded(
-            header, body, api_key, self.api_version, self.header_version, 0, self.profile, [], self.message, None
+            header, body, self.api_key, self.api_version, self.header_version, 0, self.profile, [], self.message, None
         )
         if shared:
             decoded.shared = True

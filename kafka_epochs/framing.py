@@ -138,7 +138,7 @@ class HeldRequest:
 
     def event(self) -> RequestEvent:
         plain = self.plain
-        decoded = plain.decoded(self.frame, plain.api_key, self.body, self.shared)
+        decoded = plain.decoded(self.frame, self.body, self.shared)
         return RequestEvent(
             self.frame,
             self.stream_offset,

@@ -193,7 +193,8 @@ class LineWriter:
         capture: str | None,
         trouble: str,
     ) -> str | None:
-        """A pair's line, from its request event and what its response says: the header's text,
+        """A pair's line, from its request (an event, or held the plain way: framing.HeldRequest)
+        and what its response says: the header's text,
         the body (``shared``: see :class:`~kafka_epochs.decoded.BodyMemo`) read at ``version``,
         the profile's key, its error and warnings keys (``trouble``)."""
         start, correlation_id = req.timestamp_ns, req.correlation_id
