@@ -160,14 +160,15 @@ class DecodeSummary(Value):
         if name:
             self.per_api[name] = self.per_api.get(name, 0) + 1
 
-    def count_pair(self, request_message: type) -> None:
-        """:meth:`count` of a pair whose two frames decoded whole, told by its request's class."""
-        self.exchanges += 1
-        self.pairs += 1
-        self.requests += 1
-        self.responses += 1
-        name = message_api(request_message)
-        self.per_api[name] = self.per_api.get(name, 0) + 1
+    def count_pairs(self, pairs: dict[Any, int]) -> None:
+        """:meth:`count` of pairs whose two frames decoded whole, as counts by request message."""
+        for message, count in pairs.items():
+            self.exchanges += count
+            self.pairs += count
+            self.requests += count
+            self.responses += count
+            name = message_api(message)
+            self.per_api[name] = self.per_api.get(name, 0) + count
 
 
 @functools.cache

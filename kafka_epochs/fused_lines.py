@@ -82,14 +82,25 @@ def decode_lines(
     as the command's ``--api`` or ``--client``), a pair it refuses is counted and not written."""
 
     decoding = FrameDecoding(protocol, body_reader, memo=True)  # (bodies are only read here, to write lines)
+    # the pairs written as lines, by request message, counted in the summary before each batch
+    # goes out (a dict entry a pair instead of a summary's method call with its six updates)
+    pairs: dict[Any, int] = {}
 
     def open_connection(flow: Flow) -> LineConnection:
         connection = Connection(protocol, max_frame_size=max_frame_size, body_reader=body_reader, decoding=decoding)
-        return LineConnection(flow, connection, writer, summary, capture, keep)
+        return LineConnection(flow, connection, writer, pairs, capture, keep)
 
-    return follow_connection_batches(
+    batches = follow_connection_batches(
         source, open_connection, ports=ports, summary=summary, max_connections=max_connections, sinks=True
     )
+    for batch in batches:
+        if pairs:
+            summary.count_pairs(pairs)
+            pairs.clear()
+        yield batch
+    if pairs:  # (the last batch's, when the source ends without one more)
+        summary.count_pairs(pairs)
+        pairs.clear()
 
 
 def _whole_frames(buffer: FrameBuffer, data: bytes, timestamp_ns: int, take: _Take, out: list[Any], limit: int) -> int:
@@ -137,7 +148,7 @@ class LineConnection:
         "flow",
         "keep",
         "layered",
-        "summary",
+        "pairs",
         "writer",
     )
 
@@ -146,7 +157,7 @@ class LineConnection:
         flow: Flow,
         connection: Connection,
         writer: LineWriter,
-        summary: DecodeSummary,
+        pairs: dict[Any, int],
         capture: str | None,
         keep: Callable[[Exchange], bool] | None = None,
     ) -> None:
@@ -154,7 +165,7 @@ class LineConnection:
         self.keep = keep
         self.connection = connection
         self.writer = writer
-        self.summary = summary
+        self.pairs = pairs  # the pairs written (or kept out by ``keep``), by request message: see decode_lines
         self.capture = capture
         self.layered: ConnectionExchanges | None = None  # set when handed over
         self._client = connection.buffers[_CLIENT]
@@ -371,7 +382,8 @@ class LineConnection:
                             self.flow, request, plain, got[0], got[1], timestamp_ns, self.capture
                         )
                         if line is not None:
-                            self.summary.count_pair(message)
+                            pairs = self.pairs
+                            pairs[message] = pairs.get(message, 0) + 1
                             out.append(line)
                             return True
         # FrameDecoding.quick_response, without its calls (see _request)
@@ -386,7 +398,8 @@ class LineConnection:
             # nearly every pair: its line, with no response event made
             line = self.writer.answered(self.flow, request, decoded, timestamp_ns, self.capture)
             if line is not None:
-                self.summary.count_pair(message)
+                pairs = self.pairs
+                pairs[message] = pairs.get(message, 0) + 1
                 out.append(line)
                 return True
         if event is None:
@@ -401,13 +414,15 @@ class LineConnection:
         if request.error is None and response.error is None:
             keep = self.keep
             if keep is not None and not keep(self._exchange(request, response, timestamp_ns)):
-                self.summary.count_pair(request.decoded.message)  # type: ignore[union-attr]
+                message = request.decoded.message  # type: ignore[union-attr]
+                self.pairs[message] = self.pairs.get(message, 0) + 1
                 return True  # counted, not printed
             line = self.writer.pair(self.flow, request, response, self.capture)
         if line is None:
             out.append(self._exchange(request, response, timestamp_ns))
         else:
-            self.summary.count_pair(request.decoded.message)  # type: ignore[union-attr]
+            message = request.decoded.message  # type: ignore[union-attr]
+            self.pairs[message] = self.pairs.get(message, 0) + 1
             out.append(line)
         return True
 

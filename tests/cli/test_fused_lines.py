@@ -149,6 +149,21 @@ def test_nearly_every_request_is_held_without_its_header_object(reader: str, mon
     assert len(made) == len({request.plain for request in made}) < 0.3 * len(held)
 
 
+def test_the_summary_counts_the_lines_of_each_batch_as_it_goes_out() -> None:
+    """Pairs written as lines are counted in the summary before their batch is handed on, so
+    a caller that reads the summary between batches (or stops) sees what it was given."""
+    summary, seen, batches = DecodeSummary(), 0, 0
+    source = io.BytesIO(_capture(sessions() * 4, 1, False))  # (one byte a packet: many batches)
+    for batch in decode_lines(source, Protocol.auto(), LineWriter(), summary=summary):
+        for item in batch:
+            if not isinstance(item, str):
+                summary.count(item)
+            seen += 1
+        assert summary.exchanges == seen
+        batches += 1
+    assert batches > 3 and seen > 100
+
+
 @pytest.mark.parametrize("secrets", [False, True])
 def test_a_capture_name_and_sasl_secrets(secrets: bool) -> None:
     assert_same((SAMPLES / "clients.pcap").read_bytes(), None, 'caps/ü "1".pcap', secrets)
