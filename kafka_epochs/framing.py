@@ -229,8 +229,7 @@ class FrameDecoding:
         key = reader_key(api_key, api_version)
         if key in readers:
             return readers[key]
-        reader = None
-        plain: PlainRequest | PlainResponse | None = None
+        reader = plain_request = plain_response = None
         if self.quick:
             try:
                 plan = self.protocol.frame_plan(api_key, api_version, "request" if request else "response", -1)
@@ -240,15 +239,15 @@ class FrameDecoding:
                 made = frame_readers(plan, api_key, api_version, self.body_reader, self.memo)
                 if made is not None:
                     reader = made[0]
-                    if not request and plan.header_version in (0, 1):
-                        plain = PlainResponse(made[1], plan, api_version, made[2])
-                    elif request and plan.header_version in (1, 2):
-                        plain = PlainRequest(made[1], plan, api_key, api_version, made[2])
+                    if request and plan.header_version in (1, 2):
+                        plain_request = PlainRequest(made[1], plan, api_key, api_version, made[2])
+                    elif not request and plan.header_version in (0, 1):
+                        plain_response = PlainResponse(made[1], plan, api_version, made[2])
         readers[key] = reader
         if request:
-            self.plain_requests[key] = plain  # type: ignore[assignment]
+            self.plain_requests[key] = plain_request
         else:
-            self.plain_responses[key] = plain  # type: ignore[assignment]
+            self.plain_responses[key] = plain_response
         return reader
 
     def plain_response(self, api_key: int, api_version: int) -> PlainResponse | None:
