@@ -21,6 +21,8 @@ from kafka_epochs.errors import KafkaEpochsError
 
 __all__ = ["build_parser", "main", "run"]
 
+#: The parser's description: the module's first line, written out (``python -OO`` drops docstrings).
+DESCRIPTION = "The kafka-epochs command line: generate codecs from specs, decode captures, audit epochs."
 EXAMPLES = """examples:
   kafka-epochs decode capture.pcapng                      one JSON line per request/response pair
   kafka-epochs decode captures/ --format table --api produce --errors-only
@@ -50,7 +52,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     gets them all."""
     parser = _Parser(
         prog="kafka-epochs",
-        description=__doc__.split("\n")[0],
+        description=DESCRIPTION,
         epilog=EXAMPLES,
         formatter_class=_RawDescriptionFormatter,
     )

@@ -87,3 +87,18 @@ def test_a_reader_that_goes_early_is_no_error() -> None:
         errors = decode.stderr.read()
         assert decode.wait(timeout=120) == 0
         assert all(line.startswith(b'{"capture": ') for line in first) and errors == b""
+
+
+def test_the_command_runs_without_docstrings_or_asserts() -> None:
+    """``python -OO`` (or ``PYTHONOPTIMIZE=2``) drops docstrings and asserts: the parser's text and
+    every decode mode still work, and print what a plain run prints."""
+    for mode in ([], ["--fields", "error_code,topics[].partitions[].leader_epoch"], ["--headers-only"]):
+        argv = ["decode", str(CLIENTS_CAPTURE), *mode]
+        done = subprocess.run(
+            [sys.executable, "-OO", "-m", "kafka_epochs.cli", *argv], capture_output=True, text=True, check=False
+        )
+        assert (done.returncode, done.stdout) == in_process(*argv), done.stderr[-2000:]
+    shown = subprocess.run(
+        [sys.executable, "-OO", "-m", "kafka_epochs.cli", "--help"], capture_output=True, text=True, check=False
+    )
+    assert shown.returncode == 0 and "decode captures" in shown.stdout, shown.stderr[-2000:]
