@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from datetime import UTC, datetime
+from time import gmtime, strftime
 from typing import Any
 
 from kafka_epochs.capture import Flow
@@ -465,8 +465,8 @@ class LineWriter:
             if text is None:
                 if len(texts) >= _SECONDS_KEPT:
                     texts.clear()
-                text = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")
-                text = texts[second] = '"' + text.removesuffix("+00:00") + "."
+                # (the readers keep times within the years 1677-2262, which gmtime writes as datetime does)
+                text = texts[second] = '"' + strftime("%Y-%m-%dT%H:%M:%S", gmtime(second)) + "."
             self._second_text = text
             self._second = second
             self._next_second = second + 1.0

@@ -9,10 +9,10 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from base64 import b64decode
-from base64 import b64encode as _b64encode
+import math
+from binascii import a2b_base64, b2a_base64  # (base64's primitives: base64 itself costs every start a millisecond)
 from collections.abc import Callable
-from datetime import UTC, datetime
+from time import gmtime, strftime
 from types import ModuleType
 from typing import Any
 
@@ -24,9 +24,21 @@ from kafka_epochs.wire.json_text import json_renderer
 
 
 def _time(ns: int | None) -> str | None:
+    """``ns`` as ISO 8601 text in UTC to the microsecond, as ``datetime.fromtimestamp(ns / 1e9,
+    UTC)`` writes it: the float split into whole seconds and microseconds rounded half to even.
+    (``time.gmtime`` writes the seconds: datetime costs every start a millisecond; the readers
+    keep times within the years 1677-2262, four digits of year either way.)"""
     if ns is None:
         return None
-    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    fraction, second = math.modf(ns / 1e9)
+    micro = round(fraction * 1e6)
+    if micro >= 1_000_000:
+        second += 1.0
+        micro -= 1_000_000
+    elif micro < 0:
+        second -= 1.0
+        micro += 1_000_000
+    return f"{strftime('%Y-%m-%dT%H:%M:%S', gmtime(second))}.{micro:06d}Z"
 
 
 @functools.cache
@@ -115,9 +127,9 @@ def exchange_json(
             body = out.get(label)
             hidden = body.get("auth_bytes") if isinstance(body, dict) else None
             if isinstance(hidden, list):  # a projection's column (--fields auth_bytes)
-                body["auth_bytes"] = [None if v is None else _redacted(len(b64decode(v))) for v in hidden]  # type: ignore[index]
+                body["auth_bytes"] = [None if v is None else _redacted(len(a2b_base64(v))) for v in hidden]  # type: ignore[index]
             elif hidden is not None:
-                body["auth_bytes"] = _redacted(len(b64decode(hidden)))  # type: ignore[index]
+                body["auth_bytes"] = _redacted(len(a2b_base64(hidden)))  # type: ignore[index]
     body = resp.decoded.body if resp is not None and resp.decoded is not None else None
     # A projected body's errors are those among the fields asked for: none asked, none said.
     if body is not None and (type(body) is not ProjectedBody or any(p.endswith("error_code") for p in body.columns)):
@@ -273,7 +285,7 @@ def _records() -> ModuleType:
 
 
 def _b64(value: bytes | None) -> str | None:
-    return None if value is None else _b64encode(value).decode()
+    return None if value is None else b2a_base64(value, newline=False).decode()
 
 
 def _entry_json(entry: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ whatever was asked: a Produce request's ``acks`` (acks=0 is never answered) and 
 
 from __future__ import annotations
 
-import base64
+from binascii import b2a_base64  # (base64's primitives: base64 itself costs every start a millisecond)
 from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any
@@ -98,7 +98,7 @@ def error_paths(paths: Any) -> tuple[str, ...]:
 
 def _plain(value: Any) -> Any:
     if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
+        return b2a_base64(value, newline=False).decode()
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if value is not None and type(value).__name__ == "UUID":

@@ -16,9 +16,9 @@ holding a ``bool`` would print ``True``, not ``true``).
 from __future__ import annotations
 
 import _thread  # (threading's locks without importing threading at every start)
-import base64
 import json
 import math
+from binascii import b2a_base64  # (base64's primitives: base64 itself costs every start a millisecond)
 from collections.abc import Callable
 from itertools import count
 from typing import Any
@@ -61,7 +61,7 @@ def _float(value: float) -> str:
 
 
 def _base64(value: bytes) -> str:
-    return '"' + base64.b64encode(value).decode() + '"'  # the base64 alphabet needs no escaping
+    return '"' + b2a_base64(value, newline=False).decode() + '"'  # the base64 alphabet needs no escaping
 
 
 def _uuid(value: Any) -> str:

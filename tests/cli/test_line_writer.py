@@ -13,6 +13,7 @@ import copy
 import io
 import json
 import random
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,8 @@ from kafka_epochs.capture import CaptureFormatError, Endpoint, Flow
 from kafka_epochs.exchanges import Exchange, Kind
 from kafka_epochs.json_lines import LineWriter, _latency
 from kafka_epochs.projection.bodies import FieldsReader
-from kafka_epochs.rendering import _time, json_line
+from kafka_epochs.rendering import _time as rendering_time
+from kafka_epochs.rendering import json_line
 from kafka_epochs.traffic import decode_capture, exchange_json
 from kafka_epochs.values import replace
 
@@ -97,7 +99,15 @@ def test_damaged_captures_give_the_reference_lines() -> None:
     assert {Kind.GAP, Kind.RESPONSE, Kind.REQUEST} <= kinds
 
 
-@given(st.integers(min_value=0, max_value=4_102_444_800 * 10**9))  # 1970 to 2100
+def _time(ns: int) -> str:
+    """The time text both writers must give, by datetime (which neither uses): the reference's
+    is checked against it on the way."""
+    text = datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    assert rendering_time(ns) == text
+    return text
+
+
+@given(st.integers(min_value=-(2**63), max_value=2**63 - 2))  # the years 1677-2262 the readers let through
 def test_time_text_is_renderings(ns: int) -> None:
     writer = LineWriter()
     assert writer._time(ns) == f'"{_time(ns)}"'
@@ -130,7 +140,10 @@ def test_time_texts_of_seconds_gone_back_to_are_renderings(start: int, hops: lis
     assert len(writer._second_texts) <= 64
 
 
-@pytest.mark.parametrize("ns", [999_999_500, 1_700_000_000_999_999_500, 1_700_000_000_999_999_499, 0, 1])
+@pytest.mark.parametrize(
+    "ns",
+    [999_999_500, 1_700_000_000_999_999_500, 1_700_000_000_999_999_499, 0, 1, -1, -500, -(2**63), 2**63 - 1],
+)
 def test_time_text_at_rounding_edges(ns: int) -> None:
     assert LineWriter()._time(ns) == f'"{_time(ns)}"'
 
