@@ -19,9 +19,10 @@ one level deep) and :func:`replace` a copy with some changed (``dataclasses.repl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["FrozenValue", "Value", "fields_of", "replace"]
+__all__ = ["FrozenValue", "Value", "fields_of", "replace", "slot_setters"]
 
 
 class Value:
@@ -71,6 +72,13 @@ class FrozenValue(Value):
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(self._values())
+
+
+def slot_setters(cls: type[FrozenValue], *names: str) -> tuple[Callable[[Any, Any], None], ...]:
+    """The setters of the slots ``names`` of ``cls``, for a frozen value's ``__init__`` built
+    often: a slot's own ``__set__`` costs half what ``object.__setattr__`` does, which first
+    checks that the class's own ``__setattr__`` (the one refusing) is not being bypassed."""
+    return tuple(cls.__dict__[name].__set__ for name in names)
 
 
 def fields_of(value: Value) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from kafka_epochs.direction import Direction
 from kafka_epochs.errors import KafkaEpochsError
-from kafka_epochs.values import FrozenValue, Value
+from kafka_epochs.values import FrozenValue, Value, slot_setters
 
 _set = object.__setattr__  # how a frozen value's __init__ sets its fields
 
@@ -83,12 +83,17 @@ class StreamStart(FrozenValue):
     def __init__(
         self, flow: Flow, direction: Direction, timestamp_ns: int, packet: int, seq: int, midstream: bool
     ) -> None:
-        _set(self, "flow", flow)
-        _set(self, "direction", direction)
-        _set(self, "timestamp_ns", timestamp_ns)
-        _set(self, "packet", packet)
-        _set(self, "seq", seq)
-        _set(self, "midstream", midstream)
+        set_flow, set_direction, set_timestamp_ns, set_packet, set_seq, set_midstream = _START_SETTERS
+        set_flow(self, flow)
+        set_direction(self, direction)
+        set_timestamp_ns(self, timestamp_ns)
+        set_packet(self, packet)
+        set_seq(self, seq)
+        set_midstream(self, midstream)
+
+
+#: (two per connection, as StreamEnd: set through their slots, at half object.__setattr__'s cost)
+_START_SETTERS = slot_setters(StreamStart, "flow", "direction", "timestamp_ns", "packet", "seq", "midstream")
 
 
 # Not frozen: one is built per packet, a frozen one (object.__setattr__ per field) costs more.
@@ -210,11 +215,15 @@ class StreamEnd(FrozenValue):
     def __init__(
         self, flow: Flow, direction: Direction, timestamp_ns: int, stream_offset: int, reason: EndReason
     ) -> None:
-        _set(self, "flow", flow)
-        _set(self, "direction", direction)
-        _set(self, "timestamp_ns", timestamp_ns)
-        _set(self, "stream_offset", stream_offset)
-        _set(self, "reason", reason)
+        set_flow, set_direction, set_timestamp_ns, set_stream_offset, set_reason = _END_SETTERS
+        set_flow(self, flow)
+        set_direction(self, direction)
+        set_timestamp_ns(self, timestamp_ns)
+        set_stream_offset(self, stream_offset)
+        set_reason(self, reason)
+
+
+_END_SETTERS = slot_setters(StreamEnd, "flow", "direction", "timestamp_ns", "stream_offset", "reason")
 
 
 class PacketError(FrozenValue):
