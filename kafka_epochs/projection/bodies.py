@@ -65,6 +65,21 @@ class ProjectedBody:
             return control[name]
         raise AttributeError(f"{name!r} was not read: a projected body holds only the fields asked for")
 
+    # CONTROL's names, asked of every produce request and SASL handshake: as properties, since
+    # __getattr__ is called only once a plain lookup has failed (an exception made and dropped,
+    # six times the cost). A value not read raises AttributeError, and __getattr__ says why.
+    @property
+    def acks(self) -> Any:
+        return self.control["acks"] if "acks" in self.control else self.__getattr__("acks")
+
+    @property
+    def mechanism(self) -> Any:
+        return self.control["mechanism"] if "mechanism" in self.control else self.__getattr__("mechanism")
+
+    @property
+    def error_code(self) -> Any:
+        return self.control["error_code"] if "error_code" in self.control else self.__getattr__("error_code")
+
     def __repr__(self) -> str:
         return f"ProjectedBody({self.message.__name__} v{self.version}, {self.columns!r})"
 

@@ -27,6 +27,10 @@ def test_fields_reader_reads_only_the_paths_the_message_has() -> None:
     assert decoded.body.acks == -1  # pairing's control value, read although not asked for
     with pytest.raises(AttributeError, match="was not read"):
         _ = decoded.body.timeout_ms
+    # another api's control values (properties, for speed) are not read either, and say so
+    assert getattr(decoded.body, "mechanism", "none") == "none"
+    with pytest.raises(AttributeError, match="was not read"):
+        _ = decoded.body.error_code
 
 
 def test_layouts_are_tried_by_projection_not_by_full_decodes(monkeypatch: pytest.MonkeyPatch) -> None:
