@@ -47,7 +47,7 @@ from kafka_epochs.framing import (
 )
 from kafka_epochs.json_lines import LineWriter
 from kafka_epochs.pairing import INT32, PRODUCE, REQUEST_HEAD, SASL_HANDSHAKE
-from kafka_epochs.protocol import BodyReader, Protocol
+from kafka_epochs.protocol import API_VERSIONS, REFUSED, BodyReader, Protocol
 
 __all__ = ["LineConnection", "decode_lines"]
 
@@ -367,6 +367,10 @@ class LineConnection:
             held, event = None, request
             api_key, api_version, clean = request.api_key, request.api_version, request.error is None
             message = None if request.decoded is None else request.decoded.message
+        if api_key == API_VERSIONS and api_version and frame[8:10] == REFUSED:
+            # a broker without the ApiVersions version asked answers in v0 (UNSUPPORTED_VERSION):
+            # the general way reads it so, with its warning; the quick ways would fail first
+            api_version = None  # (so that neither is tried)
         if api_key is not None and api_version is not None and clean and self.keep is None:
             # nearly every pair: the response's header is the plain one, and only its body is
             # read, for its line (no header, decoded frame or response event made)

@@ -72,7 +72,8 @@ _KEY_VERSION = struct.Struct(">hh")
 CONTROLLED_SHUTDOWN = 7
 API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35
-_REFUSED = UNSUPPORTED_VERSION.to_bytes(2, "big")
+#: The error code a v0 ApiVersions answer to a version the broker lacks begins with.
+REFUSED = UNSUPPORTED_VERSION.to_bytes(2, "big")
 
 
 class Protocol:
@@ -366,7 +367,7 @@ class Protocol:
             data = checked_frame(data)  # (raises: the size prefix is not the frame's)
         # the error code is the v0 body's first field, after the correlation id (ApiVersions
         # answers with a v0 header): read from the bytes, so that a projection falls back all the same
-        refused = api_key == API_VERSIONS and api_version and data[8:10] == _REFUSED
+        refused = api_key == API_VERSIONS and api_version and data[8:10] == REFUSED
         if refused and not reads_whole(
             self.frame_plan(api_key, api_version, "response", -1), data, api_version, body_reader
         ):

@@ -255,6 +255,18 @@ def sessions() -> list[list[tuple[str, bytes]]]:
         # request headers the plain way does not read: a client id that is not UTF-8, a null one,
         # a v2 header with a tagged field, one cut inside the client id's length; then plain ones
         [*_odd_request_headers(), *metadata(9)],
+        # ApiVersions answered in v0 (UNSUPPORTED_VERSION), as a broker without the version asked
+        # answers; then an answer in the version asked that holds that error code all the same
+        [*_refused_api_versions(), *metadata(3)],
+    ]
+
+
+def _refused_api_versions() -> list[tuple[str, bytes]]:
+    return [
+        ("client", _request("ApiVersionsRequest", 3, 1)),
+        ("broker", _response("ApiVersionsResponse", 0, 1, error_code=35)),
+        ("client", _request("ApiVersionsRequest", 3, 2)),
+        ("broker", _response("ApiVersionsResponse", 3, 2, error_code=35)),
     ]
 
 
@@ -320,6 +332,17 @@ def test_each_session_on_its_own_hands_over_where_it_must(monkeypatch: pytest.Mo
     # to one correlation id; the rest are the fused path's own (what a connection leaves is said
     # by the layered path at its end, without a hand-over)
     assert sorted(set(handed)) == [0, 2, 3, 5, 6, 9, 11]
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_an_api_versions_answer_in_v0_is_read_as_v0_with_its_warning(reader: str) -> None:
+    data = _capture([_refused_api_versions()], 1460, False)
+    lines, _, _ = fused(data, READERS[reader])
+    assert lines == layered(data, READERS[reader])[0]
+    assert "ApiVersions v3 answered in v0 (UNSUPPORTED_VERSION)" in lines[0]
+    assert "answered in v0" not in lines[1]  # (read as v3: it reads so)
+    if reader in ("whole", "fields"):  # (the others do not read its error code)
+        assert '"code": 35' in lines[0] and '"code": 35' in lines[1]
 
 
 # -- through the command ---------------------------------------------------------------------
