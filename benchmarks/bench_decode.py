@@ -13,6 +13,8 @@ Each command runs as its own process, its output thrown away, and is timed by th
 (user + sys, from ``getrusage`` of the child): the machine is shared, so wall time misleads. The
 best of ``--repeat`` runs counts, after one run that is not counted (it warms the OS's file
 cache and kafka-epochs' cache of compiled renderers, as any second run on a machine would).
+A capture's commands (ours and tshark's) run in rounds, one run of each in turn, so that a
+shared machine's slow spells fall on all of them alike rather than on whichever ran then.
 Bytecode is compiled first and ``PYTHONDONTWRITEBYTECODE`` is cleared for the children: an
 installed package has its ``.pyc`` files, and without them every run would compile every module.
 
@@ -83,24 +85,40 @@ def cpu_seconds(
     command: list[str], repeat: int, cwd: Path = NEUTRAL_DIRECTORY, env: dict[str, str] | None = None
 ) -> float:
     """The least user + sys CPU of ``repeat`` runs of ``command`` (after one uncounted run)."""
-    best = float("inf")
+    cpu_of_run(command, cwd, env)  # (not counted: it warms the file cache and the code cache)
+    return min(cpu_of_run(command, cwd, env) for _ in range(repeat))
+
+
+def cpu_of_run(command: list[str], cwd: Path = NEUTRAL_DIRECTORY, env: dict[str, str] | None = None) -> float:
+    """The user + sys CPU of one run of ``command``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+        timeout=3600,
+        cwd=cwd,
+        env=env or child_env(),
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):  # (1: our decode found exchanges with problems; a failed run times nothing)
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-500:]!r}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def interleaved_cpu_seconds(
+    commands: dict[str, tuple[list[str], dict[str, str] | None]], repeat: int
+) -> dict[str, float]:
+    """:func:`cpu_seconds` of each command, run in rounds (one run of each, in turn; the first
+    round not counted), so that a machine whose speed drifts (a shared one) slows each alike
+    rather than whichever was timed during a slow spell: the ratios are what is compared."""
+    best = dict.fromkeys(commands, float("inf"))
     for attempt in range(repeat + 1):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        done = subprocess.run(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            check=False,
-            timeout=3600,
-            cwd=cwd,
-            env=env or child_env(),
-        )
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if done.returncode not in (0, 1):  # (1: our decode found exchanges with problems; a failed run times nothing)
-            raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-500:]!r}")
-        used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        if attempt:
-            best = min(best, used)
+        for label, (command, env) in commands.items():
+            used = cpu_of_run(command, env=env)
+            if attempt:
+                best[label] = min(best[label], used)
     return best
 
 
@@ -333,7 +351,7 @@ def ratio_text(anchor: float | None, ours: float) -> str:
 
 
 def measure(path: Path, trees: list[Kafka], repeat: int) -> dict[str, float]:
-    times: dict[str, float] = {}
+    commands: dict[str, tuple[list[str], dict[str, str] | None]] = {}
     for tree in trees:
         ways = {
             "decode": [],
@@ -341,11 +359,10 @@ def measure(path: Path, trees: list[Kafka], repeat: int) -> dict[str, float]:
             "--headers-only": ["--headers-only"],
         }
         for way, options in ways.items():
-            command = tree.command("decode", str(path), "--quiet", *options)
-            times[f"{tree.label} {way}"] = cpu_seconds(command, repeat, env=tree.env())
+            commands[f"{tree.label} {way}"] = (tree.command("decode", str(path), "--quiet", *options), tree.env())
     for way, command in tshark_commands(path).items():
-        times[f"tshark {way}"] = cpu_seconds(command, repeat)
-    return times
+        commands[f"tshark {way}"] = (command, None)
+    return interleaved_cpu_seconds(commands, repeat)
 
 
 def report(name: str, exchanges: int, times: dict[str, float], trees: list[Kafka]) -> list[tuple[str, float, float]]:
@@ -397,7 +414,7 @@ def main() -> int:
 
 
 def run(args: argparse.Namespace, trees: list[Kafka], tmp: Path) -> int:
-    print(f"CPU seconds (user + sys), best of {args.repeat} runs after a warm-up; {os.cpu_count()} CPUs")
+    print(f"CPU seconds (user + sys), best of {args.repeat} rounds after a warm-up; {os.cpu_count()} CPUs")
     print("kafka-epochs as pip installs it (its `kafka-epochs` script in a new environment; not editable)")
     if not shutil.which("tshark"):
         print("tshark is not installed (apt-get install tshark): no ratios")
