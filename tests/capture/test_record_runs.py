@@ -23,6 +23,7 @@ from packet_builders import (
     pcapng_enhanced,
     pcapng_interface,
     pcapng_section,
+    pcapng_simple,
     request_frame,
     sll,
     tcp,
@@ -144,6 +145,16 @@ def test_pcapng_runs_hold_one_interface_and_at_most_a_batch_and_keep_the_order()
     assert [len(batch) for batch in batches] == [100, 20, BATCH_RECORDS, 40]
     assert [{p.interface for p in batch} for batch in batches] == [{0}, {1}, {0}, {0}]
     assert [(p.interface, p.data, p.index) for batch in batches for p in batch] == expected
+
+
+def test_a_simple_packet_block_after_a_run_takes_the_time_of_the_runs_last_packet() -> None:
+    """A simple packet block has no time of its own: it is given the last one read, which the
+    quick way through a run of enhanced blocks must leave behind as the general way would."""
+    blocks = b"".join(pcapng_enhanced(0, 1_700_000_000_000_000 + 1_000 * n, bytes(60)) for n in range(5))
+    data = pcapng_section() + pcapng_interface(LINKTYPE_ETHERNET) + blocks + pcapng_simple(bytes(61))
+    packets = [p for batch in read_packet_batches(io.BytesIO(data)) for p in batch]
+    assert [p.index for p in packets] == list(range(6))
+    assert packets[-1].timestamp_ns == packets[-2].timestamp_ns == 1_700_000_000_004_000_000
 
 
 def test_pipeline_given_a_list_of_mixed_links_and_bad_records_takes_each_in_its_place() -> None:

@@ -178,33 +178,39 @@ def read_block_batches(
     unpack_block, unpack_u32 = layouts.enhanced_block.unpack_from, layouts.u32.unpack_from
     run_interface = multiplier = divisor = offset_ns = 0
     while True:
-        if run is not None and whole_file and len(buf) - pos >= 32:
+        if run is not None and whole_file:
             # Nearly every block of a capture: an enhanced packet block of the run's interface,
             # whole in the buffer, its lengths sound and its time one that fits (the checks of
-            # the general way below, in one place); anything else goes that way.
-            block_type, total_length, interface_id, ts_high, ts_low, captured, original = unpack_block(buf, pos)
-            end = pos + total_length
-            if (
-                block_type == formats.BLOCK_ENHANCED_PACKET
-                and interface_id == run_interface
-                and 32 <= total_length <= max_record_size
-                and not total_length % 4
-                and end <= len(buf)
-                and captured <= total_length - 32
-                and unpack_u32(buf, end - 4)[0] == total_length
-                and len(times) < BATCH_RECORDS
-            ):
+            # the general way below, in one place), as many as the run has room for; the first
+            # block that is anything else goes that way.
+            last, room = len(buf) - 32, BATCH_RECORDS - len(times)  # (where a block's fixed part fits)
+            taken = 0
+            while pos <= last and taken < room:
+                block_type, total_length, interface_id, ts_high, ts_low, captured, original = unpack_block(buf, pos)
+                end = pos + total_length
+                if not (
+                    block_type == formats.BLOCK_ENHANCED_PACKET
+                    and interface_id == run_interface
+                    and 32 <= total_length <= max_record_size
+                    and not total_length % 4
+                    and end <= len(buf)
+                    and captured <= total_length - 32
+                    and unpack_u32(buf, end - 4)[0] == total_length
+                ):
+                    break
                 timestamp_ns = ((ts_high << 32) | ts_low) * multiplier // divisor + offset_ns
-                if MIN_TIME_NS <= timestamp_ns <= MAX_TIME_NS:
-                    times.append(timestamp_ns)
-                    starts.append(pos + 28)
-                    ends.append(pos + 28 + captured)
-                    if original != captured:
-                        run.originals[len(times) - 1] = original
-                    state.last_timestamp_ns = timestamp_ns
-                    index += 1
-                    pos = end
-                    continue
+                if not MIN_TIME_NS <= timestamp_ns <= MAX_TIME_NS:
+                    break
+                times.append(timestamp_ns)
+                starts.append(pos + 28)
+                ends.append(pos + 28 + captured)
+                if original != captured:
+                    run.originals[len(times) - 1] = original
+                taken += 1
+                pos = end
+            if taken:
+                index += taken
+                state.last_timestamp_ns = times[-1]
         if stop_at is not None and base + pos >= stop_at:
             state.next_offset = base + pos
             if run is not None:
