@@ -70,6 +70,36 @@ def read_pcap_batches(
     ends: list[int] = []
     room = 0
     while True:
+        if run is not None:
+            # Nearly every record: in the same second as the one before, with plausible lengths
+            # and fraction (so surely one: see below), whole in the buffer, as many as the run
+            # has room for; the first that is anything else goes the general way below.
+            last, taken = len(buf) - record_size, 0  # (where a record header fits)
+            while pos <= last and taken < room:
+                seconds, fraction, captured, original = unpack_record(buf, pos)
+                start = pos + record_size
+                end = start + captured
+                if (
+                    seconds != previous
+                    or original < captured
+                    or fraction >= fraction_limit
+                    or captured > max_record_size
+                    or end > len(buf)
+                ):
+                    break
+                times.append(seconds * 1_000_000_000 + fraction * fraction_ns)
+                starts.append(start)
+                ends.append(end)
+                if original != captured:
+                    run.originals[len(times) - 1] = original
+                taken += 1
+                pos = end
+            if taken:
+                index += taken
+                room -= taken
+                if not room:
+                    yield run
+                    run = None
         if len(buf) - pos < record_size:
             if run is not None:
                 yield run
