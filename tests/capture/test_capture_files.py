@@ -242,6 +242,44 @@ def test_pcapng_if_tsoffset_adds_seconds() -> None:
     assert packet.timestamp_ns == 100_000_005_000
 
 
+@pytest.mark.parametrize(
+    ("options", "ticks_per_second", "offset_s"),
+    [
+        ({}, 10**6, 0),
+        ({"tsresol": 9}, 10**9, 0),
+        ({"tsresol": 3}, 10**3, 0),
+        ({"tsresol": 12}, 10**12, 0),
+        ({"tsresol": 0x80 | 20}, 2**20, 0),
+        ({"tsoffset": 100}, 10**6, 100),
+        ({"tsresol": 9, "tsoffset": -5}, 10**9, -5),
+    ],
+)
+def test_pcapng_every_packet_of_a_run_is_timed_by_its_interface(
+    options: dict[str, int], ticks_per_second: int, offset_s: int
+) -> None:
+    """Not only a run's first packet (read the general way) but the ones after it (the quick
+    way) take their interface's resolution and offset."""
+    ticks = [1_700_000 * ticks_per_second + n * 12_345 + 7 for n in range(6)]
+    blocks = b"".join(pcapng_enhanced(0, t, b"x" * (20 + n), LE) for n, t in enumerate(ticks))
+    got = only_packets(pcapng_section(LE) + pcapng_interface(1, LE, **options) + blocks)
+    assert [p.timestamp_ns for p in got] == [t * 10**9 // ticks_per_second + offset_s * 10**9 for t in ticks]
+
+
+def test_pcapng_a_block_over_the_record_limit_inside_a_run_is_its_own_error() -> None:
+    sizes = [40, 40, 40, 300, 40, 40]
+    blocks = [pcapng_enhanced(0, 1_000 + n, bytes([n]) * size, LE) for n, size in enumerate(sizes)]
+    records = packets(pcapng_section(LE) + pcapng_interface(1, LE) + b"".join(blocks), max_record_size=200)
+    assert [type(r) for r in records] == [Packet, Packet, Packet, BadRecord, Packet, Packet]
+    assert [r.index for r in records] == list(range(6))
+    assert "total length" in str(records[3].error) and [r.data[0] for r in records if isinstance(r, Packet)] == [
+        0,
+        1,
+        2,
+        4,
+        5,
+    ]
+
+
 @pytest.mark.parametrize("order", [LE, BE], ids=["little", "big"])
 def test_pcapng_simple_packet_blocks_use_interface_0_and_its_snaplen(order: str) -> None:
     data = (

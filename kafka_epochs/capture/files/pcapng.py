@@ -183,27 +183,31 @@ def read_block_batches(
             # whole in the buffer, its lengths sound and its time one that fits (the checks of
             # the general way below, in one place), as many as the run has room for; the first
             # block that is anything else goes that way.
-            last, room = len(buf) - 32, BATCH_RECORDS - len(times)  # (where a block's fixed part fits)
+            size, enhanced = len(buf), formats.BLOCK_ENHANCED_PACKET
+            last, room = size - 32, BATCH_RECORDS - len(times)  # (where a block's fixed part fits)
+            whole_ticks = divisor == 1 and not offset_ns  # (micro- or nanosecond ticks: no division)
             taken = 0
             while pos <= last and taken < room:
                 block_type, total_length, interface_id, ts_high, ts_low, captured, original = unpack_block(buf, pos)
                 end = pos + total_length
                 if not (
-                    block_type == formats.BLOCK_ENHANCED_PACKET
+                    block_type == enhanced
                     and interface_id == run_interface
-                    and 32 <= total_length <= max_record_size
+                    and captured <= total_length - 32  # (so 32 bytes at least: captured is unsigned)
+                    and total_length <= max_record_size
                     and not total_length % 4
-                    and end <= len(buf)
-                    and captured <= total_length - 32
+                    and end <= size
                     and unpack_u32(buf, end - 4)[0] == total_length
                 ):
                     break
-                timestamp_ns = ((ts_high << 32) | ts_low) * multiplier // divisor + offset_ns
+                ticks = (ts_high << 32) | ts_low
+                timestamp_ns = ticks * multiplier if whole_ticks else ticks * multiplier // divisor + offset_ns
                 if not MIN_TIME_NS <= timestamp_ns <= MAX_TIME_NS:
                     break
+                start = pos + 28
                 times.append(timestamp_ns)
-                starts.append(pos + 28)
-                ends.append(pos + 28 + captured)
+                starts.append(start)
+                ends.append(start + captured)
                 if original != captured:
                     run.originals[len(times) - 1] = original
                 taken += 1
