@@ -347,6 +347,10 @@ class _Follower(typing.Generic[Item_co]):
                     made += conn.client(event.data, event.timestamp_ns)
                 else:
                     made += conn.broker(event.data, event.timestamp_ns)
+            elif kind is StreamStart:  # (a connection's starts and ends, two of each, before the rarer kinds)
+                self.live[event.flow] = self.live.get(event.flow, 0) | _BIT[event.direction]
+            elif kind is StreamEnd:
+                made += self._ended(event)
             elif kind not in _EVENTS:
                 made.append(event)  # what a sink made
             elif kind is Gap or kind is Resync:
@@ -362,10 +366,6 @@ class _Follower(typing.Generic[Item_co]):
             elif kind is PacketError:
                 unread = f"packet {event.packet}: {event.error}"
                 made.append(Exchange(Kind.PACKET_ERROR, event.timestamp_ns, problem=unread))
-            elif kind is StreamStart:
-                self.live[event.flow] = self.live.get(event.flow, 0) | _BIT[event.direction]
-            elif kind is StreamEnd:
-                made += self._ended(event)
         return made
 
     def _ended(self, event: StreamEnd) -> list[Item_co | Exchange]:
