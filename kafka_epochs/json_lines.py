@@ -23,7 +23,14 @@ from kafka_epochs.decoded import Decoded, PlainResponse
 from kafka_epochs.exchanges import Exchange, Kind, api_name, message_api
 from kafka_epochs.framing import HeldRequest, RequestEvent, ResponseEvent
 from kafka_epochs.projection.bodies import ProjectedBody, error_paths
-from kafka_epochs.rendering import SASL_AUTHENTICATE, any_error_code, error_codes, has_error_codes
+from kafka_epochs.rendering import (
+    SASL_AUTHENTICATE,
+    SECOND_FORMAT,
+    any_error_code,
+    error_codes,
+    has_error_codes,
+    split_time,
+)
 from kafka_epochs.wire.json_text import json_renderer
 
 __all__ = ["LineWriter"]
@@ -451,22 +458,14 @@ class LineWriter:
             micro = round((time - second) * 1e6)  # (exact: the two floats are within a factor of 2)
             if micro < 1_000_000:
                 return f'{self._second_text}{_DIGITS3[micro // 1000]}{_DIGITS3[micro % 1000]}Z"'
-        fraction, second = math.modf(time)
-        micro = round(fraction * 1e6)
-        if micro >= 1_000_000:
-            second += 1.0
-            micro -= 1_000_000
-        elif micro < 0:
-            second -= 1.0
-            micro += 1_000_000
+        second, micro = split_time(time)
         if second != self._second:
             texts = self._second_texts
             text = texts.get(second)
             if text is None:
                 if len(texts) >= _SECONDS_KEPT:
                     texts.clear()
-                # (the readers keep times within the years 1677-2262, which gmtime writes as datetime does)
-                text = texts[second] = '"' + strftime("%Y-%m-%dT%H:%M:%S", gmtime(second)) + "."
+                text = texts[second] = '"' + strftime(SECOND_FORMAT, gmtime(second)) + "."
             self._second_text = text
             self._second = second
             self._next_second = second + 1.0

@@ -22,23 +22,30 @@ from kafka_epochs.projection.bodies import ProjectedBody
 from kafka_epochs.wire.code_cache import compile_cached
 from kafka_epochs.wire.json_text import json_renderer
 
+#: How a time's whole seconds are written (``time.strftime``): ISO 8601, as datetime writes them.
+SECOND_FORMAT = "%Y-%m-%dT%H:%M:%S"
+
+
+def split_time(seconds: float) -> tuple[float, int]:
+    """``seconds`` as whole seconds and microseconds rounded half to even, as
+    ``datetime.fromtimestamp`` splits a float."""
+    fraction, whole = math.modf(seconds)
+    micro = round(fraction * 1e6)
+    if micro >= 1_000_000:
+        return whole + 1.0, micro - 1_000_000
+    if micro < 0:
+        return whole - 1.0, micro + 1_000_000
+    return whole, micro
+
 
 def _time(ns: int | None) -> str | None:
     """``ns`` as ISO 8601 text in UTC to the microsecond, as ``datetime.fromtimestamp(ns / 1e9,
-    UTC)`` writes it: the float split into whole seconds and microseconds rounded half to even.
-    (``time.gmtime`` writes the seconds: datetime costs every start a millisecond; the readers
-    keep times within the years 1677-2262, four digits of year either way.)"""
+    UTC)`` writes it. (``time.gmtime`` writes the seconds: datetime costs every start a
+    millisecond; the readers keep times within the years 1677-2262, four digits of year either way.)"""
     if ns is None:
         return None
-    fraction, second = math.modf(ns / 1e9)
-    micro = round(fraction * 1e6)
-    if micro >= 1_000_000:
-        second += 1.0
-        micro -= 1_000_000
-    elif micro < 0:
-        second -= 1.0
-        micro += 1_000_000
-    return f"{strftime('%Y-%m-%dT%H:%M:%S', gmtime(second))}.{micro:06d}Z"
+    second, micro = split_time(ns / 1e9)
+    return f"{strftime(SECOND_FORMAT, gmtime(second))}.{micro:06d}Z"
 
 
 @functools.cache
