@@ -76,9 +76,10 @@ USER, PASSWORD = "alice", "alice-secret"
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 STEP_TIMEOUT = 8.0  # seconds, for any one client call
 WORKERS = 10
-#: Clients that run fewer of their steps at once. kafka-python 3.0.12's clients, six or more at a
-#: time in one process on a 2-core machine, wait out their timeouts (94 of 108 steps failed, on a
-#: fresh machine, with ten at once): its capture then holds a few hundred bootstraps and little else.
+#: Clients that run fewer of their steps at once. kafka-python 3.0.12's clients, many at a time in
+#: one process on a 2-core machine, can wait out their timeouts together: two of three recordings
+#: with ten at once on a fresh machine had 94 of 108 steps fail (a capture of a few hundred
+#: bootstraps and little else), one of two with six had 7; three at a time, none in three.
 CLIENT_WORKERS = {"kafka-python": 3}
 KAFKAJS_JS = Path(__file__).resolve().parent / "real_shaped_kafkajs.js"
 
